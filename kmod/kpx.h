@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kpx internal types: frontend key, backend objects, backend sets and the
+ * per-network-namespace state.
+ */
+#ifndef _KPX_H
+#define _KPX_H
+
+#include <linux/types.h>
+#include <linux/atomic.h>
+#include <linux/refcount.h>
+#include <linux/rcupdate.h>
+#include <linux/rhashtable-types.h>
+#include <linux/mutex.h>
+#include <linux/list.h>
+
+/*
+ * An IPv4 or IPv6 address in network byte order; IPv4 uses the first four
+ * bytes, the rest is zero.  Same layout as union nf_inet_addr.
+ */
+union kpx_addr {
+	__be32 ip;
+	__be32 all[4];
+	u8 bytes[16];
+};
+
+/*
+ * Frontend key, hashed and compared as raw bytes: no padding, and every
+ * unused byte zero (build it with kpx_key_init()).
+ */
+struct kpx_key {
+	u8 family;		/* AF_INET or AF_INET6 */
+	u8 protocol;		/* IPPROTO_TCP, IPPROTO_UDP or IPPROTO_SCTP */
+	__be16 port;		/* frontend port, network order */
+	union kpx_addr addr;	/* VIP */
+};
+
+/*
+ * A backend: refcounted, shared by every set that names it, so its counter
+ * survives a SET that keeps it.  Only reachable through a struct kpx_bset;
+ * freed when the last set holding it goes (after that set's grace period).
+ */
+struct kpx_backend {
+	refcount_t ref;
+	union kpx_addr addr;	/* network order */
+	__be16 port;		/* network order */
+	u32 weight;		/* 1..KPX_WEIGHT_MAX; WRITE_ONCE/READ_ONCE */
+	atomic64_t conns;	/* new connections sent here */
+};
+
+/*
+ * An immutable backend set, replaced as a whole with rcu_assign_pointer().
+ * be[] is sorted by (addr, port) with no duplicates, so a SET can find the
+ * backends to reuse with a merge walk.
+ */
+struct kpx_bset {
+	struct rcu_head rcu;
+	u32 count;
+	struct kpx_backend *be[] __counted_by(count);
+};
+
+/* A frontend (Service VIP:port/protocol), an entry of kpx_net.svcs. */
+struct kpx_svc {
+	struct rhash_head node;
+	struct list_head list;		/* kpx_net.svc_list, RCU */
+	struct kpx_key key;
+	u32 flags;			/* KPX_SVC_F_*; WRITE_ONCE/READ_ONCE */
+	struct kpx_bset __rcu *bset;	/* NULL: no backend */
+	atomic64_t conns;
+	atomic64_t rejects;
+	struct rcu_head rcu;
+};
+
+/* Per-network-namespace state (net_generic(net, kpx_net_id)). */
+struct kpx_net {
+	struct mutex lock;		/* serializes every writer */
+	struct rhashtable svcs;		/* struct kpx_svc by struct kpx_key */
+	struct list_head svc_list;	/* the same, for dumps and /proc */
+	u32 gen;			/* bumped on every change; never 0 */
+	u32 n_svcs;			/* under lock; READ_ONCE elsewhere */
+	u32 n_backends;
+	atomic64_t conns;
+	atomic64_t rejects;
+	atomic64_t drops;
+	struct proc_dir_entry *proc_dir;
+	bool hooks_on;
+};
+
+/* A backend as parsed from a request, before the set is built. */
+struct kpx_be_cfg {
+	union kpx_addr addr;
+	__be16 port;
+	u32 weight;
+	u32 pos;	/* index in the request, to name it in errors */
+};
+
+#endif /* _KPX_H */
