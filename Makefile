@@ -28,12 +28,17 @@ tools: deps
 # Host-side tests: the agent's pure core and the test API server.
 unit: agent
 	$(MAKE) -C agent test
-	./selftests/apiserver/test_apiserver.sh
+	python3 ./selftests/apiserver/test_apiserver.py
 
 # DKMS build of the module against the installed headers, in a scratch tree
 # (nothing is installed on the host).
 dkms-build: deps
 	./packaging/dkms-build.sh $(KVER)
+
+# Copies exactly the module's sources to /usr/src/kpx-$(VERSION) for DKMS.
+dkms-install:
+	mkdir -p $(DESTDIR)/usr/src/kpx-$(VERSION)
+	cp --parents $$(cat packaging/dkms-files) $(DESTDIR)/usr/src/kpx-$(VERSION)/
 
 # The kernel suite, in QEMU (TCG), on Debian's kernel $(KVER).
 vm-check: all
@@ -49,4 +54,4 @@ clean:
 	$(MAKE) -C agent clean
 	$(MAKE) -C selftests clean
 
-.PHONY: all deps module agent tools unit dkms-build vm-check check demo clean
+.PHONY: all deps module agent tools unit dkms-build dkms-install vm-check check demo clean

@@ -83,7 +83,6 @@ struct kpx_net {
 	atomic64_t rejects;
 	atomic64_t drops;
 	struct proc_dir_entry *proc_dir;
-	bool hooks_on;
 };
 
 /* A backend as parsed from a request, before the set is built. */

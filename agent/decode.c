@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * API objects from json-c to plain structs, and typed field access; see
+ * decode.h.  Field names in messages are the API's (spec.ports[0].port).
+ */
+#define _GNU_SOURCE	/* asprintf */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <json-c/json_object.h>
+#include <json-c/linkhash.h>
+#include "decode.h"
+
+#define LABEL_SERVICE_NAME	"kubernetes.io/service-name"
+#define LABEL_PROXY_NAME	"service.kubernetes.io/service-proxy-name"
+#define LABEL_ZONE		"topology.kubernetes.io/zone"
+
+int kpx_json_field(struct json_object *o, const char *key,
+		   enum json_type type, struct json_object **out)
+{
+	struct json_object *v = NULL;
+
+	*out = NULL;
+	if (!o || json_object_get_type(o) == json_type_null)
+		return 0;
+	if (!json_object_is_type(o, json_type_object))
+		return -EINVAL;
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return 0;	/* absent, or present as null */
+	if (!json_object_is_type(v, type))
+		return -EINVAL;
+	*out = v;
+	return 1;
+}
+
+int kpx_json_string(struct json_object *o, const char *key, const char **out)
+{
+	struct json_object *v;
+	int ret = kpx_json_field(o, key, json_type_string, &v);
+
+	*out = ret > 0 ? json_object_get_string(v) : NULL;
+	return ret;
+}
+
+int kpx_json_int(struct json_object *o, const char *key, int64_t min,
+		 int64_t max, int64_t *out)
+{
+	struct json_object *v;
+	int64_t x;
+	int ret = kpx_json_field(o, key, json_type_int, &v);
+
+	if (ret <= 0)
+		return ret;
+	/* json-c clamps huge literals to INT64_MIN/MAX: caught by the range */
+	x = json_object_get_int64(v);
+	if (x < min || x > max)
+		return -EINVAL;
+	*out = x;
+	return 1;
+}
+
+int kpx_json_bool(struct json_object *o, const char *key, bool *out)
+{
+	struct json_object *v;
+	int ret = kpx_json_field(o, key, json_type_boolean, &v);
+
+	if (ret > 0)
+		*out = json_object_get_boolean(v);
+	return ret;
+}
+
+int kpx_parse_addr(const char *s, int family, void *addr)
+{
+	int fam = strchr(s, ':') ? AF_INET6 : AF_INET;
+
+	if (family && family != fam)
+		return -EINVAL;
+	memset(addr, 0, sizeof(struct in6_addr));
+	if (inet_pton(fam, s, addr) != 1)
+		return -EINVAL;
+	return fam;
+}
+
+static void free_ports(struct kpx_api_port *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; p && i < n; i++)
+		free(p[i].name);
+	free(p);
+}
+
+void kpx_api_service_release(struct kpx_api_service *s)
+{
+	free(s->ips);
+	free_ports(s->ports, s->nports);
+}
+
+void kpx_api_slice_release(struct kpx_api_slice *sl)
+{
+	size_t i;
+
+	for (i = 0; sl->eps && i < sl->neps; i++) {
+		free(sl->eps[i].node_name);
+		free(sl->eps[i].zone);
+	}
+	free(sl->eps);
+	free_ports(sl->ports, sl->nports);
+	free(sl->service);
+}
+
+void kpx_api_node_release(struct kpx_api_node *nd)
+{
+	size_t i;
+
+	for (i = 0; nd->labels && i < nd->nlabels; i++) {
+		free(nd->labels[i].key);
+		free(nd->labels[i].value);
+	}
+	free(nd->labels);
+}
+
+#define BAD(why, len, ...) (snprintf(why, len, __VA_ARGS__), -EINVAL)
+
+int kpx_decode_key(struct json_object *obj, bool namespaced, char **key,
+		   char *why, size_t len)
+{
+	struct json_object *meta;
+	const char *name, *ns = NULL;
+	int ret;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return BAD(why, len, "not a JSON object");
+	if (kpx_json_field(obj, "metadata", json_type_object, &meta) <= 0)
+		return BAD(why, len, "metadata missing or not an object");
+	if (kpx_json_string(meta, "name", &name) <= 0 || !*name)
+		return BAD(why, len, "metadata.name missing or not a string");
+	if (namespaced && kpx_json_string(meta, "namespace", &ns) < 0)
+		return BAD(why, len, "%s: metadata.namespace is not a string",
+			   name);
+	if (namespaced)
+		ret = asprintf(key, "%s/%s", ns ? ns : "", name);
+	else
+		ret = (*key = strdup(name)) ? 0 : -1;
+	return ret < 0 ? -ENOMEM : 0;
+}
+
+static int parse_protocol(const char *s, uint8_t *proto)
+{
+	if (!s || !strcmp(s, "TCP"))
+		*proto = IPPROTO_TCP;
+	else if (!strcmp(s, "UDP"))
+		*proto = IPPROTO_UDP;
+	else if (!strcmp(s, "SCTP"))
+		*proto = IPPROTO_SCTP;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The array @field of @o, of ports with name, protocol and port (required
+ * iff @need_port).  @what names it in messages ("spec.ports").
+ */
+static int parse_ports(struct json_object *o, const char *field,
+		       const char *what, bool need_port,
+		       struct kpx_api_port **out, size_t *nout,
+		       char *why, size_t len)
+{
+	struct json_object *arr, *p;
+	struct kpx_api_port *ports;
+	const char *name, *proto;
+	int64_t port;
+	size_t i, n;
+	int ret;
+
+	*out = NULL;
+	*nout = 0;
+	ret = kpx_json_field(o, field, json_type_array, &arr);
+	if (ret < 0)
+		return BAD(why, len, "%s is not an array", what);
+	if (!ret || !(n = json_object_array_length(arr)))
+		return 0;
+	ports = calloc(n, sizeof(*ports));
+	if (!ports)
+		return -ENOMEM;
+	*out = ports;
+	for (i = 0; i < n; i++) {
+		p = json_object_array_get_idx(arr, i);
+		*nout = i + 1;
+		if (!json_object_is_type(p, json_type_object))
+			return BAD(why, len, "%s[%zu] is not an object",
+				   what, i);
+		if (kpx_json_string(p, "name", &name) < 0)
+			return BAD(why, len, "%s[%zu].name is not a string",
+				   what, i);
+		if (kpx_json_string(p, "protocol", &proto) < 0 ||
+		    parse_protocol(proto, &ports[i].protocol))
+			return BAD(why, len, "%s[%zu].protocol is not TCP, UDP or SCTP",
+				   what, i);
+		ret = kpx_json_int(p, "port", 1, 65535, &port);
+		if (ret < 0 || (!ret && need_port))
+			return BAD(why, len, "%s[%zu].port is not an integer in 1..65535",
+				   what, i);
+		ports[i].port = ret ? (uint16_t)port : 0;
+		ports[i].name = strdup(name ? name : "");
+		if (!ports[i].name)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The clusterIPs (or clusterIP) of @spec; s->nips stays 0 when headless. */
+static int parse_cluster_ips(struct json_object *spec,
+			     struct kpx_api_service *s, char *why, size_t len)
+{
+	struct json_object *arr, *v;
+	const char *ip = NULL;
+	size_t i, n = 0;
+	int ret;
+
+	ret = kpx_json_field(spec, "clusterIPs", json_type_array, &arr);
+	if (ret < 0)
+		return BAD(why, len, "spec.clusterIPs is not an array");
+	if (ret > 0)
+		n = json_object_array_length(arr);
+	if (!n) {
+		if (kpx_json_string(spec, "clusterIP", &ip) < 0)
+			return BAD(why, len, "spec.clusterIP is not a string");
+		if (!ip || !*ip || !strcmp(ip, "None"))
+			return 0;
+		n = 1;
+	}
+	s->ips = calloc(n, sizeof(*s->ips));
+	if (!s->ips)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!ip || i) {
+			v = json_object_array_get_idx(arr, i);
+			if (!json_object_is_type(v, json_type_string))
+				return BAD(why, len, "spec.clusterIPs[%zu] is not a string",
+					   i);
+			ip = json_object_get_string(v);
+		}
+		if (!i && (!*ip || !strcmp(ip, "None")))
+			return 0;	/* headless */
+		ret = kpx_parse_addr(ip, 0, &s->ips[i].addr);
+		if (ret < 0)
+			return BAD(why, len, "spec.clusterIPs[%zu] \"%.64s\" is not an IP address",
+				   i, ip);
+		s->ips[i].family = ret;
+		s->nips = i + 1;
+	}
+	return 0;
+}
+
+int kpx_decode_service(struct json_object *obj, struct kpx_api_service *s,
+		       char *why, size_t len)
+{
+	struct json_object *meta, *labels, *spec;
+	const char *type, *proxy;
+	int ret;
+
+	kpx_json_field(obj, "metadata", json_type_object, &meta);
+	if (kpx_json_field(meta, "labels", json_type_object, &labels) < 0)
+		return BAD(why, len, "metadata.labels is not an object");
+	if (kpx_json_string(labels, LABEL_PROXY_NAME, &proxy) < 0)
+		return BAD(why, len, "label %s is not a string",
+			   LABEL_PROXY_NAME);
+	if (proxy) {
+		s->skip = "labelled " LABEL_PROXY_NAME;
+		return 0;
+	}
+	if (kpx_json_field(obj, "spec", json_type_object, &spec) < 0)
+		return BAD(why, len, "spec is not an object");
+	if (kpx_json_string(spec, "type", &type) < 0)
+		return BAD(why, len, "spec.type is not a string");
+	if (type && strcmp(type, "ClusterIP") && strcmp(type, "NodePort") &&
+	    strcmp(type, "LoadBalancer")) {
+		s->skip = "of type ExternalName or unknown";
+		return 0;
+	}
+	ret = parse_cluster_ips(spec, s, why, len);
+	if (ret)
+		return ret;
+	if (!s->nips) {
+		s->skip = "headless";
+		return 0;
+	}
+	return parse_ports(spec, "ports", "spec.ports", true, &s->ports,
+			   &s->nports, why, len);
+}
+
+static int parse_conditions(struct json_object *ep, struct kpx_api_endpoint *e,
+			    size_t i, char *why, size_t len)
+{
+	struct json_object *c;
+
+	/* API defaults: nil ready = ready, nil serving = ready's value
+	 * (same as kube-proxy), nil terminating = false */
+	e->ready = true;
+	e->terminating = false;
+	if (kpx_json_field(ep, "conditions", json_type_object, &c) < 0 ||
+	    kpx_json_bool(c, "ready", &e->ready) < 0)
+		goto bad;
+	e->serving = e->ready;
+	if (kpx_json_bool(c, "serving", &e->serving) < 0 ||
+	    kpx_json_bool(c, "terminating", &e->terminating) < 0)
+		goto bad;
+	return 0;
+bad:
+	return BAD(why, len, "endpoints[%zu].conditions has a wrong type", i);
+}
+
+static int dup_opt(const char *s, char **out)
+{
+	*out = NULL;
+	if (!s)
+		return 0;
+	*out = strdup(s);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int parse_endpoints(struct json_object *obj, struct kpx_api_slice *sl,
+			   char *why, size_t len)
+{
+	struct json_object *arr, *ep, *addrs, *a;
+	struct kpx_api_endpoint *e;
+	const char *node, *zone;
+	size_t i, n;
+	int ret;
+
+	ret = kpx_json_field(obj, "endpoints", json_type_array, &arr);
+	if (ret < 0)
+		return BAD(why, len, "endpoints is not an array");
+	/* FQDN slices carry host names: never backends, not stored */
+	if (!ret || !sl->family || !(n = json_object_array_length(arr)))
+		return 0;
+	sl->eps = calloc(n, sizeof(*sl->eps));
+	if (!sl->eps)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		ep = json_object_array_get_idx(arr, i);
+		e = &sl->eps[sl->neps];
+		if (!json_object_is_type(ep, json_type_object))
+			return BAD(why, len, "endpoints[%zu] is not an object",
+				   i);
+		if (kpx_json_field(ep, "addresses", json_type_array,
+				   &addrs) < 0)
+			return BAD(why, len, "endpoints[%zu].addresses is not an array",
+				   i);
+		/* consumers use the first address (API doc; kube-proxy) */
+		a = addrs ? json_object_array_get_idx(addrs, 0) : NULL;
+		if (!a)
+			continue;	/* invalid; kube-proxy skips it too */
+		if (!json_object_is_type(a, json_type_string) ||
+		    kpx_parse_addr(json_object_get_string(a), sl->family,
+				   &e->addr) < 0)
+			return BAD(why, len, "endpoints[%zu].addresses[0] is not an %s address",
+				   i, sl->family == AF_INET ? "IPv4" : "IPv6");
+		ret = parse_conditions(ep, e, i, why, len);
+		if (ret)
+			return ret;
+		if (kpx_json_string(ep, "nodeName", &node) < 0 ||
+		    kpx_json_string(ep, "zone", &zone) < 0)
+			return BAD(why, len, "endpoints[%zu].nodeName or zone is not a string",
+				   i);
+		sl->neps++;
+		if (dup_opt(node, &e->node_name) || dup_opt(zone, &e->zone))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int kpx_decode_slice(struct json_object *obj, struct kpx_api_slice *sl,
+		     char *why, size_t len)
+{
+	struct json_object *meta, *labels;
+	const char *svc, *ns, *type;
+	int ret;
+
+	kpx_json_field(obj, "metadata", json_type_object, &meta);
+	if (kpx_json_field(meta, "labels", json_type_object, &labels) < 0 ||
+	    kpx_json_string(labels, LABEL_SERVICE_NAME, &svc) < 0)
+		return BAD(why, len, "metadata.labels or label %s has a wrong type",
+			   LABEL_SERVICE_NAME);
+	kpx_json_string(meta, "namespace", &ns);
+	if (svc && asprintf(&sl->service, "%s/%s", ns ? ns : "", svc) < 0) {
+		sl->service = NULL;
+		return -ENOMEM;
+	}
+	if (kpx_json_string(obj, "addressType", &type) <= 0)
+		return BAD(why, len, "addressType missing or not a string");
+	if (!strcmp(type, "IPv4"))
+		sl->family = AF_INET;
+	else if (!strcmp(type, "IPv6"))
+		sl->family = AF_INET6;
+	ret = parse_ports(obj, "ports", "ports", false, &sl->ports, &sl->nports,
+			  why, len);
+	if (ret)
+		return ret;
+	return parse_endpoints(obj, sl, why, len);
+}
+
+int kpx_decode_node(struct json_object *obj, struct kpx_api_node *nd,
+		    char *why, size_t len)
+{
+	struct json_object *meta, *labels;
+	size_t n;
+
+	kpx_json_field(obj, "metadata", json_type_object, &meta);
+	if (kpx_json_field(meta, "labels", json_type_object, &labels) < 0)
+		return BAD(why, len, "metadata.labels is not an object");
+	if (!labels || !(n = json_object_object_length(labels)))
+		return 0;
+	nd->labels = calloc(n, sizeof(*nd->labels));
+	if (!nd->labels)
+		return -ENOMEM;
+	json_object_object_foreach(labels, k, v) {
+		struct kpx_api_label *l = &nd->labels[nd->nlabels];
+
+		if (!json_object_is_type(v, json_type_string))
+			return BAD(why, len, "label %.64s is not a string", k);
+		l->key = strdup(k);
+		l->value = strdup(json_object_get_string(v));
+		nd->nlabels++;
+		if (!l->key || !l->value)
+			return -ENOMEM;
+		if (!strcmp(k, LABEL_ZONE))
+			nd->zone = l->value;
+	}
+	return 0;
+}

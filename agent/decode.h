@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Kubernetes API objects (v1 Service, discovery.k8s.io/v1 EndpointSlice,
+ * v1 Node) decoded from json-c into plain C structs holding what the agent
+ * uses, plus typed, checked field getters.  Unknown fields are ignored;
+ * missing optional fields take their API defaults; a present field of the
+ * wrong type or value makes the object malformed (-EINVAL).
+ */
+#ifndef KPX_DECODE_H
+#define KPX_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <json-c/json_object.h>
+
+union kpx_api_addr {
+	struct in_addr v4;
+	struct in6_addr v6;
+};				/* network byte order; IPv4 zero-padded */
+
+/* A Service port (spec.ports[]) or an EndpointSlice port (ports[]). */
+struct kpx_api_port {
+	char *name;		/* "" when absent or null */
+	uint16_t port;		/* host order; 0: unset (slice ports only) */
+	uint8_t protocol;	/* IPPROTO_TCP (default), _UDP, _SCTP */
+};
+
+struct kpx_api_ip {
+	int family;		/* AF_INET, AF_INET6 */
+	union kpx_api_addr addr;
+};
+
+struct kpx_api_service {
+	const char *skip;	/* static reason it has no frontends, or NULL:
+				 * proxy-name label, ExternalName, headless */
+	size_t nips, nports;
+	struct kpx_api_ip *ips;	/* spec.clusterIPs (or spec.clusterIP) */
+	struct kpx_api_port *ports;
+};
+
+struct kpx_api_endpoint {
+	union kpx_api_addr addr;	/* addresses[0] */
+	bool ready;		/* conditions.ready; nil = true */
+	bool serving;		/* conditions.serving; nil = ready */
+	bool terminating;	/* conditions.terminating; nil = false */
+	char *node_name, *zone;	/* NULL when absent */
+};
+
+struct kpx_api_slice {
+	char *service;		/* "namespace/<kubernetes.io/service-name>",
+				 * NULL when the label is absent */
+	int family;		/* AF_INET, AF_INET6; 0 for FQDN (no endpoints
+				 * are kept) */
+	size_t nports, neps;
+	struct kpx_api_port *ports;
+	struct kpx_api_endpoint *eps;	/* endpoints with an address */
+};
+
+struct kpx_api_label {
+	char *key, *value;
+};
+
+struct kpx_api_node {
+	size_t nlabels;
+	struct kpx_api_label *labels;
+	const char *zone;	/* topology.kubernetes.io/zone, or NULL */
+};
+
+/*
+ * The cache key of @obj into *key (malloc'd): "namespace/name", or "name"
+ * when !@namespaced.  Returns 0, -ENOMEM, or -EINVAL with a reason in @why.
+ */
+int kpx_decode_key(struct json_object *obj, bool namespaced, char **key,
+		   char *why, size_t len);
+
+/*
+ * Decode @obj into a zeroed struct.  Return 0, -ENOMEM, or -EINVAL with a
+ * one-line reason naming the field in @why (@len bytes).  On error the
+ * struct may be partly filled: release it anyway.
+ */
+int kpx_decode_service(struct json_object *obj, struct kpx_api_service *s,
+		       char *why, size_t len);
+int kpx_decode_slice(struct json_object *obj, struct kpx_api_slice *sl,
+		     char *why, size_t len);
+int kpx_decode_node(struct json_object *obj, struct kpx_api_node *nd,
+		    char *why, size_t len);
+
+/* Free what the struct points to (not the struct itself). */
+void kpx_api_service_release(struct kpx_api_service *s);
+void kpx_api_slice_release(struct kpx_api_slice *sl);
+void kpx_api_node_release(struct kpx_api_node *nd);
+
+/*
+ * Field @key of object @o with JSON type @type.  Returns 1 and sets *out,
+ * 0 with *out = NULL when @o is NULL or the field is absent or null, or
+ * -EINVAL when @o is not an object or the field has another type.
+ */
+int kpx_json_field(struct json_object *o, const char *key,
+		   enum json_type type, struct json_object **out);
+
+/* String field: as kpx_json_field(); *out points into @o (not copied). */
+int kpx_json_string(struct json_object *o, const char *key, const char **out);
+
+/*
+ * Integer field in [@min, @max]: as kpx_json_field(); a JSON number with a
+ * fraction or exponent, or one out of range, is -EINVAL.
+ */
+int kpx_json_int(struct json_object *o, const char *key, int64_t min,
+		 int64_t max, int64_t *out);
+
+/* Boolean field: as kpx_json_field(). */
+int kpx_json_bool(struct json_object *o, const char *key, bool *out);
+
+/*
+ * Parses the textual IP address @s ("10.96.0.1", "fd00::1") into @addr
+ * (16 bytes, network byte order; an IPv4 address uses the first 4 and the
+ * rest is zeroed).  @family is AF_INET or AF_INET6 to accept only that
+ * family, or 0 for either.  Returns the family (AF_INET, AF_INET6), or
+ * -EINVAL.
+ */
+int kpx_parse_addr(const char *s, int family, void *addr);
+
+#endif

@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * List + watch over one libcurl multi handle; streams parsed incrementally
+ * with jsonstream.c (see k8s.h for the protocol).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <curl/curl.h>
+#include <json-c/json_tokener.h>
+
+#include "decode.h"
+#include "duration.h"
+#include "jsonstream.h"
+#include "k8s.h"
+#include "log.h"
+
+#define LIST_LIMIT		500
+#define BACKOFF_MIN_MS		500
+#define BACKOFF_MAX_MS		30000
+#define WATCH_MIN_S		300	/* server-side timeout, jittered to 2x */
+#define CONNECT_TIMEOUT_S	10
+#define LIST_TIMEOUT_S		300
+#define JSON_DEPTH		64	/* managedFields nests deeply */
+#define ERRBODY_MAX		1024
+
+/* kube-proxy's label selector for Services and EndpointSlices. */
+#define PROXY_SELECTOR \
+	"!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name"
+
+enum req { REQ_LIST, REQ_WATCH };
+
+struct res {
+	struct kpx_k8s *k;
+	enum kpx_kind kind;
+	const char *name;	/* for logs */
+	const char *path;
+	char *selector;		/* "labelSelector=..." or "fieldSelector=...", escaped */
+
+	enum req next;		/* what to send when next_at comes */
+	int64_t next_at;	/* monotonic ms; meaningful while !easy */
+	int backoff_ms;
+	char *rv;		/* resourceVersion to watch from */
+	char *cont;		/* list continue token */
+	bool relisting;		/* between kpx_model_relist_begin() and _end() */
+	bool synced;		/* an initial list completed */
+
+	/* The transfer in flight. */
+	CURL *easy;
+	enum req cur;
+	int64_t started;
+	struct kpx_jstream *json;
+	long code;		/* HTTP status, once known */
+	char errbody[ERRBODY_MAX];
+	size_t errlen;
+	char curlerr[CURL_ERROR_SIZE];
+	bool page_ok;		/* a list page was parsed */
+	bool gone;		/* the watch reported 410: relist */
+	bool aborted;		/* we stopped the transfer (bad data, ERROR) */
+	char *page_rv;		/* resourceVersion of the list */
+	unsigned long items, events;
+};
+
+struct kpx_k8s {
+	const struct kpx_kubeconfig *kc;
+	struct kpx_model *model;
+	CURLM *multi;
+	struct curl_slist *headers;
+	char *base;		/* server URL without trailing '/' */
+	struct res res[KPX_KIND_MAX];
+};
+
+static const char *const kind_names[KPX_KIND_MAX] = {
+	[KPX_KIND_SERVICE] = "services",
+	[KPX_KIND_ENDPOINTSLICE] = "endpointslices",
+	[KPX_KIND_NODE] = "node",
+};
+
+static const char *const kind_paths[KPX_KIND_MAX] = {
+	[KPX_KIND_SERVICE] = "/api/v1/services",
+	[KPX_KIND_ENDPOINTSLICE] = "/apis/discovery.k8s.io/v1/endpointslices",
+	[KPX_KIND_NODE] = "/api/v1/nodes",
+};
+
+/* "ns/name" of an API object for logs, into @buf. */
+static const char *obj_name(struct json_object *o, char *buf, size_t len)
+{
+	struct json_object *meta = NULL;
+	const char *ns = NULL, *name = NULL;
+
+	kpx_json_field(o, "metadata", json_type_object, &meta);
+	kpx_json_string(meta, "namespace", &ns);
+	kpx_json_string(meta, "name", &name);
+	snprintf(buf, len, "%s%s%s", ns ? ns : "", ns ? "/" : "",
+		 name ? name : "?");
+	return buf;
+}
+
+/* metadata.<key> of @o as a string, or NULL. */
+static const char *meta_str(struct json_object *o, const char *key)
+{
+	struct json_object *meta = NULL;
+	const char *s = NULL;
+
+	kpx_json_field(o, "metadata", json_type_object, &meta);
+	kpx_json_string(meta, key, &s);
+	return s && *s ? s : NULL;
+}
+
+static void set_str(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s ? strdup(s) : NULL;
+}
+
+/* Schedules the next request of @r after a jittered, growing delay. */
+static void backoff(struct res *r)
+{
+	int b = r->backoff_ms;
+
+	r->next_at = kpx_now_ms() + b / 2 + random() % (b / 2 + 1);
+	r->backoff_ms = b * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b * 2;
+}
+
+static void schedule_now(struct res *r, enum req next)
+{
+	r->next = next;
+	r->next_at = kpx_now_ms();
+}
+
+static void apply(struct res *r, enum kpx_event ev, struct json_object *obj)
+{
+	char name[256];
+	const char *rv = meta_str(obj, "resourceVersion");
+
+	if (kpx_model_apply(r->k->model, r->kind, ev, obj) == -EINVAL)
+		kpx_warn("k8s", "%s: skipping malformed object %s", r->name,
+			 obj_name(obj, name, sizeof(name)));
+	if (rv && r->cur == REQ_WATCH)
+		set_str(&r->rv, rv);
+}
+
+/* One page of a list.  Returns 0, or -1 to abort the transfer. */
+static int on_page(struct res *r, struct json_object *list)
+{
+	struct json_object *items = NULL;
+	size_t i, n;
+
+	if (kpx_json_field(list, "items", json_type_array, &items) < 0) {
+		kpx_err("k8s", "%s: list response without an items array", r->name);
+		return -1;
+	}
+	if (!r->relisting) {
+		kpx_model_relist_begin(r->k->model, r->kind);
+		r->relisting = true;
+	}
+	n = items ? json_object_array_length(items) : 0;
+	for (i = 0; i < n; i++)
+		apply(r, KPX_EV_ADDED, json_object_array_get_idx(items, i));
+	r->items += n;
+	set_str(&r->cont, meta_str(list, "continue"));
+	set_str(&r->page_rv, meta_str(list, "resourceVersion"));
+	r->page_ok = true;
+	return 0;
+}
+
+/* One watch event.  Returns 0, or -1 to end the watch. */
+static int on_event(struct res *r, struct json_object *ev)
+{
+	static const struct {
+		const char *type;
+		enum kpx_event ev;
+	} types[] = {
+		{ "ADDED", KPX_EV_ADDED },
+		{ "MODIFIED", KPX_EV_MODIFIED },
+		{ "DELETED", KPX_EV_DELETED },
+	};
+	struct json_object *obj = NULL;
+	const char *type = NULL, *msg = NULL, *rv;
+	int64_t code = 0;
+	size_t i;
+
+	kpx_json_string(ev, "type", &type);
+	if (!type || kpx_json_field(ev, "object", json_type_object, &obj) <= 0) {
+		kpx_warn("k8s", "%s: watch event without type or object, ignored", r->name);
+		return 0;
+	}
+	r->events++;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (!strcmp(type, types[i].type)) {
+			apply(r, types[i].ev, obj);
+			return 0;
+		}
+	}
+	if (!strcmp(type, "BOOKMARK")) {
+		if ((rv = meta_str(obj, "resourceVersion")))
+			set_str(&r->rv, rv);
+		kpx_dbg(4, "k8s", "%s: bookmark at %s", r->name, r->rv);
+		return 0;
+	}
+	if (!strcmp(type, "ERROR")) {
+		kpx_json_int(obj, "code", 0, 999, &code);
+		kpx_json_string(obj, "message", &msg);
+		if (code == 410) {
+			kpx_info("k8s", "%s: resourceVersion %s expired, relisting: %s",
+				 r->name, r->rv, msg ? msg : "");
+			r->gone = true;
+		} else {
+			kpx_warn("k8s", "%s: watch error %d: %s", r->name,
+				 (int)code, msg ? msg : "(no message)");
+		}
+		return -1;
+	}
+	kpx_warn("k8s", "%s: unknown watch event type \"%s\", ignored", r->name, type);
+	return 0;
+}
+
+static int on_value(void *ctx, struct json_object *obj)
+{
+	struct res *r = ctx;
+
+	return r->cur == REQ_LIST ? on_page(r, obj) : on_event(r, obj);
+}
+
+static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct res *r = ud;
+	size_t total = size * nmemb;
+
+	if (!r->code)
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->code);
+	if (r->code != 200) {
+		/* Keep the start of an error body (a Status) for the log. */
+		size_t room = ERRBODY_MAX - 1 - r->errlen;
+		size_t n = total < room ? total : room;
+
+		memcpy(r->errbody + r->errlen, p, n);
+		r->errlen += n;
+		r->errbody[r->errlen] = '\0';
+		return total;
+	}
+	/* A watch is one event per line: skip a bad one.  A list is not. */
+	if (kpx_jstream_feed(r->json, p, total, r->cur == REQ_WATCH, on_value, r)) {
+		r->aborted = true;
+		return 0;
+	}
+	return total;
+}
+
+/* Query string selecting the objects of @kind, URL-escaped. */
+static char *make_selector(CURL *c, enum kpx_kind kind, const char *node)
+{
+	char *sel = NULL, *raw = NULL, *esc;
+
+	if (kind == KPX_KIND_NODE && asprintf(&raw, "metadata.name=%s", node) < 0)
+		return NULL;
+	esc = curl_easy_escape(c, raw ? raw : PROXY_SELECTOR, 0);
+	if (esc && asprintf(&sel, "%s=%s", raw ? "fieldSelector" : "labelSelector", esc) < 0)
+		sel = NULL;
+	curl_free(esc);
+	free(raw);
+	return sel;
+}
+
+static char *make_url(struct res *r, enum req req, long *timeout_s)
+{
+	CURL *c = r->easy;
+	char *url = NULL, *esc = NULL;
+	int ret;
+
+	if (req == REQ_LIST) {
+		if (r->cont && !(esc = curl_easy_escape(c, r->cont, 0)))
+			return NULL;
+		ret = asprintf(&url, "%s%s?%s&limit=%d%s%s", r->k->base, r->path,
+			       r->selector, LIST_LIMIT, esc ? "&continue=" : "",
+			       esc ? esc : "");
+		*timeout_s = LIST_TIMEOUT_S;
+	} else {
+		long t = WATCH_MIN_S + random() % (WATCH_MIN_S + 1);
+
+		if (!(esc = curl_easy_escape(c, r->rv, 0)))
+			return NULL;
+		ret = asprintf(&url, "%s%s?%s&watch=true&allowWatchBookmarks=true"
+			       "&resourceVersion=%s&timeoutSeconds=%ld",
+			       r->k->base, r->path, r->selector, esc, t);
+		*timeout_s = t + 60;	/* client-side guard for a dead peer */
+	}
+	curl_free(esc);
+	return ret < 0 ? NULL : url;
+}
+
+static void set_pem(CURL *c, const struct kpx_pem *pem, CURLoption blob_opt,
+		    CURLoption file_opt)
+{
+	if (pem->data) {
+		struct curl_blob b = {
+			.data = pem->data, .len = pem->len,
+			.flags = CURL_BLOB_COPY,
+		};
+
+		curl_easy_setopt(c, blob_opt, &b);
+	} else if (pem->file) {
+		curl_easy_setopt(c, file_opt, pem->file);
+	}
+}
+
+static int set_auth(struct kpx_k8s *k, CURL *c)
+{
+	const struct kpx_kubeconfig *kc = k->kc;
+	char *token;
+
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, kc->insecure ? 0L : 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, kc->insecure ? 0L : 2L);
+	set_pem(c, &kc->ca, CURLOPT_CAINFO_BLOB, CURLOPT_CAINFO);
+	set_pem(c, &kc->cert, CURLOPT_SSLCERT_BLOB, CURLOPT_SSLCERT);
+	set_pem(c, &kc->key, CURLOPT_SSLKEY_BLOB, CURLOPT_SSLKEY);
+	if (!kc->token && !kc->token_file)
+		return 0;
+	token = kpx_kubeconfig_token(kc);
+	if (!token) {
+		kpx_warn("k8s", "cannot read token file %s: %s", kc->token_file,
+			 strerror(errno));
+		return 0;
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+	curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, token);	/* copied */
+	free(token);
+	return 0;
+}
+
+/* Starts the request r->next.  On failure retries later. */
+static void start(struct res *r)
+{
+	struct kpx_k8s *k = r->k;
+	long timeout_s = 0;
+	char *url = NULL;
+	CURL *c;
+
+	r->easy = c = curl_easy_init();
+	if (!c)
+		goto fail;
+	r->cur = r->next;
+	url = make_url(r, r->cur, &timeout_s);
+	if (!url)
+		goto fail;
+	kpx_jstream_reset(r->json);
+	r->code = 0;
+	r->errlen = 0;
+	r->errbody[0] = r->curlerr[0] = '\0';
+	r->page_ok = r->gone = r->aborted = false;
+	r->events = 0;
+	if (r->cur == REQ_LIST && !r->cont)
+		r->items = 0;
+
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->curlerr);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, k->headers);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "kpx-agent");
+	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPINTVL, 10L);
+	set_auth(k, c);
+	if (curl_multi_add_handle(k->multi, c) != CURLM_OK)
+		goto fail;
+	kpx_dbg(2, "k8s", "GET %s", url);
+	r->started = kpx_now_ms();
+	free(url);
+	return;
+fail:
+	kpx_err("k8s", "%s: cannot start a request: out of memory", r->name);
+	free(url);
+	curl_easy_cleanup(c);
+	r->easy = NULL;
+	backoff(r);
+}
+
+/* "HTTP 403: <Status message>" or the curl error, for logs. */
+static const char *failure(struct res *r, CURLcode res, char *buf, size_t len)
+{
+	struct json_object *st;
+	const char *msg = NULL;
+
+	if (res != CURLE_OK && !r->aborted) {
+		snprintf(buf, len, "%s", r->curlerr[0] ? r->curlerr : curl_easy_strerror(res));
+		return buf;
+	}
+	if (r->code == 200) {
+		snprintf(buf, len, "invalid response");
+		return buf;
+	}
+	st = json_tokener_parse(r->errbody);
+	kpx_json_string(st, "message", &msg);
+	snprintf(buf, len, "HTTP %ld: %.400s", r->code, msg ? msg : r->errbody);
+	json_object_put(st);
+	return buf;
+}
+
+static void list_done(struct res *r, CURLcode res)
+{
+	char why[512];
+
+	if (res == CURLE_OK && r->code == 200 && r->page_ok) {
+		if (r->cont) {
+			schedule_now(r, REQ_LIST);	/* next page */
+			return;
+		}
+		kpx_model_relist_end(r->k->model, r->kind);
+		r->relisting = false;
+		kpx_info("k8s", "%s: listed %lu at resourceVersion %s%s", r->name,
+			 r->items, r->page_rv ? r->page_rv : "?",
+			 r->synced ? " (relist)" : "");
+		r->synced = true;
+		set_str(&r->rv, r->page_rv);
+		r->backoff_ms = BACKOFF_MIN_MS;
+		schedule_now(r, r->rv ? REQ_WATCH : REQ_LIST);
+		if (!r->rv) {
+			kpx_err("k8s", "%s: list without resourceVersion", r->name);
+			backoff(r);
+		}
+		return;
+	}
+	if (r->code == 410)
+		kpx_info("k8s", "%s: list continue token expired, listing again", r->name);
+	else
+		kpx_err("k8s", "%s: list failed: %s", r->name, failure(r, res, why, sizeof(why)));
+	set_str(&r->cont, NULL);
+	r->next = REQ_LIST;
+	backoff(r);
+}
+
+static void watch_done(struct res *r, CURLcode res)
+{
+	char why[512];
+
+	if (r->gone || r->code == 410) {
+		if (!r->gone)
+			kpx_info("k8s", "%s: resourceVersion %s expired, relisting",
+				 r->name, r->rv);
+		set_str(&r->cont, NULL);
+		schedule_now(r, REQ_LIST);
+		return;
+	}
+	r->next = REQ_WATCH;
+	if ((res == CURLE_OK && r->code == 200) && !r->aborted) {
+		kpx_dbg(2, "k8s", "%s: watch ended after %lu events", r->name, r->events);
+		/* A healthy watch ended (server timeout): re-watch at once. */
+		if (r->events || kpx_now_ms() - r->started > 10000) {
+			r->backoff_ms = BACKOFF_MIN_MS;
+			r->next_at = kpx_now_ms();
+			return;
+		}
+	} else if (!r->aborted) {
+		kpx_warn("k8s", "%s: watch failed: %s", r->name,
+			 failure(r, res, why, sizeof(why)));
+	}
+	backoff(r);
+}
+
+static void done(struct kpx_k8s *k, CURL *c, CURLcode res)
+{
+	struct res *r = NULL;
+
+	curl_easy_getinfo(c, CURLINFO_PRIVATE, (char **)&r);
+	if (!r->code)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->code);
+	curl_multi_remove_handle(k->multi, c);
+	curl_easy_cleanup(c);
+	r->easy = NULL;
+	if (r->cur == REQ_LIST)
+		list_done(r, res);
+	else
+		watch_done(r, res);
+}
+
+int kpx_k8s_poll(struct kpx_k8s *k, int fd, int timeout_ms)
+{
+	struct curl_waitfd wfd = { .fd = fd, .events = CURL_WAIT_POLLIN };
+	int64_t now = kpx_now_ms();
+	int i, running, queued, ret = 0;
+	CURLMsg *msg;
+
+	for (i = 0; i < KPX_KIND_MAX; i++) {
+		struct res *r = &k->res[i];
+
+		if (r->easy)
+			continue;
+		if (r->next_at <= now)
+			start(r);
+		else if (r->next_at - now < timeout_ms)
+			timeout_ms = (int)(r->next_at - now);
+	}
+	if (timeout_ms < 0)
+		timeout_ms = 0;
+	if (curl_multi_poll(k->multi, &wfd, fd >= 0, timeout_ms, NULL) != CURLM_OK)
+		return -EIO;
+	if (fd >= 0 && (wfd.revents & CURL_WAIT_POLLIN))
+		ret = 1;
+	if (curl_multi_perform(k->multi, &running) != CURLM_OK)
+		return -EIO;
+	while ((msg = curl_multi_info_read(k->multi, &queued)))
+		if (msg->msg == CURLMSG_DONE)
+			done(k, msg->easy_handle, msg->data.result);
+	return ret;
+}
+
+bool kpx_k8s_synced(const struct kpx_k8s *k, enum kpx_kind kind)
+{
+	return k->res[kind].synced;
+}
+
+struct kpx_k8s *kpx_k8s_new(const struct kpx_kubeconfig *kc, const char *node,
+			    struct kpx_model *model)
+{
+	struct kpx_k8s *k;
+	size_t len;
+	CURL *tmp;
+	int i;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		errno = EIO;
+		return NULL;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return NULL;
+	k->kc = kc;
+	k->model = model;
+	srandom((unsigned int)(kpx_now_ms() ^ getpid()));
+	k->base = strdup(kc->server);
+	k->multi = curl_multi_init();
+	k->headers = curl_slist_append(NULL, "Accept: application/json");
+	tmp = curl_easy_init();
+	if (!k->base || !k->multi || !k->headers || !tmp)
+		goto fail;
+	len = strlen(k->base);
+	while (len && k->base[len - 1] == '/')
+		k->base[--len] = '\0';
+	for (i = 0; i < KPX_KIND_MAX; i++) {
+		struct res *r = &k->res[i];
+
+		r->k = k;
+		r->kind = i;
+		r->name = kind_names[i];
+		r->path = kind_paths[i];
+		r->backoff_ms = BACKOFF_MIN_MS;
+		r->next = REQ_LIST;
+		r->selector = make_selector(tmp, i, node);
+		r->json = kpx_jstream_new(r->name, JSON_DEPTH);
+		if (!r->selector || !r->json)
+			goto fail;
+	}
+	curl_easy_cleanup(tmp);
+	return k;
+fail:
+	curl_easy_cleanup(tmp);
+	kpx_k8s_free(k);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void kpx_k8s_free(struct kpx_k8s *k)
+{
+	int i;
+
+	if (!k)
+		return;
+	for (i = 0; i < KPX_KIND_MAX; i++) {
+		struct res *r = &k->res[i];
+
+		if (r->easy) {
+			curl_multi_remove_handle(k->multi, r->easy);
+			curl_easy_cleanup(r->easy);
+		}
+		kpx_jstream_free(r->json);
+		free(r->selector);
+		free(r->rv);
+		free(r->cont);
+		free(r->page_rv);
+	}
+	curl_multi_cleanup(k->multi);
+	curl_slist_free_all(k->headers);
+	free(k->base);
+	free(k);
+	curl_global_cleanup();
+}

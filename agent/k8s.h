@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Kubernetes list + watch of the objects the proxy needs, on one libcurl
+ * multi handle driven by the caller's event loop (no threads):
+ *
+ *   Services        /api/v1/services
+ *   EndpointSlices  /apis/discovery.k8s.io/v1/endpointslices
+ *   the own Node    /api/v1/nodes?fieldSelector=metadata.name=NODE
+ *
+ * Services and slices are selected as kube-proxy selects them:
+ * !service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name.
+ *
+ * Each resource is listed (limit=500 + continue paging) between
+ * kpx_model_relist_begin() and _end(), then watched from the list's
+ * resourceVersion with bookmarks and a jittered 300-600 s server timeout.
+ * Watch events go to kpx_model_apply(); a 410 Gone (expired
+ * resourceVersion) leads to a relist, which the model diffs (never a flush).
+ * Any other failure is logged and retried, re-watching from the last
+ * resourceVersion, with jittered exponential backoff from 0.5 s to 30 s.
+ */
+#ifndef KPX_K8S_H
+#define KPX_K8S_H
+
+#include <stdbool.h>
+#include "kubeconfig.h"
+#include "model.h"
+
+struct kpx_k8s;
+
+/*
+ * Creates the client.  @kc and @model must outlive it; @node is copied.
+ * Nothing is sent before kpx_k8s_poll().  Returns NULL with errno set.
+ */
+struct kpx_k8s *kpx_k8s_new(const struct kpx_kubeconfig *kc, const char *node,
+			    struct kpx_model *model);
+void kpx_k8s_free(struct kpx_k8s *k);
+
+/*
+ * Runs the client for at most @timeout_ms milliseconds: starts due
+ * requests, waits for network activity (or for @fd, if >= 0, to become
+ * readable), moves the transfers on and feeds what arrived to the model.
+ * Returns 1 when @fd became readable, 0 otherwise, or -ENOMEM/-EIO on an
+ * internal libcurl failure.
+ */
+int kpx_k8s_poll(struct kpx_k8s *k, int fd, int timeout_ms);
+
+/* True once the initial list of @kind has completed (it stays true). */
+bool kpx_k8s_synced(const struct kpx_k8s *k, enum kpx_kind kind);
+
+#endif

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The kpx generic-netlink client (libnl-genl-3).
+ *
+ * One socket per struct kpx_nl, blocking, one request in flight at a time.
+ * Every request gets a fresh nl_cb whose handlers record the kernel's errno
+ * and extended-ack message in a struct request; libnl's own error codes are
+ * only used for failures that are not the kernel's (allocation, socket I/O).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/kpx.h>
+#include <netlink/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/genl/genl.h>
+#include <netlink/genl/ctrl.h>
+
+#include "addr.h"
+#include "log.h"
+#include "nl.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+/* Socket buffers: a SET of KPX_BACKENDS_MAX IPv6 backends is ~640 KiB. */
+#define KPX_NL_SNDBUF (4 << 20)
+#define KPX_NL_RCVBUF (4 << 20)
+/* First receive buffer; libnl peeks and grows it for larger messages. */
+#define KPX_NL_MSGBUF (64 << 10)
+/* Attempts of a dump before giving up on a table that keeps changing. */
+#define KPX_NL_DUMP_TRIES 8
+
+struct kpx_nl {
+	struct nl_sock *sk;
+	int family_id;
+	char errmsg[256];
+};
+
+/* The state of one request/response exchange. */
+struct request {
+	struct kpx_nl *nl;
+	int err;		/* kernel errno, negative; 0 if none */
+	bool done;		/* ACK, error or NLMSG_DONE seen */
+	bool intr;		/* a dump message carried NLM_F_DUMP_INTR */
+	int (*parse)(struct nlmsghdr *nlh, void *arg);	/* NL_CB_VALID */
+	void *arg;
+	int parse_err;		/* first error returned by parse */
+};
+
+/* libnl NLE_* to errno, for errors that did not come from the kernel. */
+static int nlerr_to_errno(int nle)
+{
+	switch (nle < 0 ? -nle : nle) {
+	case 0:			return 0;
+	case NLE_INTR:		return -EINTR;
+	case NLE_BAD_SOCK:	return -EBADF;
+	case NLE_AGAIN:		return -EAGAIN;
+	case NLE_NOMEM:		return -ENOMEM;
+	case NLE_EXIST:		return -EEXIST;
+	case NLE_INVAL:		return -EINVAL;
+	case NLE_RANGE:		return -ERANGE;
+	case NLE_MSGSIZE:	return -EMSGSIZE;
+	case NLE_OPNOTSUPP:	return -EOPNOTSUPP;
+	case NLE_AF_NOSUPPORT:	return -EAFNOSUPPORT;
+	case NLE_OBJ_NOTFOUND:	return -ENOENT;
+	case NLE_NOATTR:	return -ENOENT;
+	case NLE_MISSING_ATTR:	return -EINVAL;
+	case NLE_AF_MISMATCH:	return -EAFNOSUPPORT;
+	case NLE_SEQ_MISMATCH:	return -EPROTO;
+	case NLE_MSG_OVERFLOW:	return -ENOBUFS;
+	case NLE_MSG_TRUNC:	return -EMSGSIZE;
+	case NLE_NOADDR:	return -EADDRNOTAVAIL;
+	case NLE_SRCRT_NOSUPPORT: return -EOPNOTSUPP;
+	case NLE_MSG_TOOSHORT:	return -EBADMSG;
+	case NLE_MSGTYPE_NOSUPPORT: return -EOPNOTSUPP;
+	case NLE_OBJ_MISMATCH:	return -EINVAL;
+	case NLE_NOCACHE:	return -ENOENT;
+	case NLE_BUSY:		return -EBUSY;
+	case NLE_PROTO_MISMATCH: return -EPROTONOSUPPORT;
+	case NLE_NOACCESS:	return -EACCES;
+	case NLE_PERM:		return -EPERM;
+	case NLE_PKTLOC_FILE:	return -ENOENT;
+	case NLE_PARSE_ERR:	return -EBADMSG;
+	case NLE_NODEV:		return -ENODEV;
+	case NLE_IMMUTABLE:	return -EROFS;
+	case NLE_DUMP_INTR:	return -EINTR;
+	case NLE_ATTRSIZE:	return -ERANGE;
+	default:		return -EIO;
+	}
+}
+
+/*
+ * Copies the extended ack of a kernel error or NLMSG_DONE into nl->errmsg.
+ * @tlvs/@len: the attributes after the fixed part of the message.
+ */
+static void save_extack(struct kpx_nl *nl, struct nlattr *tlvs, int len)
+{
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+
+	if (len <= 0 || nla_parse(tb, NLMSGERR_ATTR_MAX, tlvs, len, NULL) < 0)
+		return;
+	if (tb[NLMSGERR_ATTR_MSG])
+		snprintf(nl->errmsg, sizeof(nl->errmsg), "%.*s",
+			 (int)strnlen(nla_data(tb[NLMSGERR_ATTR_MSG]),
+				      (size_t)nla_len(tb[NLMSGERR_ATTR_MSG])),
+			 (const char *)nla_data(tb[NLMSGERR_ATTR_MSG]));
+	else if (tb[NLMSGERR_ATTR_MISS_TYPE] &&
+		 nla_len(tb[NLMSGERR_ATTR_MISS_TYPE]) >= 4)
+		snprintf(nl->errmsg, sizeof(nl->errmsg),
+			 "missing attribute %u",
+			 nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
+}
+
+static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
+{
+	struct request *r = arg;
+	/* libnl hands us the payload; the header sits right before it. */
+	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	int len = (int)nlh->nlmsg_len - NLMSG_HDRLEN;
+	int off;
+
+	r->err = e->error < 0 ? e->error : -e->error;
+	r->done = true;
+	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
+		if (nlh->nlmsg_flags & NLM_F_CAPPED)
+			off = (int)sizeof(*e);
+		else
+			off = (int)(sizeof(*e) - sizeof(e->msg) +
+				    NLMSG_ALIGN(e->msg.nlmsg_len));
+		save_extack(r->nl, (struct nlattr *)((char *)e + off),
+			    len - off);
+	}
+	return NL_STOP;
+}
+
+static int on_ack(struct nl_msg *msg, void *arg)
+{
+	struct request *r = arg;
+
+	r->done = true;
+	return NL_STOP;
+}
+
+/* NLMSG_DONE of a dump: carries the dump's error (int) and maybe extack. */
+static int on_finish(struct nl_msg *msg, void *arg)
+{
+	struct request *r = arg;
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	int len = nlmsg_datalen(nlh);
+
+	r->done = true;
+	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+		r->intr = true;
+	if (len >= (int)sizeof(int)) {
+		int err = *(int *)nlmsg_data(nlh);
+
+		if (err) {
+			r->err = err < 0 ? err : -err;
+			if (nlh->nlmsg_flags & NLM_F_ACK_TLVS)
+				save_extack(r->nl,
+					    (struct nlattr *)((char *)nlmsg_data(nlh) +
+							      NLA_ALIGN(sizeof(int))),
+					    len - (int)NLA_ALIGN(sizeof(int)));
+		}
+	}
+	return NL_STOP;
+}
+
+static int on_dump_intr(struct nl_msg *msg, void *arg)
+{
+	struct request *r = arg;
+
+	r->intr = true;
+	return NL_OK;	/* keep reading up to NLMSG_DONE */
+}
+
+static int on_valid(struct nl_msg *msg, void *arg)
+{
+	struct request *r = arg;
+	int err;
+
+	if (nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP_INTR)
+		r->intr = true;
+	if (!r->parse || r->parse_err)
+		return NL_SKIP;
+	err = r->parse(nlmsg_hdr(msg), r->arg);
+	if (err)
+		r->parse_err = err;
+	return NL_SKIP;
+}
+
+/*
+ * Sends @msg (consumed) and reads replies until the ACK, the error or the
+ * end of the dump.  Returns 0 or a negative errno (the kernel's, if any).
+ */
+static int transact(struct kpx_nl *nl, struct nl_msg *msg, struct request *r)
+{
+	struct nl_cb *cb;
+	int ret;
+
+	r->nl = nl;
+	nl->errmsg[0] = '\0';
+	cb = nl_cb_alloc(NL_CB_DEFAULT);
+	if (!cb) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	nl_cb_err(cb, NL_CB_CUSTOM, on_error, r);
+	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, r);
+	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, r);
+	nl_cb_set(cb, NL_CB_DUMP_INTR, NL_CB_CUSTOM, on_dump_intr, r);
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, r);
+
+	ret = nl_send_auto(nl->sk, msg);
+	nlmsg_free(msg);
+	if (ret < 0) {
+		ret = nlerr_to_errno(ret);
+		goto out;
+	}
+	ret = 0;
+	while (!r->done) {
+		ret = nl_recvmsgs(nl->sk, cb);
+		if (r->err)
+			break;
+		if (ret == -NLE_DUMP_INTR) {
+			r->intr = true;
+			ret = 0;
+			break;
+		}
+		if (ret < 0) {
+			ret = nlerr_to_errno(ret);
+			break;
+		}
+	}
+	if (r->err)
+		ret = r->err;
+	else if (!ret && r->parse_err)
+		ret = r->parse_err;
+out:
+	nl_cb_put(cb);
+	return ret;
+}
+
+/* A new message for @cmd, @size bytes of payload room; NULL on ENOMEM. */
+static struct nl_msg *new_msg(struct kpx_nl *nl, uint8_t cmd, int flags,
+			      size_t size)
+{
+	struct nl_msg *msg = nlmsg_alloc_size(size);
+
+	if (!msg)
+		return NULL;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family_id, 0,
+			 flags, cmd, KPX_GENL_VERSION)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* Raises a socket buffer; root may exceed net.core.[rw]mem_max. */
+static void force_buf(struct nl_sock *sk, int opt, int size)
+{
+	setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, opt, &size, sizeof(size));
+}
+
+int kpx_nl_open(struct kpx_nl **out)
+{
+	struct kpx_nl *nl;
+	int one = 1, ret;
+
+	nl = calloc(1, sizeof(*nl));
+	if (!nl)
+		return -ENOMEM;
+	nl->sk = nl_socket_alloc();
+	if (!nl->sk) {
+		free(nl);
+		return -ENOMEM;
+	}
+	ret = genl_connect(nl->sk);
+	if (ret < 0) {
+		ret = nlerr_to_errno(ret);
+		goto err;
+	}
+	ret = nl_socket_set_buffer_size(nl->sk, KPX_NL_RCVBUF, KPX_NL_SNDBUF);
+	if (ret < 0)
+		kpx_dbg(2, "nl", "socket buffers: %s", nl_geterror(ret));
+	/* Best effort above the sysctl limits (needs CAP_NET_ADMIN). */
+	force_buf(nl->sk, SO_SNDBUFFORCE, KPX_NL_SNDBUF);
+	force_buf(nl->sk, SO_RCVBUFFORCE, KPX_NL_RCVBUF);
+	nl_socket_set_msg_buf_size(nl->sk, KPX_NL_MSGBUF);
+	/* A set buffer size disables peeking by default: keep it on. */
+	nl_socket_enable_msg_peek(nl->sk);
+	/* Error messages: the kernel's text, without the echoed request. */
+	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_EXT_ACK,
+		   &one, sizeof(one));
+	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_CAP_ACK,
+		   &one, sizeof(one));
+
+	ret = genl_ctrl_resolve(nl->sk, KPX_GENL_NAME);
+	if (ret < 0) {
+		ret = nlerr_to_errno(ret);
+		goto err;
+	}
+	nl->family_id = ret;
+	*out = nl;
+	return 0;
+err:
+	nl_socket_free(nl->sk);
+	free(nl);
+	return ret;
+}
+
+void kpx_nl_close(struct kpx_nl *nl)
+{
+	if (!nl)
+		return;
+	nl_socket_free(nl->sk);
+	free(nl);
+}
+
+const char *kpx_nl_errmsg(const struct kpx_nl *nl)
+{
+	return nl ? nl->errmsg : "";
+}
+
+/* Puts the four key attributes of @s. */
+static int put_key(struct nl_msg *msg, const struct kpx_service *s)
+{
+	size_t alen = kpx_addr_len(s->family);
+
+	if (!alen)
+		return -EAFNOSUPPORT;
+	if (nla_put_u16(msg, KPX_SVC_A_FAMILY, (uint16_t)s->family) < 0 ||
+	    nla_put_u8(msg, KPX_SVC_A_PROTOCOL, s->protocol) < 0 ||
+	    nla_put(msg, KPX_SVC_A_ADDR, (int)alen, &s->addr) < 0 ||
+	    nla_put_u16(msg, KPX_SVC_A_PORT, htons(s->port)) < 0)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Payload size of a SET of @s, with some slack. */
+static size_t set_size(const struct kpx_service *s)
+{
+	size_t alen = kpx_addr_len(s->family);
+	size_t be = nla_total_size(0) + nla_total_size(alen) +
+		    nla_total_size(2) + nla_total_size(4);
+
+	return 4096 + s->nbackends * be;
+}
+
+int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
+{
+	struct request r = { 0 };
+	struct nlattr *svc, *list, *be;
+	struct nl_msg *msg;
+	size_t alen = kpx_addr_len(s->family);
+	int ret;
+
+	if (!alen)
+		return -EAFNOSUPPORT;
+	msg = new_msg(nl, KPX_CMD_SET_SERVICE, 0, set_size(s));
+	if (!msg)
+		return -ENOMEM;
+	ret = -EMSGSIZE;
+	svc = nla_nest_start(msg, KPX_A_SERVICE);
+	if (!svc || put_key(msg, s) < 0 ||
+	    nla_put_u32(msg, KPX_SVC_A_FLAGS, s->flags) < 0)
+		goto err;
+	if (s->nbackends) {
+		list = nla_nest_start(msg, KPX_SVC_A_BACKENDS);
+		if (!list)
+			goto err;
+		for (size_t i = 0; i < s->nbackends; i++) {
+			const struct kpx_backend *b = &s->backends[i];
+
+			be = nla_nest_start(msg, KPX_BACKENDS_A_BACKEND);
+			if (!be ||
+			    nla_put(msg, KPX_BE_A_ADDR, (int)alen, &b->addr) < 0 ||
+			    nla_put_u16(msg, KPX_BE_A_PORT, htons(b->port)) < 0 ||
+			    nla_put_u32(msg, KPX_BE_A_WEIGHT,
+					b->weight ? b->weight : 1) < 0)
+				goto err;
+			nla_nest_end(msg, be);
+		}
+		nla_nest_end(msg, list);
+	}
+	nla_nest_end(msg, svc);
+	return transact(nl, msg, &r);
+err:
+	nlmsg_free(msg);
+	return ret;
+}
+
+int kpx_nl_del_service(struct kpx_nl *nl, const struct kpx_service *key)
+{
+	struct request r = { 0 };
+	struct nlattr *svc;
+	struct nl_msg *msg;
+
+	if (!kpx_addr_len(key->family))
+		return -EAFNOSUPPORT;
+	msg = new_msg(nl, KPX_CMD_DEL_SERVICE, 0, 512);
+	if (!msg)
+		return -ENOMEM;
+	svc = nla_nest_start(msg, KPX_A_SERVICE);
+	if (!svc || put_key(msg, key) < 0) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, svc);
+	return transact(nl, msg, &r);
+}
+
+int kpx_nl_flush(struct kpx_nl *nl)
+{
+	struct request r = { 0 };
+	struct nl_msg *msg = new_msg(nl, KPX_CMD_FLUSH, 0, 64);
+
+	if (!msg)
+		return -ENOMEM;
+	return transact(nl, msg, &r);
+}
+
+/* ---- dump ---- */
+
+static struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
+	[KPX_SVC_A_FAMILY] = { .type = NLA_U16 },
+	[KPX_SVC_A_PROTOCOL] = { .type = NLA_U8 },
+	[KPX_SVC_A_ADDR] = { .type = NLA_UNSPEC, .minlen = 4, .maxlen = 16 },
+	[KPX_SVC_A_PORT] = { .type = NLA_U16 },
+	[KPX_SVC_A_FLAGS] = { .type = NLA_U32 },
+	[KPX_SVC_A_BACKENDS] = { .type = NLA_NESTED },
+	[KPX_SVC_A_CONNS] = { .type = NLA_U64 },
+	[KPX_SVC_A_REJECTS] = { .type = NLA_U64 },
+};
+
+static struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
+	[KPX_BE_A_ADDR] = { .type = NLA_UNSPEC, .minlen = 4, .maxlen = 16 },
+	[KPX_BE_A_PORT] = { .type = NLA_U16 },
+	[KPX_BE_A_WEIGHT] = { .type = NLA_U32 },
+	[KPX_BE_A_CONNS] = { .type = NLA_U64 },
+};
+
+struct dump {
+	struct kpx_service *v;
+	size_t n, cap;
+};
+
+static void dump_reset(struct dump *d)
+{
+	kpx_services_free(d->v, d->n);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Appends the backends of nest @list to @s.  -EBADMSG if malformed. */
+static int parse_backends(struct kpx_service *s, struct nlattr *list)
+{
+	size_t alen = kpx_addr_len(s->family), cnt = 0;
+	struct kpx_backend *v;
+	struct nlattr *a;
+	int rem;
+
+	nla_for_each_nested(a, list, rem)
+		cnt++;
+	if (!cnt)
+		return 0;
+	v = realloc(s->backends, (s->nbackends + cnt) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->backends = v;
+	nla_for_each_nested(a, list, rem) {
+		struct nlattr *tb[KPX_BE_A_MAX + 1];
+		struct kpx_backend *b = &s->backends[s->nbackends];
+
+		if (nla_type(a) != KPX_BACKENDS_A_BACKEND)
+			continue;
+		if (nla_parse_nested(tb, KPX_BE_A_MAX, a, be_policy) < 0 ||
+		    !tb[KPX_BE_A_ADDR] || !tb[KPX_BE_A_PORT] ||
+		    (size_t)nla_len(tb[KPX_BE_A_ADDR]) != alen)
+			return -EBADMSG;
+		memset(b, 0, sizeof(*b));
+		memcpy(&b->addr, nla_data(tb[KPX_BE_A_ADDR]), alen);
+		b->port = ntohs(nla_get_u16(tb[KPX_BE_A_PORT]));
+		b->weight = tb[KPX_BE_A_WEIGHT] ?
+			    nla_get_u32(tb[KPX_BE_A_WEIGHT]) : 1;
+		if (tb[KPX_BE_A_CONNS])
+			b->conns = nla_get_u64(tb[KPX_BE_A_CONNS]);
+		s->nbackends++;
+	}
+	return 0;
+}
+
+/*
+ * One dumped frontend.  A frontend repeated in the next message (same key)
+ * is taken as a continuation carrying more backends, so a module that splits
+ * a large backend set over several messages is read correctly.
+ */
+static int parse_service(struct nlmsghdr *nlh, void *arg)
+{
+	struct nlattr *tb[KPX_A_MAX + 1], *stb[KPX_SVC_A_MAX + 1];
+	struct dump *d = arg;
+	struct kpx_service s = { 0 }, *cur;
+	size_t alen;
+	int ret;
+
+	ret = genlmsg_parse(nlh, 0, tb, KPX_A_MAX, NULL);
+	if (ret < 0)
+		return -EBADMSG;
+	if (!tb[KPX_A_SERVICE])
+		return 0;
+	if (nla_parse_nested(stb, KPX_SVC_A_MAX, tb[KPX_A_SERVICE],
+			     svc_policy) < 0)
+		return -EBADMSG;
+	if (!stb[KPX_SVC_A_FAMILY] || !stb[KPX_SVC_A_PROTOCOL] ||
+	    !stb[KPX_SVC_A_ADDR] || !stb[KPX_SVC_A_PORT])
+		return -EBADMSG;
+	s.family = nla_get_u16(stb[KPX_SVC_A_FAMILY]);
+	alen = kpx_addr_len(s.family);
+	if (!alen || (size_t)nla_len(stb[KPX_SVC_A_ADDR]) != alen)
+		return -EBADMSG;
+	s.protocol = nla_get_u8(stb[KPX_SVC_A_PROTOCOL]);
+	memcpy(&s.addr, nla_data(stb[KPX_SVC_A_ADDR]), alen);
+	s.port = ntohs(nla_get_u16(stb[KPX_SVC_A_PORT]));
+	if (stb[KPX_SVC_A_FLAGS])
+		s.flags = nla_get_u32(stb[KPX_SVC_A_FLAGS]);
+	if (stb[KPX_SVC_A_CONNS])
+		s.conns = nla_get_u64(stb[KPX_SVC_A_CONNS]);
+	if (stb[KPX_SVC_A_REJECTS])
+		s.rejects = nla_get_u64(stb[KPX_SVC_A_REJECTS]);
+
+	if (d->n && !kpx_service_key_cmp(&d->v[d->n - 1], &s)) {
+		cur = &d->v[d->n - 1];
+	} else {
+		if (d->n == d->cap) {
+			size_t cap = d->cap ? d->cap * 2 : 16;
+			struct kpx_service *v = realloc(d->v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			d->v = v;
+			d->cap = cap;
+		}
+		cur = &d->v[d->n++];
+		*cur = s;
+	}
+	if (stb[KPX_SVC_A_BACKENDS])
+		return parse_backends(cur, stb[KPX_SVC_A_BACKENDS]);
+	return 0;
+}
+
+int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n)
+{
+	struct dump d = { 0 };
+	int ret = -EAGAIN;
+
+	for (int tries = 0; tries < KPX_NL_DUMP_TRIES; tries++) {
+		struct request r = { .parse = parse_service, .arg = &d };
+		struct nl_msg *msg = new_msg(nl, KPX_CMD_GET_SERVICE,
+					     NLM_F_DUMP, 64);
+
+		if (!msg) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = transact(nl, msg, &r);
+		if (!ret && r.intr) {
+			kpx_dbg(2, "nl", "dump interrupted, retrying (%d)",
+				tries + 1);
+			dump_reset(&d);
+			ret = -EAGAIN;
+			continue;
+		}
+		break;
+	}
+	if (ret) {
+		dump_reset(&d);
+		return ret;
+	}
+	for (size_t i = 0; i < d.n; i++)
+		kpx_service_normalize(&d.v[i], kpx_addr_len(d.v[i].family));
+	*out = d.v;
+	*n = d.n;
+	return 0;
+}
+
+/* ---- stats ---- */
+
+static struct nla_policy stats_policy[KPX_STATS_A_MAX + 1] = {
+	[KPX_STATS_A_SERVICES] = { .type = NLA_U32 },
+	[KPX_STATS_A_BACKENDS] = { .type = NLA_U32 },
+	[KPX_STATS_A_CONNS] = { .type = NLA_U64 },
+	[KPX_STATS_A_REJECTS] = { .type = NLA_U64 },
+	[KPX_STATS_A_DROPS] = { .type = NLA_U64 },
+};
+
+static int parse_stats(struct nlmsghdr *nlh, void *arg)
+{
+	struct nlattr *tb[KPX_A_MAX + 1], *st[KPX_STATS_A_MAX + 1];
+	struct kpx_nl_stats *out = arg;
+
+	if (genlmsg_parse(nlh, 0, tb, KPX_A_MAX, NULL) < 0 ||
+	    !tb[KPX_A_STATS] ||
+	    nla_parse_nested(st, KPX_STATS_A_MAX, tb[KPX_A_STATS],
+			     stats_policy) < 0)
+		return -EBADMSG;
+	if (st[KPX_STATS_A_SERVICES])
+		out->services = nla_get_u32(st[KPX_STATS_A_SERVICES]);
+	if (st[KPX_STATS_A_BACKENDS])
+		out->backends = nla_get_u32(st[KPX_STATS_A_BACKENDS]);
+	if (st[KPX_STATS_A_CONNS])
+		out->conns = nla_get_u64(st[KPX_STATS_A_CONNS]);
+	if (st[KPX_STATS_A_REJECTS])
+		out->rejects = nla_get_u64(st[KPX_STATS_A_REJECTS]);
+	if (st[KPX_STATS_A_DROPS])
+		out->drops = nla_get_u64(st[KPX_STATS_A_DROPS]);
+	return 0;
+}
+
+int kpx_nl_stats(struct kpx_nl *nl, struct kpx_nl_stats *st)
+{
+	struct kpx_nl_stats tmp = { 0 };
+	struct request r = { .parse = parse_stats, .arg = &tmp };
+	struct nl_msg *msg = new_msg(nl, KPX_CMD_GET_STATS, 0, 64);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	ret = transact(nl, msg, &r);
+	if (!ret)
+		*st = tmp;
+	return ret;
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Sync scheduling and the desired -> reconcile -> netlink apply step.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "duration.h"
+#include "log.h"
+#include "reconcile.h"
+#include "sync.h"
+
+struct kpx_sync {
+	struct kpx_model *model;
+	struct kpx_nl *nl;		/* NULL: dry run */
+	int64_t min_period, period;	/* ms */
+	bool synced;			/* a sync has run */
+	bool need_full;			/* the last sync had errors */
+	int64_t last, last_full;	/* monotonic ms */
+	struct kpx_service *actual;	/* last known module state, sorted */
+	size_t nactual;
+};
+
+struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_nl *nl,
+			      int64_t min_period_ms, int64_t period_ms)
+{
+	struct kpx_sync *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->model = model;
+	s->nl = nl;
+	s->min_period = min_period_ms;
+	s->period = period_ms;
+	return s;
+}
+
+void kpx_sync_free(struct kpx_sync *s)
+{
+	if (!s)
+		return;
+	kpx_services_free(s->actual, s->nactual);
+	free(s);
+}
+
+int64_t kpx_sync_next_at(bool synced_before, int64_t last, int64_t last_full,
+			 bool dirty, int64_t min_period, int64_t period)
+{
+	int64_t periodic = last_full + period;
+
+	if (!synced_before)
+		return INT64_MIN;
+	if (dirty && last + min_period < periodic)
+		return last + min_period;
+	return periodic;
+}
+
+int64_t kpx_sync_due(const struct kpx_sync *s)
+{
+	return kpx_sync_next_at(s->synced, s->last, s->last_full,
+				kpx_model_dirty(s->model) || s->need_full,
+				s->min_period, s->period);
+}
+
+/* "10.96.0.10:80/tcp -> 10.244.1.2:8080@1 10.244.2.3:8080@1" for logs. */
+static void log_op(const struct kpx_op *op)
+{
+	const struct kpx_service *svc = op->service;
+	char key[KPX_SERVICE_STRLEN], be[KPX_HOSTPORT_STRLEN];
+	size_t i, len = 0, cap = svc->nbackends * (KPX_HOSTPORT_STRLEN + 12) + 1;
+	char *list = malloc(cap);
+
+	kpx_service_str(svc, key, sizeof(key));
+	if (op->type == KPX_OP_DEL || !list) {
+		kpx_info("sync", "dry run: del %s", key);
+		free(list);
+		return;
+	}
+	list[0] = '\0';
+	for (i = 0; i < svc->nbackends; i++)
+		len += snprintf(list + len, cap - len, "%s%s@%" PRIu32,
+				i ? " " : "",
+				kpx_hostport_str(svc->family, &svc->backends[i].addr,
+						 svc->backends[i].port, be, sizeof(be)),
+				svc->backends[i].weight);
+	kpx_info("sync", "dry run: set %s flags=0x%" PRIx32 " backends=[%s]",
+		 key, svc->flags, list);
+	free(list);
+}
+
+/* Sends one change; returns 0 or the negative errno (logged). */
+static int send_op(struct kpx_sync *s, const struct kpx_op *op)
+{
+	char key[KPX_SERVICE_STRLEN];
+	const char *msg;
+	int r;
+
+	if (!s->nl) {
+		log_op(op);
+		return 0;
+	}
+	if (op->type == KPX_OP_SET) {
+		r = kpx_nl_set_service(s->nl, op->service);
+	} else {
+		r = kpx_nl_del_service(s->nl, op->service);
+		if (r == -ENOENT)	/* already gone: what we wanted */
+			r = 0;
+	}
+	if (!r) {
+		kpx_dbg(2, "sync", "%s %s", op->type == KPX_OP_SET ? "set" : "del",
+			kpx_service_str(op->service, key, sizeof(key)));
+		return 0;
+	}
+	msg = kpx_nl_errmsg(s->nl);
+	kpx_err("sync", "%s %s: %s%s%s", op->type == KPX_OP_SET ? "set" : "del",
+		kpx_service_str(op->service, key, sizeof(key)), strerror(-r),
+		*msg ? ": " : "", msg);
+	return r;
+}
+
+/* A sync that could not run: retry it, in full, after min-sync-period. */
+static int sync_failed(struct kpx_sync *s, int64_t t0, int err)
+{
+	s->synced = true;
+	s->need_full = true;
+	s->last = t0;
+	return err;
+}
+
+int kpx_sync_run(struct kpx_sync *s)
+{
+	int64_t t0 = kpx_now_ms();
+	bool full = !s->synced || s->need_full || t0 - s->last_full >= s->period;
+	struct kpx_service *desired = NULL;
+	size_t ndesired = 0, i;
+	struct kpx_op *ops = NULL;
+	unsigned int sets = 0, dels = 0, errors = 0;
+	char b[5][24];
+	long nops;
+	int r;
+
+	if (full && s->nl) {
+		struct kpx_service *cur;
+		size_t ncur;
+
+		r = kpx_nl_dump(s->nl, &cur, &ncur);
+		if (r) {
+			kpx_err("sync", "reading the module's state: %s", strerror(-r));
+			return sync_failed(s, t0, r);
+		}
+		kpx_services_free(s->actual, s->nactual);
+		s->actual = cur;
+		s->nactual = ncur;
+	}
+	r = kpx_model_desired(s->model, &desired, &ndesired);
+	if (r) {
+		kpx_err("sync", "computing the desired state: %s", strerror(-r));
+		return sync_failed(s, t0, r);
+	}
+	nops = kpx_reconcile(desired, ndesired, s->actual, s->nactual, &ops);
+	if (nops < 0) {
+		kpx_err("sync", "reconcile: %s", strerror((int)-nops));
+		kpx_services_free(desired, ndesired);
+		return sync_failed(s, t0, (int)nops);
+	}
+	for (i = 0; i < (size_t)nops; i++) {
+		if (send_op(s, &ops[i]))
+			errors++;
+		else if (ops[i].type == KPX_OP_SET)
+			sets++;
+		else
+			dels++;
+	}
+	free(ops);
+	/*
+	 * The module now holds the desired state, except where a change
+	 * failed: that is repaired by the next sync, which is then full.
+	 */
+	kpx_services_free(s->actual, s->nactual);
+	s->actual = desired;
+	s->nactual = ndesired;
+	s->synced = true;
+	s->need_full = errors > 0;
+	s->last = t0;
+	if (full)
+		s->last_full = t0;
+
+	snprintf(b[0], sizeof(b[0]), "%" PRId64, kpx_now_ms() - t0);
+	snprintf(b[1], sizeof(b[1]), "%zu", ndesired);
+	snprintf(b[2], sizeof(b[2]), "%u", sets);
+	snprintf(b[3], sizeof(b[3]), "%u", dels);
+	snprintf(b[4], sizeof(b[4]), "%u", errors);
+	/* In a real run the list ends before "dry_run". */
+	kpx_logkv(errors ? KPX_LOG_WARN : KPX_LOG_INFO, "sync", "sync done",
+		  "duration_ms", b[0], "full", full ? "true" : "false",
+		  "frontends", b[1], "sets", b[2], "dels", b[3], "errors", b[4],
+		  s->nl ? NULL : "dry_run", "true", NULL);
+	return (int)errors;
+}

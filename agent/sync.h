@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Turning the model's desired state into module state, with kube-proxy's
+ * BoundedFrequencyRunner timing: a change is synced at once if the last
+ * sync was at least min-sync-period ago, else at last + min-sync-period;
+ * and everything is re-checked every sync-period (a "full" sync, which
+ * re-reads the module's state with kpx_nl_dump()).  Between full syncs the
+ * last known module state is kept, so a sync sends only changes.
+ */
+#ifndef KPX_SYNC_H
+#define KPX_SYNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "model.h"
+#include "nl.h"
+
+struct kpx_sync;
+
+/*
+ * @nl NULL means dry run: start from an empty module state and log the
+ * changes instead of sending them.  Periods in milliseconds.  @model and @nl
+ * must outlive the syncer.  Returns NULL on allocation failure.
+ */
+struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_nl *nl,
+			      int64_t min_period_ms, int64_t period_ms);
+void kpx_sync_free(struct kpx_sync *s);
+
+/*
+ * When (monotonic ms) the next sync is due: INT64_MIN before the first sync
+ * (due now); else last + @min_period when @dirty, but never later than
+ * last_full + @period.  Pure, for tests.
+ */
+int64_t kpx_sync_next_at(bool synced_before, int64_t last, int64_t last_full,
+			 bool dirty, int64_t min_period, int64_t period);
+
+/* kpx_sync_next_at() for this syncer and the model's dirty flag. */
+int64_t kpx_sync_due(const struct kpx_sync *s);
+
+/*
+ * Runs one sync now: full (dump first) when sync-period has passed since
+ * the last full one or the previous sync had errors.  Each failed change
+ * is logged with the kernel's extack message and retried at the next
+ * (then full) sync; it does not stop the others.  Logs one "sync done"
+ * line.  Returns the number of failed changes, or a negative errno when
+ * the sync could not be done at all (dump or model failure).
+ */
+int kpx_sync_run(struct kpx_sync *s);
+
+#endif

@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests for model.c: the object cache and the desired frontends, on
+ * real API documents (tests/data, paths relative to agent/) and on small
+ * inline objects.  TAP output; exits non-zero on any failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <json-c/json.h>
+
+#include "addr.h"
+#include "log.h"
+#include "model.h"
+#include "nl.h"
+#include "service.h"
+
+static int tests, failures;
+
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	tests++;
+	if (!cond)
+		failures++;
+	printf("%sok %d - ", cond ? "" : "not ", tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* Compares two strings; on a difference prints both as TAP comments. */
+static void ok_str(const char *got, const char *want, const char *desc)
+{
+	ok(!strcmp(got, want), "%s", desc);
+	if (strcmp(got, want))
+		printf("# want:\n%s# got:\n%s", want, got);
+}
+
+/*
+ * Parses JSON written with ' for " (to keep the inline objects readable),
+ * after printf-formatting.  Aborts on a syntax error: a bug in the test.
+ */
+static struct json_object *J(const char *fmt, ...)
+{
+	static char buf[1 << 16];
+	struct json_object *o;
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (p = buf; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	o = json_tokener_parse(buf);
+	if (!o) {
+		fprintf(stderr, "bad test JSON: %s\n", buf);
+		abort();
+	}
+	return o;
+}
+
+static int apply(struct kpx_model *m, enum kpx_kind kind, enum kpx_event ev,
+		 struct json_object *o)
+{
+	int ret = kpx_model_apply(m, kind, ev, o);
+
+	json_object_put(o);
+	return ret;
+}
+
+/* A Service: @ips a JSON list body, @ports one, @extra more spec fields. */
+static struct json_object *svc(const char *ns, const char *name,
+			       const char *ips, const char *ports,
+			       const char *extra)
+{
+	return J("{'apiVersion':'v1','kind':'Service','metadata':{'name':'%s',"
+		 "'namespace':'%s','resourceVersion':'1'},'spec':{'type':"
+		 "'ClusterIP','clusterIPs':[%s],'ports':[%s]%s}}",
+		 name, ns, ips, ports, extra ? extra : "");
+}
+
+static struct json_object *slice(const char *ns, const char *name,
+				 const char *service, const char *type,
+				 const char *ports, const char *eps)
+{
+	return J("{'metadata':{'name':'%s','namespace':'%s','labels':"
+		 "{'kubernetes.io/service-name':'%s'}},'addressType':'%s',"
+		 "'ports':[%s],'endpoints':[%s]}",
+		 name, ns, service, type, ports, eps);
+}
+
+/*
+ * The desired state as text, one frontend a line in output order:
+ * "10.96.0.10:53/udp -> 10.244.0.3:53 10.244.0.4:53".  A weight other than
+ * 1, an unsorted frontend or backend list or nonzero counters show up in it.
+ */
+static char *render(struct kpx_model *m)
+{
+	struct kpx_service *v;
+	size_t n, i, j, len;
+	char *buf, fe[KPX_SERVICE_STRLEN], be[KPX_HOSTPORT_STRLEN];
+	FILE *f;
+
+	if (kpx_model_desired(m, &v, &n))
+		return strdup("ENOMEM");
+	f = open_memstream(&buf, &len);
+	for (i = 0; i < n; i++) {
+		if (i && kpx_service_key_cmp(&v[i - 1], &v[i]) >= 0)
+			fprintf(f, "UNSORTED ");
+		fprintf(f, "%s ->", kpx_service_str(&v[i], fe, sizeof(fe)));
+		if (v[i].flags || v[i].conns || v[i].rejects)
+			fprintf(f, " FLAGS/COUNTERS");
+		for (j = 0; j < v[i].nbackends; j++) {
+			const struct kpx_backend *b = &v[i].backends[j];
+
+			if (j && kpx_backend_cmp(&b[-1], b) >= 0)
+				fprintf(f, " UNSORTED");
+			fprintf(f, " %s", kpx_hostport_str(v[i].family, &b->addr,
+							   b->port, be,
+							   sizeof(be)));
+			if (b->weight != 1 || b->conns)
+				fprintf(f, "@%u", b->weight);
+		}
+		fputc('\n', f);
+	}
+	fclose(f);
+	kpx_services_free(v, n);
+	return buf;
+}
+
+static void ok_state(struct kpx_model *m, const char *want, const char *desc)
+{
+	char *got = render(m);
+
+	ok_str(got, want, desc);
+	free(got);
+}
+
+/* Applies every object of a file: a List, an EndpointSliceList or one. */
+static int load(struct kpx_model *m, const char *path)
+{
+	struct json_object *doc = json_object_from_file(path), *items, *it, *k;
+	const char *kind, *list;
+	size_t i, n;
+	int ret, bad = 0;
+
+	if (!doc) {
+		printf("# cannot read %s (run from agent/)\n", path);
+		return -1;
+	}
+	list = json_object_get_string(json_object_object_get(doc, "kind"));
+	items = json_object_object_get(doc, "items");
+	n = items ? json_object_array_length(items) : 1;
+	for (i = 0; i < n; i++) {
+		it = items ? json_object_array_get_idx(items, i) : doc;
+		kind = json_object_object_get_ex(it, "kind", &k) ?
+		       json_object_get_string(k) : list;
+		if (!strcmp(kind, "Service"))
+			ret = kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, it);
+		else if (!strncmp(kind, "EndpointSlice", 13))
+			ret = kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE,
+					      KPX_EV_ADDED, it);
+		else if (!strcmp(kind, "Node"))
+			ret = kpx_model_apply(m, KPX_KIND_NODE, KPX_EV_ADDED, it);
+		else
+			ret = -ENOENT;
+		bad += ret != 0;
+	}
+	json_object_put(doc);
+	return bad;
+}
+
+/* Log lines written by the model, captured in a temporary file. */
+static FILE *logf_;
+
+static void log_capture(void)
+{
+	logf_ = tmpfile();
+	kpx_log_set_fd(fileno(logf_));
+}
+
+/* Everything logged since the last call. */
+static char *log_take(void)
+{
+	static char buf[8192];
+	size_t n;
+
+	fflush(logf_);
+	rewind(logf_);
+	n = fread(buf, 1, sizeof(buf) - 1, logf_);
+	buf[n] = 0;
+	if (ftruncate(fileno(logf_), 0))
+		buf[0] = 0;
+	rewind(logf_);
+	return buf;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void test_real_objects(void)
+{
+	struct kpx_model *m = kpx_model_new();
+
+	ok(load(m, "tests/data/02-services-kind-metallb-2026.json") == 0,
+	   "real: 5 Services (kind + MetalLB) accepted");
+	ok(load(m, "tests/data/01-endpointslicelist-kind-2020.json") == 0,
+	   "real: EndpointSliceList (managedFields, legacy topology) accepted");
+	ok(kpx_model_dirty(m), "real: dirty after loading");
+	ok_state(m,
+		 "10.96.0.1:443/tcp -> 192.0.2.10:6443\n"
+		 "10.96.0.10:53/tcp -> 10.244.0.3:53 10.244.0.4:53\n"
+		 "10.96.0.10:9153/tcp -> 10.244.0.3:9153 10.244.0.4:9153\n"
+		 "10.96.199.145:9443/tcp ->\n"
+		 "10.96.199.145:18000/tcp ->\n"
+		 "10.96.199.145:18001/tcp ->\n"
+		 "10.96.199.145:19001/tcp ->\n"
+		 "10.96.234.211:80/tcp ->\n"
+		 "10.96.0.10:53/udp -> 10.244.0.3:53 10.244.0.4:53\n"
+		 "10.96.91.35:5300/udp ->\n",
+		 "real: kubernetes, kube-dns (dns/dns-tcp/metrics by name), LB Services' ClusterIPs");
+	ok(!kpx_model_dirty(m), "real: desired() clears dirty");
+
+	/* GKE slice during a rollout: the ready:false terminating pod is out */
+	ok(load(m, "tests/data/03-endpointslice-terminating-gke.json") == 0,
+	   "real: GKE terminating slice accepted");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+		 svc("default", "web-service", "'10.96.0.50'",
+		     "{'port':80,'targetPort':80}", NULL)) == 0,
+	   "real: unnamed-port Service for the GKE slice");
+	{
+		char *s = render(m);
+
+		ok(strstr(s, "10.96.0.50:80/tcp -> 10.244.1.202:80\n") != NULL,
+		   "real: only the ready endpoint of the GKE slice (unnamed port \"\" = \"\")");
+		free(s);
+	}
+	kpx_model_free(m);
+}
+
+static void test_case10(void)
+{
+	struct kpx_model *m = kpx_model_new();
+
+	ok(load(m, "tests/data/case10-named-targetport-objects.json") == 0,
+	   "case10: objects accepted (Service, 2 slices, 2 Nodes)");
+	ok_state(m,
+		 "10.96.90.70:80/tcp -> 10.244.1.100:8080 10.244.2.100:8080 10.244.2.101:8081\n"
+		 "10.96.90.70:9100/tcp -> 10.244.1.100:9100 10.244.2.100:9100 10.244.2.101:9100\n",
+		 "case10: named targetPort: each backend has its own slice's port");
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+		 slice("shop", "search-metrics-only", "search", "IPv4",
+		       "{'name':'metrics','protocol':'TCP','port':9100}",
+		       "{'addresses':['10.244.1.150'],'conditions':{'ready':true}}")) == 0,
+	   "case10: slice with only the metrics port");
+	ok_state(m,
+		 "10.96.90.70:80/tcp -> 10.244.1.100:8080 10.244.2.100:8080 10.244.2.101:8081\n"
+		 "10.96.90.70:9100/tcp -> 10.244.1.100:9100 10.244.1.150:9100 10.244.2.100:9100 10.244.2.101:9100\n",
+		 "case10: metrics-only slice feeds metrics, not web");
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_DELETED,
+		 J("{'metadata':{'name':'search-n3o4p','namespace':'shop'}}")) == 0,
+	   "case10: DELETE slice search-n3o4p");
+	ok(kpx_model_dirty(m), "case10: dirty after DELETE");
+	ok_state(m,
+		 "10.96.90.70:80/tcp -> 10.244.1.100:8080 10.244.2.100:8080\n"
+		 "10.96.90.70:9100/tcp -> 10.244.1.100:9100 10.244.1.150:9100 10.244.2.100:9100\n",
+		 "case10: the canary leaves web and metrics");
+	kpx_model_free(m);
+}
+
+static void test_case08(void)
+{
+	struct kpx_model *m = kpx_model_new();
+
+	ok(load(m, "tests/data/case08-no-endpoints-objects.json") == 0,
+	   "case08: placeholder slice (endpoints null, no ports) accepted");
+	ok_state(m,
+		 "10.96.70.50:80/tcp ->\n"
+		 "10.96.70.50:514/udp ->\n",
+		 "case08: frontends present with 0 backends (ClusterIP only)");
+	kpx_model_free(m);
+}
+
+static const char *HTTP = "{'name':'http','port':80,'targetPort':'web'}";
+static const char *EP1 = "{'addresses':['10.244.1.1'],'conditions':{'ready':true}}";
+
+static void test_skipped(void)
+{
+	struct kpx_model *m = kpx_model_new();
+
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("t", "h-1", "h", "IPv4", "{'name':'http','port':8080}", EP1));
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+		 svc("t", "h", "'None'", HTTP, ",'clusterIP':'None'")) == 0,
+	   "skip: headless Service accepted");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+		 J("{'metadata':{'name':'h2','namespace':'t'},'spec':{'clusterIP':'None',"
+		   "'ports':[{'port':80}]}}")) == 0,
+	   "skip: headless via clusterIP only");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+		 J("{'metadata':{'name':'p','namespace':'t','labels':"
+		   "{'service.kubernetes.io/service-proxy-name':'other'}},"
+		   "'spec':{'clusterIPs':['10.96.5.1'],'ports':[{'port':80}]}}")) == 0,
+	   "skip: service-proxy-name Service accepted");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+		 J("{'metadata':{'name':'x','namespace':'t'},'spec':{'type':'ExternalName',"
+		   "'externalName':'db.example.com'}}")) == 0,
+	   "skip: ExternalName Service accepted");
+	ok_state(m, "", "skip: headless, proxy-name and ExternalName yield nothing");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
+		 J("{'metadata':{'name':'p','namespace':'t','labels':{'app':'p'}},"
+		   "'spec':{'type':'NodePort','clusterIPs':['10.96.5.1'],'ports':[{'port':80}]}}")) == 0,
+	   "skip: label removed (MODIFIED)");
+	ok_state(m, "10.96.5.1:80/tcp ->\n",
+		 "skip: then the Service gets its frontend (NodePort, default TCP)");
+	kpx_model_free(m);
+}
+
+static void test_conditions(void)
+{
+	struct kpx_model *m = kpx_model_new();
+
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+	      svc("t", "s", "'10.96.1.1'", HTTP, NULL));
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080,'protocol':'TCP'}",
+		       "{'addresses':['10.244.1.1'],'conditions':{'ready':true}},"
+		       "{'addresses':['10.244.1.2'],'conditions':{'ready':false}},"
+		       "{'addresses':['10.244.1.3'],'conditions':{}},"
+		       "{'addresses':['10.244.1.4']},"
+		       "{'addresses':['10.244.1.5'],'conditions':{'ready':null}},"
+		       "{'addresses':['10.244.1.6'],'conditions':{'ready':false,"
+		       "'serving':true,'terminating':true}},"
+		       "{'addresses':['10.244.1.7','10.244.1.8'],'nodeName':'10.0.0.1'},"
+		       "{'addresses':[]}")) == 0,
+	   "cond: slice with mixed conditions accepted");
+	ok_state(m,
+		 "10.96.1.1:80/tcp -> 10.244.1.1:8080 10.244.1.3:8080 10.244.1.4:8080 "
+		 "10.244.1.5:8080 10.244.1.7:8080\n",
+		 "cond: ready true/nil/absent in, ready false out, addresses[0] only");
+	kpx_model_free(m);
+}
+
+static void test_merge(void)
+{
+	struct kpx_model *m = kpx_model_new();
+
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+	      svc("t", "s", "'10.96.1.1'",
+		  "{'name':'http','port':80},{'name':'dns','port':53,'protocol':'UDP'}", NULL));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("t", "s-1", "s", "IPv4",
+		    "{'name':'http','port':8080},{'name':'dns','port':5353,'protocol':'TCP'}",
+		    "{'addresses':['10.244.1.1']},{'addresses':['10.244.1.2']}"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("t", "s-2", "s", "IPv4", "{'name':'http','port':8080}",
+		    "{'addresses':['10.244.1.2']},{'addresses':['10.244.1.3']}"));
+	/* same name in another namespace, and a slice without the label */
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("u", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
+		    "{'addresses':['10.244.9.9']}"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      J("{'metadata':{'name':'orphan','namespace':'t'},'addressType':'IPv4',"
+		"'ports':[{'name':'http','port':8080}],'endpoints':[{'addresses':['10.244.8.8']}]}"));
+	ok_state(m,
+		 "10.96.1.1:80/tcp -> 10.244.1.1:8080 10.244.1.2:8080 10.244.1.3:8080\n"
+		 "10.96.1.1:53/udp ->\n",
+		 "merge: two slices merged, duplicate once; other ns, unlabelled, protocol mismatch ignored");
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_DELETED,
+		 J("{'metadata':{'name':'s-2','namespace':'t'}}")) == 0,
+	   "merge: DELETE slice s-2");
+	ok_state(m,
+		 "10.96.1.1:80/tcp -> 10.244.1.1:8080 10.244.1.2:8080\n"
+		 "10.96.1.1:53/udp ->\n",
+		 "merge: s-2's own backend gone, shared one stays");
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
+		 slice("t", "s-1", "other", "IPv4", "{'name':'http','port':8080}",
+		       "{'addresses':['10.244.1.1']}")) == 0,
+	   "merge: slice s-1 relabelled to another Service");
+	ok_state(m, "10.96.1.1:80/tcp ->\n10.96.1.1:53/udp ->\n",
+		 "merge: relabelled slice no longer feeds the Service");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_DELETED,
+		 J("{'metadata':{'name':'s','namespace':'t'}}")) == 0 &&
+	   apply(m, KPX_KIND_SERVICE, KPX_EV_DELETED,
+		 J("{'metadata':{'name':'never','namespace':'t'}}")) == 0,
+	   "merge: DELETE of a Service and of an unknown one");
+	ok_state(m, "", "merge: nothing left");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_DELETED,
+		 J("{'metadata':{'name':'s','namespace':'t'}}")) == 0 &&
+	   !kpx_model_dirty(m), "merge: DELETE of an unknown object: not dirty");
+	kpx_model_free(m);
+}
+
+static void test_dual_stack(void)
+{
+	struct kpx_model *m = kpx_model_new();
+
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+	      svc("t", "ds", "'10.96.1.1','fd00:10:96::1'", HTTP,
+		  ",'ipFamilies':['IPv4','IPv6'],'ipFamilyPolicy':'PreferDualStack'"));
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+		 slice("t", "ds-v4", "ds", "IPv4", "{'name':'http','port':8080}",
+		       "{'addresses':['10.244.1.1']}")) == 0 &&
+	   apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+		 slice("t", "ds-v6", "ds", "IPv6", "{'name':'http','port':8080}",
+		       "{'addresses':['fd00:10:244::1']}")) == 0 &&
+	   apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+		 slice("t", "ds-fqdn", "ds", "FQDN", "{'name':'http','port':8080}",
+		       "{'addresses':['pod.example.com']}")) == 0,
+	   "dual: IPv4, IPv6 and FQDN slices accepted");
+	ok_state(m,
+		 "10.96.1.1:80/tcp -> 10.244.1.1:8080\n"
+		 "[fd00:10:96::1]:80/tcp -> [fd00:10:244::1]:8080\n",
+		 "dual: each ClusterIP gets only its family's slice; FQDN ignored");
+	kpx_model_free(m);
+}
+
+static void test_malformed(void)
+{
+	struct kpx_model *m = kpx_model_new();
+	const char *good = "10.96.1.1:80/tcp -> 10.244.1.1:8080\n";
+	static const char *const bad_ports[] = {
+		"{'name':'http','port':'eighty'}",
+		"{'name':'http','port':70000}",
+		"{'name':'http','port':0}",
+		"{'name':'http','port':80.5}",
+		"{'name':'http'}",
+		"{'name':'http','port':80,'protocol':'ICMP'}",
+		"{'name':7,'port':80}",
+		"'http'",
+	};
+	char *log;
+	size_t i;
+
+	log_capture();
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, svc("t", "s", "'10.96.1.1'", HTTP, NULL));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
+		    "{'addresses':['10.244.1.1']}"));
+	ok_state(m, good, "bad: the good version");
+	log_take();
+
+	for (i = 0; i < sizeof(bad_ports) / sizeof(bad_ports[0]); i++) {
+		int ret = apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
+				svc("t", "s", "'10.96.1.1'", bad_ports[i], NULL));
+
+		log = log_take();
+		ok(ret == -EINVAL && count_lines(log) == 1 &&
+		   strstr(log, "t/s") && strstr(log, "spec.ports[0]") &&
+		   strstr(log, "keeping the previous version"),
+		   "bad: port %s: -EINVAL, one log line naming t/s and the field", bad_ports[i]);
+	}
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
+		 svc("t", "s", "'10.96.1.300'", HTTP, NULL)) == -EINVAL &&
+	   strstr(log_take(), "spec.clusterIPs[0]"), "bad: clusterIP 10.96.1.300");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
+		 svc("t", "s", "'10.96.1.1','fd00::zz'", HTTP, NULL)) == -EINVAL &&
+	   strstr(log_take(), "spec.clusterIPs[1]"), "bad: second clusterIP fd00::zz");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
+		 J("{'metadata':{'name':'s','namespace':'t'},'spec':{'clusterIPs':['10.96.1.1'],"
+		   "'ports':{'port':80}}}")) == -EINVAL &&
+	   strstr(log_take(), "spec.ports is not an array"), "bad: ports is an object");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
+		 J("{'metadata':{'name':'s','namespace':'t','labels':'x'},'spec':{}}")) == -EINVAL,
+	   "bad: labels is a string");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
+		 J("{'metadata':{'name':'s','namespace':'t'},'spec':[]}")) == -EINVAL,
+	   "bad: spec is an array");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+		 J("{'metadata':{'namespace':'t'},'spec':{'clusterIP':'10.96.1.2'}}")) == -EINVAL &&
+	   strstr(log_take(), "metadata.name"), "bad: missing metadata.name");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J("[1,2]")) == -EINVAL &&
+	   apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J("{'metadata':{'name':5}}")) == -EINVAL &&
+	   kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, NULL) == -EINVAL &&
+	   apply(m, KPX_KIND_MAX, KPX_EV_ADDED,
+		 J("{'metadata':{'name':'a','namespace':'t'}}")) == -EINVAL,
+	   "bad: not an object, numeric name, null, unknown kind");
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
+		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
+		       "{'addresses':['fd00::1']}")) == -EINVAL &&
+	   strstr(log_take(), "t/s-1"), "bad: IPv6 address in an IPv4 slice");
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
+		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
+		       "{'addresses':['10.244.1.x']}")) == -EINVAL &&
+	   apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
+		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':-1}",
+		       "{'addresses':['10.244.1.2']}")) == -EINVAL &&
+	   apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
+		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
+		       "{'addresses':['10.244.1.2'],'conditions':{'ready':'yes'}}")) == -EINVAL &&
+	   apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
+		 J("{'metadata':{'name':'s-1','namespace':'t'},'endpoints':[]}")) == -EINVAL,
+	   "bad: slice address, port, condition type, missing addressType");
+	ok(!kpx_model_dirty(m), "bad: rejected objects leave the state clean");
+	ok_state(m, good, "bad: previous good Service and slice kept");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
+		 J("{'metadata':{'name':'s','namespace':'t','annotations':{'x':'y'},"
+		   "'managedFields':[{'fieldsV1':{'f:spec':{}}}]},'spec':{'clusterIPs':"
+		   "['10.96.1.1'],'ports':[{'name':'http','port':80,'appProtocol':'h2c',"
+		   "'future':{'a':[1]}}],'newField':true},'status':7}")) == 0,
+	   "bad: unknown fields and annotations are ignored");
+	ok_state(m, good, "bad: same state after the odd-but-valid version");
+	kpx_log_set_fd(2);
+	fclose(logf_);
+	kpx_model_free(m);
+}
+
+static void test_relist(void)
+{
+	struct kpx_model *m = kpx_model_new();
+	struct kpx_service *v;
+	size_t n;
+	int null_fd;
+
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, svc("t", "a", "'10.96.1.1'", HTTP, NULL));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, svc("t", "b", "'10.96.1.2'", HTTP, NULL));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, svc("t", "c", "'10.96.1.3'", HTTP, NULL));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("t", "a-1", "a", "IPv4", "{'name':'http','port':8080}", EP1));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("t", "a-2", "a", "IPv4", "{'name':'http','port':8080}",
+		    "{'addresses':['10.244.1.2']}"));
+	ok_state(m,
+		 "10.96.1.1:80/tcp -> 10.244.1.1:8080 10.244.1.2:8080\n"
+		 "10.96.1.2:80/tcp ->\n10.96.1.3:80/tcp ->\n", "relist: before");
+
+	kpx_model_relist_begin(m, KPX_KIND_SERVICE);
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, svc("t", "a", "'10.96.1.1'", HTTP, NULL));
+	null_fd = open("/dev/null", O_WRONLY);
+	kpx_log_set_fd(null_fd);
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+		 svc("t", "c", "'10.96.1.3'", "{'port':'x'}", NULL)) == -EINVAL,
+	   "relist: malformed new version of c rejected");
+	kpx_log_set_fd(2);
+	close(null_fd);
+	kpx_model_relist_end(m, KPX_KIND_SERVICE);
+	ok(kpx_model_dirty(m), "relist: dirty after dropping b");
+	ok_state(m,
+		 "10.96.1.1:80/tcp -> 10.244.1.1:8080 10.244.1.2:8080\n"
+		 "10.96.1.3:80/tcp ->\n",
+		 "relist: b dropped, a kept, c (still listed) kept at its last good version");
+
+	kpx_model_relist_begin(m, KPX_KIND_ENDPOINTSLICE);
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("t", "a-2", "a", "IPv4", "{'name':'http','port':8080}",
+		    "{'addresses':['10.244.1.2']}"));
+	kpx_model_relist_end(m, KPX_KIND_ENDPOINTSLICE);
+	ok_state(m, "10.96.1.1:80/tcp -> 10.244.1.2:8080\n10.96.1.3:80/tcp ->\n",
+		 "relist: vanished slice a-1 dropped, Services untouched");
+
+	kpx_model_relist_begin(m, KPX_KIND_NODE);
+	apply(m, KPX_KIND_NODE, KPX_EV_ADDED,
+	      J("{'metadata':{'name':'node-a','labels':{'topology.kubernetes.io/zone':'zone-1'}}}"));
+	kpx_model_relist_end(m, KPX_KIND_NODE);
+	ok(!kpx_model_dirty(m), "relist: Nodes do not make the state dirty");
+
+	kpx_model_relist_begin(m, KPX_KIND_SERVICE);
+	kpx_model_relist_end(m, KPX_KIND_SERVICE);
+	kpx_model_relist_end(m, KPX_KIND_SERVICE);	/* unpaired: no-op */
+	ok(kpx_model_desired(m, &v, &n) == 0 && n == 0, "relist: empty relist drops every Service");
+	kpx_services_free(v, n);
+	kpx_model_free(m);
+}
+
+static void test_duplicate_vip(void)
+{
+	struct kpx_model *m = kpx_model_new();
+
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, svc("t", "b", "'10.96.1.1'", HTTP, NULL));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, svc("t", "a", "'10.96.1.1'", HTTP, NULL));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("t", "a-1", "a", "IPv4", "{'name':'http','port':8080}", EP1));
+	ok_state(m, "10.96.1.1:80/tcp -> 10.244.1.1:8080\n",
+		 "dup VIP: one frontend, from the first Service by name");
+	kpx_model_free(m);
+}
+
+static void test_order(void)
+{
+	struct kpx_model *m = kpx_model_new();
+
+	ok(!kpx_model_dirty(m), "order: a new model is clean");
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      slice("t", "sc-1", "sc", "IPv4",
+		    "{'name':'assoc','port':3868,'protocol':'SCTP'}", EP1));
+	ok(kpx_model_dirty(m), "order: dirty after a slice");
+	ok_state(m, "", "order: a slice alone yields nothing");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+		 svc("t", "sc", "'10.96.1.9'",
+		     "{'name':'assoc','port':3868,'protocol':'SCTP'}", NULL)) == 0,
+	   "order: Service after its slice");
+	ok_state(m, "10.96.1.9:3868/sctp -> 10.244.1.1:3868\n",
+		 "order: the earlier slice feeds it (SCTP)");
+	kpx_model_free(m);
+}
+
+/* 10k Services x 2 ports, one slice of 100 endpoints each. */
+static void test_scale(void)
+{
+	enum { NSVC = 10000, NEP = 100 };
+	struct kpx_model *m = kpx_model_new();
+	struct kpx_service *v = NULL;
+	struct timespec t0, t1;
+	size_t n = 0, i, total = 0, bad = 0;
+	static char eps[NEP * 96];
+	char name[32], sname[48], ip[32];
+	int j, len, fails = 0;
+
+	for (i = 0; i < NSVC; i++) {
+		snprintf(name, sizeof(name), "svc-%zu", i);
+		snprintf(ip, sizeof(ip), "'10.96.%zu.%zu'", i / 250, i % 250 + 1);
+		fails += apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
+			       svc("scale", name, ip,
+				   "{'name':'http','port':80},{'name':'dns','port':53,'protocol':'UDP'}",
+				   NULL)) != 0;
+		for (j = 0, len = 0; j < NEP; j++)
+			len += snprintf(eps + len, sizeof(eps) - len,
+					"%s{'addresses':['10.%zu.%zu.%d'],'conditions':{'ready':true}}",
+					j ? "," : "", 100 + i / 250, i % 250, j + 1);
+		snprintf(sname, sizeof(sname), "%s-abcde", name);
+		fails += apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+			       slice("scale", sname, name, "IPv4",
+				     "{'name':'http','port':8080},{'name':'dns','port':5353,'protocol':'UDP'}",
+				     eps)) != 0;
+	}
+	ok(fails == 0, "scale: %d Services and %d slices accepted", NSVC, NSVC);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ok(kpx_model_desired(m, &v, &n) == 0, "scale: desired computed");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("# desired for %zu frontends took %.1f ms\n", n,
+	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	for (i = 0; i < n; i++) {
+		total += v[i].nbackends;
+		bad += v[i].nbackends != NEP ||
+		       v[i].backends[0].port != (v[i].protocol == IPPROTO_TCP ? 8080 : 5353);
+	}
+	ok(n == 2 * NSVC && total == 2UL * NSVC * NEP && bad == 0,
+	   "scale: %zu frontends, %zu backends, each 100 with its target port", n, total);
+	if (n == 2 * NSVC) {
+		/* TCP first; svc-1234 is 10.96.4.235: its TCP frontend is #1234 */
+		char fe[KPX_SERVICE_STRLEN], be[KPX_HOSTPORT_STRLEN];
+		const struct kpx_service *s = &v[1234];
+
+		kpx_service_str(s, fe, sizeof(fe));
+		kpx_hostport_str(AF_INET, &s->backends[99].addr, s->backends[99].port,
+				 be, sizeof(be));
+		ok(!strcmp(fe, "10.96.4.235:80/tcp") && !strcmp(be, "10.104.234.100:8080"),
+		   "scale: spot check %s last backend %s", fe, be);
+	}
+	kpx_services_free(v, n);
+	kpx_model_free(m);
+}
+
+int main(void)
+{
+	test_real_objects();
+	test_case10();
+	test_case08();
+	test_skipped();
+	test_conditions();
+	test_merge();
+	test_dual_stack();
+	test_malformed();
+	test_relist();
+	test_duplicate_vip();
+	test_order();
+	test_scale();
+	printf("1..%d\n", tests);
+	if (failures)
+		printf("# %d of %d failed\n", failures, tests);
+	return failures != 0;
+}

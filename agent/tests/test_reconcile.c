@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx_reconcile(): desired vs actual frontends -> SET/DEL ops.  TAP output.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "reconcile.h"
+#include "service.h"
+
+static int test_no, failures;
+
+#define ok(cond, ...)							\
+	do {								\
+		test_no++;						\
+		if (!(cond))						\
+			failures++;					\
+		printf("%sok %d - ", (cond) ? "" : "not ", test_no);	\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+	} while (0)
+
+/* A backend "a.b.c.d:port@weight" with @conns read back. */
+static struct kpx_backend be4(const char *ip, uint16_t port, uint32_t weight,
+			      uint64_t conns)
+{
+	struct kpx_backend b;
+
+	memset(&b, 0, sizeof(b));
+	inet_pton(AF_INET, ip, &b.addr.v4);
+	b.port = port;
+	b.weight = weight;
+	b.conns = conns;
+	return b;
+}
+
+/* A frontend owning a malloc'd copy of @n backends. */
+static struct kpx_service svc(int family, uint8_t proto, const char *vip,
+			      uint16_t port, const struct kpx_backend *bes,
+			      size_t n)
+{
+	struct kpx_service s;
+
+	memset(&s, 0, sizeof(s));
+	s.family = family;
+	s.protocol = proto;
+	inet_pton(family, vip, &s.addr);
+	s.port = port;
+	s.nbackends = n;
+	s.backends = calloc(n ? n : 1, sizeof(*bes));
+	if (n)
+		memcpy(s.backends, bes, n * sizeof(*bes));
+	return s;
+}
+
+static void free_all(struct kpx_service *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		kpx_service_free(&v[i]);
+}
+
+static int svc_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(a, b);
+}
+
+/* Three frontends, sorted, normalized: the base state of most tests. */
+static void base_state(struct kpx_service *v)
+{
+	struct kpx_backend a[] = {
+		be4("10.244.1.2", 8080, 1, 0),
+		be4("10.244.2.3", 8080, 1, 0),
+		be4("10.244.3.4", 8080, 2, 0),
+	};
+	struct kpx_backend b[] = { be4("10.244.1.9", 53, 1, 0) };
+	struct kpx_backend c[] = { be4("10.244.1.9", 53, 1, 0) };
+
+	v[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, a, 3);
+	v[1] = svc(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, b, 1);
+	v[2] = svc(AF_INET, IPPROTO_TCP, "10.96.0.1", 443, c, 1);
+	for (int i = 0; i < 3; i++)
+		kpx_service_normalize(&v[i], 4);
+	qsort(v, 3, sizeof(*v), svc_cmp);
+}
+
+static void test_identical(void)
+{
+	struct kpx_service d[3], a[3];
+	struct kpx_op *ops;
+	long n;
+
+	base_state(d);
+	base_state(a);
+	n = kpx_reconcile(d, 3, a, 3, &ops);
+	ok(n == 0, "identical states give 0 ops (got %ld)", n);
+	free(ops);
+	free_all(d, 3);
+	free_all(a, 3);
+}
+
+static void test_empty(void)
+{
+	struct kpx_service a[3];
+	struct kpx_op *ops;
+	long n;
+
+	n = kpx_reconcile(NULL, 0, NULL, 0, &ops);
+	ok(n == 0, "empty vs empty gives 0 ops");
+	free(ops);
+
+	base_state(a);
+	n = kpx_reconcile(NULL, 0, a, 3, &ops);
+	ok(n == 3 && ops[0].type == KPX_OP_DEL && ops[0].service == &a[0] &&
+	   ops[1].type == KPX_OP_DEL && ops[1].service == &a[1] &&
+	   ops[2].type == KPX_OP_DEL && ops[2].service == &a[2],
+	   "nothing desired deletes all 3 in key order");
+	free(ops);
+
+	n = kpx_reconcile(a, 3, NULL, 0, &ops);
+	ok(n == 3 && ops[0].type == KPX_OP_SET && ops[0].service == &a[0] &&
+	   ops[2].type == KPX_OP_SET && ops[2].service == &a[2],
+	   "nothing present sets all 3 in key order");
+	free(ops);
+	free_all(a, 3);
+}
+
+static int find_port(const struct kpx_service *v, size_t n, uint16_t port,
+		     uint8_t proto)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].port == port && v[i].protocol == proto)
+			return (int)i;
+	return -1;
+}
+
+static void test_backend_removed(void)
+{
+	struct kpx_service d[3], a[3];
+	struct kpx_op *ops;
+	int k;
+	long n;
+
+	base_state(d);
+	base_state(a);
+	k = find_port(d, 3, 80, IPPROTO_TCP);
+	/* Drop the middle backend 10.244.2.3. */
+	d[k].backends[1] = d[k].backends[2];
+	d[k].nbackends = 2;
+	n = kpx_reconcile(d, 3, a, 3, &ops);
+	ok(n == 1, "one backend removed gives exactly one op (got %ld)", n);
+	ok(n >= 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[k],
+	   "the op is a SET of the desired frontend");
+	ok(n >= 1 && ops[0].service->nbackends == 2 &&
+	   ops[0].service->backends[0].port == 8080 &&
+	   ntohl(ops[0].service->backends[0].addr.v4.s_addr) == 0x0af40102 &&
+	   ntohl(ops[0].service->backends[1].addr.v4.s_addr) == 0x0af40304 &&
+	   ops[0].service->backends[1].weight == 2,
+	   "the SET carries the new set 10.244.1.2, 10.244.3.4@2");
+	free(ops);
+	free_all(d, 3);
+	free_all(a, 3);
+}
+
+static void test_frontend_gone(void)
+{
+	struct kpx_service d[3], a[3];
+	struct kpx_op *ops;
+	int k;
+	long n;
+
+	base_state(d);
+	base_state(a);
+	k = find_port(d, 3, 53, IPPROTO_UDP);
+	kpx_service_free(&d[k]);
+	memmove(&d[k], &d[k + 1], (size_t)(2 - k) * sizeof(*d));
+	n = kpx_reconcile(d, 2, a, 3, &ops);
+	ok(n == 1 && ops[0].type == KPX_OP_DEL,
+	   "a frontend gone gives one DEL (got %ld ops)", n);
+	ok(n == 1 && ops[0].service == &a[find_port(a, 3, 53, IPPROTO_UDP)] &&
+	   ops[0].service->protocol == IPPROTO_UDP,
+	   "the DEL points at the actual udp/53 frontend");
+	free(ops);
+	free_all(d, 2);
+	free_all(a, 3);
+}
+
+static void test_weight_change(void)
+{
+	struct kpx_service d[3], a[3];
+	struct kpx_op *ops;
+	int k;
+	long n;
+
+	base_state(d);
+	base_state(a);
+	k = find_port(d, 3, 80, IPPROTO_TCP);
+	d[k].backends[0].weight = 5;
+	n = kpx_reconcile(d, 3, a, 3, &ops);
+	ok(n == 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[k] &&
+	   ops[0].service->backends[0].weight == 5,
+	   "weight change gives one SET with weight 5");
+	free(ops);
+	free_all(d, 3);
+	free_all(a, 3);
+}
+
+static void test_flags_change(void)
+{
+	struct kpx_service d[3], a[3];
+	struct kpx_op *ops;
+	long n;
+
+	base_state(d);
+	base_state(a);
+	d[2].flags = 1;
+	n = kpx_reconcile(d, 3, a, 3, &ops);
+	ok(n == 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[2],
+	   "flags change gives one SET");
+	free(ops);
+	free_all(d, 3);
+	free_all(a, 3);
+}
+
+static void test_counters_only(void)
+{
+	struct kpx_service d[3], a[3];
+	struct kpx_op *ops;
+	long n;
+
+	base_state(d);
+	base_state(a);
+	for (int i = 0; i < 3; i++) {
+		a[i].conns = 1000 + (uint64_t)i;
+		a[i].rejects = 7;
+		for (size_t j = 0; j < a[i].nbackends; j++)
+			a[i].backends[j].conns = 42 + j;
+	}
+	n = kpx_reconcile(d, 3, a, 3, &ops);
+	ok(n == 0, "counters (conns, rejects) differing only give no op "
+	   "(got %ld)", n);
+	free(ops);
+	free_all(d, 3);
+	free_all(a, 3);
+}
+
+static void test_unsorted_backends(void)
+{
+	struct kpx_service d[3], a[3];
+	struct kpx_backend shuffled[] = {
+		be4("10.244.3.4", 8080, 2, 0),
+		be4("10.244.1.2", 8080, 1, 0),
+		be4("10.244.3.4", 8080, 1, 0),	/* duplicate, lower weight */
+		be4("10.244.2.3", 8080, 1, 0),
+	};
+	struct kpx_op *ops;
+	int k;
+	long n;
+
+	base_state(d);
+	base_state(a);
+	k = find_port(d, 3, 80, IPPROTO_TCP);
+	kpx_service_free(&d[k]);
+	d[k] = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, shuffled, 4);
+	/* Garbage past the IPv4 address must not matter once normalized. */
+	memset((char *)&d[k].backends[1].addr + 4, 0xab, 12);
+	kpx_service_normalize(&d[k], 4);
+	ok(d[k].nbackends == 3 &&
+	   ntohl(d[k].backends[0].addr.v4.s_addr) == 0x0af40102 &&
+	   ntohl(d[k].backends[1].addr.v4.s_addr) == 0x0af40203 &&
+	   ntohl(d[k].backends[2].addr.v4.s_addr) == 0x0af40304 &&
+	   d[k].backends[2].weight == 2,
+	   "unsorted input normalized to 3 sorted backends, dup kept at weight 2");
+	n = kpx_reconcile(d, 3, a, 3, &ops);
+	ok(n == 0, "normalized unsorted input gives 0 ops (got %ld)", n);
+	free(ops);
+	free_all(d, 3);
+	free_all(a, 3);
+}
+
+static void test_mixed(void)
+{
+	struct kpx_backend b4[] = { be4("10.244.1.2", 80, 1, 0) };
+	struct kpx_backend b6[1];
+	struct kpx_service d[3], a[3];
+	struct kpx_op *ops;
+	long n;
+
+	memset(b6, 0, sizeof(b6));
+	inet_pton(AF_INET6, "fd00:10:244::2", &b6[0].addr.v6);
+	b6[0].port = 80;
+	b6[0].weight = 1;
+
+	/* desired: v4 tcp/80 (same), v6 tcp/80 (new); actual: v4 udp/53 (stale) */
+	d[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.20", 80, b4, 1);
+	d[1] = svc(AF_INET6, IPPROTO_TCP, "fd00:96::20", 80, b6, 1);
+	a[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.20", 80, b4, 1);
+	a[1] = svc(AF_INET, IPPROTO_UDP, "10.96.0.20", 53, b4, 1);
+	qsort(d, 2, sizeof(*d), svc_cmp);
+	qsort(a, 2, sizeof(*a), svc_cmp);
+	n = kpx_reconcile(d, 2, a, 2, &ops);
+	ok(n == 2, "mixed change gives 2 ops (got %ld)", n);
+	ok(n == 2 && ops[0].type == KPX_OP_DEL &&
+	   ops[0].service->protocol == IPPROTO_UDP &&
+	   ops[1].type == KPX_OP_SET && ops[1].service->family == AF_INET6,
+	   "ops in key order: DEL udp v4 before SET v6");
+	free(ops);
+	free_all(d, 2);
+	free_all(a, 2);
+}
+
+int main(void)
+{
+	test_identical();
+	test_empty();
+	test_backend_removed();
+	test_frontend_gone();
+	test_weight_change();
+	test_flags_change();
+	test_counters_only();
+	test_unsorted_backends();
+	test_mixed();
+	printf("1..%d\n", test_no);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* kpx backend objects and immutable backend sets. */
+#ifndef _KPX_BACKEND_H
+#define _KPX_BACKEND_H
+
+#include "kpx.h"
+
+int kpx_be_cfg_sort(struct kpx_be_cfg *cfg, u32 n, u32 *dup_pos);
+struct kpx_bset *kpx_bset_build(const struct kpx_bset *old,
+				const struct kpx_be_cfg *cfg, u32 n);
+void kpx_bset_free(struct kpx_bset *set);
+void kpx_bset_free_rcu(struct kpx_bset *set);
+
+#endif /* _KPX_BACKEND_H */

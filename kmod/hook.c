@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx NAT hook.
+ *
+ * kpx registers one NAT lookup function per family with the netfilter NAT
+ * core, at PRE_ROUTING (traffic routed through the node) and LOCAL_OUT
+ * (traffic from the node itself), one priority step before iptables' nat
+ * table so that kpx binds first.  The NAT core calls it only for conntrack
+ * entries without a destination binding and does the packet mangling and
+ * the reply translation itself.  A new connection to a known frontend gets
+ * a DNAT binding to one of its backends; with no backend it is refused with
+ * ICMP/ICMPv6 port unreachable (or dropped, KPX_SVC_F_DROP_EMPTY).
+ */
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <linux/in.h>
+#include <net/netfilter/nf_conntrack.h>
+#include <net/netfilter/nf_nat.h>
+#include <net/netfilter/ipv4/nf_reject.h>
+#include <net/netfilter/ipv6/nf_reject.h>
+#include <linux/kpx.h>
+
+#include "hook.h"
+#include "pernet.h"
+#include "select.h"
+#include "svc.h"
+
+static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
+			   struct sk_buff *skb,
+			   const struct nf_hook_state *state)
+{
+	atomic64_inc(&svc->rejects);
+	if (READ_ONCE(svc->flags) & KPX_SVC_F_DROP_EMPTY) {
+		atomic64_inc(&kn->drops);
+		return NF_DROP;
+	}
+	atomic64_inc(&kn->rejects);
+	if (state->pf == NFPROTO_IPV4)
+		nf_send_unreach(skb, ICMP_PORT_UNREACH, state->hook);
+	else
+		nf_send_unreach6(state->net, skb, ICMPV6_PORT_UNREACH,
+				 state->hook);
+	return NF_DROP;
+}
+
+static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
+			       const struct nf_hook_state *state)
+{
+	struct kpx_net *kn = kpx_net(state->net);
+	const struct nf_conntrack_tuple *t;
+	struct nf_nat_range2 range = {};
+	enum ip_conntrack_info ctinfo;
+	struct kpx_backend *be;
+	struct kpx_svc *svc;
+	struct nf_conn *ct;
+	struct kpx_key key;
+	unsigned int verdict;
+
+	ct = nf_ct_get(skb, &ctinfo);
+	if (!ct || ctinfo != IP_CT_NEW ||
+	    nf_nat_initialized(ct, NF_NAT_MANIP_DST))
+		return NF_ACCEPT;
+
+	t = &ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
+	switch (t->dst.protonum) {
+	case IPPROTO_TCP:
+	case IPPROTO_UDP:
+	case IPPROTO_SCTP:
+		break;
+	default:
+		return NF_ACCEPT;
+	}
+	kpx_key_init(&key, t->src.l3num, t->dst.protonum, &t->dst.u3,
+		     t->dst.u.all);
+
+	/* Netfilter hooks run under rcu_read_lock(). */
+	svc = kpx_svc_lookup(kn, &key);
+	if (!svc)
+		return NF_ACCEPT;
+	be = kpx_select(&kpx_sched_random, rcu_dereference(svc->bset));
+	if (!be)
+		return refuse(kn, svc, skb, state);
+
+	range.flags = NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED;
+	memcpy(&range.min_addr, &be->addr, sizeof(range.min_addr));
+	range.max_addr = range.min_addr;
+	range.min_proto.all = be->port;
+	range.max_proto.all = be->port;
+
+	verdict = nf_nat_setup_info(ct, &range, NF_NAT_MANIP_DST);
+	if (verdict == NF_ACCEPT) {
+		atomic64_inc(&be->conns);
+		atomic64_inc(&svc->conns);
+		atomic64_inc(&kn->conns);
+	} else {
+		atomic64_inc(&kn->drops);
+	}
+	return verdict;
+}
+
+static const struct nf_hook_ops kpx_ops4[] = {
+	{
+		.hook = kpx_nat_fn,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = NF_IP_PRI_NAT_DST - 1,
+	},
+	{
+		.hook = kpx_nat_fn,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_LOCAL_OUT,
+		.priority = NF_IP_PRI_NAT_DST - 1,
+	},
+};
+
+static const struct nf_hook_ops kpx_ops6[] = {
+	{
+		.hook = kpx_nat_fn,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = NF_IP6_PRI_NAT_DST - 1,
+	},
+	{
+		.hook = kpx_nat_fn,
+		.pf = NFPROTO_IPV6,
+		.hooknum = NF_INET_LOCAL_OUT,
+		.priority = NF_IP6_PRI_NAT_DST - 1,
+	},
+};
+
+static void unregister4(struct net *net, int n)
+{
+	while (n-- > 0)
+		nf_nat_ipv4_unregister_fn(net, &kpx_ops4[n]);
+}
+
+static void unregister6(struct net *net, int n)
+{
+	while (n-- > 0)
+		nf_nat_ipv6_unregister_fn(net, &kpx_ops6[n]);
+}
+
+/**
+ * kpx_hooks_register - start translating in @net
+ * @net: the namespace
+ *
+ * Takes the namespace's conntrack references (the NAT core does not) and
+ * registers the NAT lookup functions.  The frontend table must be ready.
+ *
+ * Return: 0 or a negative errno; on error nothing is registered.
+ */
+int kpx_hooks_register(struct net *net)
+{
+	int err, i4 = 0, i6 = 0;
+
+	err = nf_ct_netns_get(net, NFPROTO_IPV4);
+	if (err)
+		return err;
+	err = nf_ct_netns_get(net, NFPROTO_IPV6);
+	if (err)
+		goto put4;
+	for (; i4 < ARRAY_SIZE(kpx_ops4); i4++) {
+		err = nf_nat_ipv4_register_fn(net, &kpx_ops4[i4]);
+		if (err)
+			goto unreg;
+	}
+	for (; i6 < ARRAY_SIZE(kpx_ops6); i6++) {
+		err = nf_nat_ipv6_register_fn(net, &kpx_ops6[i6]);
+		if (err)
+			goto unreg;
+	}
+	return 0;
+
+unreg:
+	unregister6(net, i6);
+	unregister4(net, i4);
+	nf_ct_netns_put(net, NFPROTO_IPV6);
+put4:
+	nf_ct_netns_put(net, NFPROTO_IPV4);
+	return err;
+}
+
+/**
+ * kpx_hooks_unregister - stop translating in @net
+ * @net: the namespace
+ *
+ * The function may still run on other CPUs until an RCU grace period ends.
+ */
+void kpx_hooks_unregister(struct net *net)
+{
+	unregister6(net, ARRAY_SIZE(kpx_ops6));
+	unregister4(net, ARRAY_SIZE(kpx_ops4));
+	nf_ct_netns_put(net, NFPROTO_IPV6);
+	nf_ct_netns_put(net, NFPROTO_IPV4);
+}

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx generic netlink family; uapi/linux/kpx.h is the specification.
+ *
+ * Requests are validated strictly against one policy per nesting level,
+ * then every semantic rule is checked and the whole backend list is parsed
+ * into a new array before the table is touched, so a refused request
+ * changes nothing.
+ *
+ * GET_SERVICE dumps frontends in table order.  A frontend whose backends do
+ * not fit one message continues in the next ones: consecutive messages with
+ * the same key (and the same flags and counters) each carry a further slice
+ * of its backends, and userspace concatenates them.  The dump position is
+ * (frontend index, backend index) in cb->args[0..1]; the namespace's
+ * generation number flags a dump that raced with a change NLM_F_DUMP_INTR.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/in.h>
+#include <linux/socket.h>
+#include <net/genetlink.h>
+#include <net/sock.h>
+#include <linux/kpx.h>
+
+#include "netlink.h"
+#include "pernet.h"
+#include "svc.h"
+#include "backend.h"
+
+static const struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
+	[KPX_BE_A_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
+	[KPX_BE_A_PORT] = { .type = NLA_BE16 },
+	[KPX_BE_A_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, 1, KPX_WEIGHT_MAX),
+};
+
+static const struct nla_policy backends_policy[KPX_BACKENDS_A_MAX + 1] = {
+	[KPX_BACKENDS_A_BACKEND] = NLA_POLICY_NESTED(be_policy),
+};
+
+static const struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
+	[KPX_SVC_A_FAMILY] = { .type = NLA_U16 },
+	[KPX_SVC_A_PROTOCOL] = { .type = NLA_U8 },
+	[KPX_SVC_A_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
+	[KPX_SVC_A_PORT] = { .type = NLA_BE16 },
+	[KPX_SVC_A_FLAGS] = NLA_POLICY_MASK(NLA_U32, __KPX_SVC_F_ALL),
+	[KPX_SVC_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),
+};
+
+static const struct nla_policy kpx_policy[KPX_A_MAX + 1] = {
+	[KPX_A_SERVICE] = NLA_POLICY_NESTED(svc_policy),
+};
+
+static struct genl_family kpx_family;
+
+static unsigned int addr_len(u16 family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+/* Parses and checks the four key attributes of a KPX_A_SERVICE nest. */
+static int parse_key(struct nlattr **tb, struct nlattr *nest,
+		     struct kpx_key *key, struct netlink_ext_ack *extack)
+{
+	static const int need[] = {
+		KPX_SVC_A_FAMILY, KPX_SVC_A_PROTOCOL,
+		KPX_SVC_A_ADDR, KPX_SVC_A_PORT,
+	};
+	struct nlattr *a;
+	u16 family;
+	u8 proto;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(need); i++) {
+		if (!tb[need[i]]) {
+			NL_SET_ERR_MSG_ATTR(extack, nest,
+					    "missing frontend key attribute");
+			NL_SET_ERR_ATTR_MISS(extack, nest, need[i]);
+			return -EINVAL;
+		}
+	}
+
+	a = tb[KPX_SVC_A_FAMILY];
+	family = nla_get_u16(a);
+	if (family != AF_INET && family != AF_INET6) {
+		NL_SET_ERR_MSG_ATTR(extack, a,
+				    "family must be AF_INET or AF_INET6");
+		return -EINVAL;
+	}
+	a = tb[KPX_SVC_A_PROTOCOL];
+	proto = nla_get_u8(a);
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP &&
+	    proto != IPPROTO_SCTP) {
+		NL_SET_ERR_MSG_ATTR(extack, a,
+				    "protocol must be TCP, UDP or SCTP");
+		return -EINVAL;
+	}
+	a = tb[KPX_SVC_A_ADDR];
+	if (nla_len(a) != addr_len(family)) {
+		NL_SET_ERR_MSG_ATTR(extack, a,
+				    "address length does not match family");
+		return -EINVAL;
+	}
+	if (!nla_get_be16(tb[KPX_SVC_A_PORT])) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_SVC_A_PORT],
+				    "port must not be 0");
+		return -EINVAL;
+	}
+	kpx_key_init(key, family, proto, nla_data(a),
+		     nla_get_be16(tb[KPX_SVC_A_PORT]));
+	return 0;
+}
+
+/* Parses the KPX_A_SERVICE nest of @info into @tb and @key. */
+static int parse_svc(struct genl_info *info, struct nlattr **tb,
+		     struct kpx_key *key)
+{
+	struct nlattr *nest = info->attrs[KPX_A_SERVICE];
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, KPX_A_SERVICE))
+		return -EINVAL;
+	err = nla_parse_nested(tb, KPX_SVC_A_MAX, nest, svc_policy,
+			       info->extack);
+	if (err)
+		return err;
+	return parse_key(tb, nest, key, info->extack);
+}
+
+static int parse_backend(struct nlattr *nest, u16 family,
+			 struct kpx_be_cfg *cfg, struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[KPX_BE_A_MAX + 1];
+	int err;
+
+	err = nla_parse_nested(tb, KPX_BE_A_MAX, nest, be_policy, extack);
+	if (err)
+		return err;
+	if (!tb[KPX_BE_A_ADDR] || !tb[KPX_BE_A_PORT]) {
+		NL_SET_ERR_MSG_ATTR(extack, nest,
+				    "backend needs an address and a port");
+		NL_SET_ERR_ATTR_MISS(extack, nest, tb[KPX_BE_A_ADDR] ?
+				     KPX_BE_A_PORT : KPX_BE_A_ADDR);
+		return -EINVAL;
+	}
+	if (nla_len(tb[KPX_BE_A_ADDR]) != addr_len(family)) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_BE_A_ADDR],
+				    "backend address length does not match family");
+		return -EINVAL;
+	}
+	cfg->port = nla_get_be16(tb[KPX_BE_A_PORT]);
+	if (!cfg->port) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_BE_A_PORT],
+				    "backend port must not be 0");
+		return -EINVAL;
+	}
+	memcpy(cfg->addr.bytes, nla_data(tb[KPX_BE_A_ADDR]), addr_len(family));
+	cfg->weight = 1;
+	if (tb[KPX_BE_A_WEIGHT])
+		cfg->weight = nla_get_u32(tb[KPX_BE_A_WEIGHT]);
+	return 0;
+}
+
+static struct nlattr *nth_nested(const struct nlattr *nest, u32 n)
+{
+	struct nlattr *a;
+	int rem;
+
+	nla_for_each_nested(a, nest, rem)
+		if (!n--)
+			return a;
+	return NULL;
+}
+
+/*
+ * Parses the backend list into a new sorted array; *cfgp is NULL (and *np 0)
+ * if there is none.  The caller kvfree()s *cfgp.
+ */
+static int parse_backends(const struct nlattr *list, u16 family,
+			  struct kpx_be_cfg **cfgp, u32 *np,
+			  struct netlink_ext_ack *extack)
+{
+	struct kpx_be_cfg *cfg;
+	struct nlattr *a;
+	u32 n = 0, dup;
+	int rem, err;
+
+	*cfgp = NULL;
+	*np = 0;
+	if (!list)
+		return 0;
+	nla_for_each_nested(a, list, rem)
+		n++;
+	if (n > KPX_BACKENDS_MAX) {
+		NL_SET_ERR_MSG_ATTR(extack, list, "too many backends");
+		return -EINVAL;
+	}
+	if (!n)
+		return 0;
+	cfg = kvcalloc(n, sizeof(*cfg), GFP_KERNEL);
+	if (!cfg)
+		return -ENOMEM;
+	n = 0;
+	nla_for_each_nested(a, list, rem) {
+		cfg[n].pos = n;
+		err = parse_backend(a, family, &cfg[n], extack);
+		if (err)
+			goto err;
+		n++;
+	}
+	err = kpx_be_cfg_sort(cfg, n, &dup);
+	if (err) {
+		NL_SET_ERR_MSG_ATTR(extack, nth_nested(list, dup),
+				    "duplicate backend");
+		goto err;
+	}
+	*cfgp = cfg;
+	*np = n;
+	return 0;
+err:
+	kvfree(cfg);
+	return err;
+}
+
+static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kpx_net *kn = kpx_net(genl_info_net(info));
+	struct nlattr *tb[KPX_SVC_A_MAX + 1];
+	struct kpx_be_cfg *cfg;
+	struct kpx_key key;
+	u32 n, flags;
+	int err;
+
+	err = parse_svc(info, tb, &key);
+	if (err)
+		return err;
+	flags = 0;
+	if (tb[KPX_SVC_A_FLAGS])
+		flags = nla_get_u32(tb[KPX_SVC_A_FLAGS]);
+	err = parse_backends(tb[KPX_SVC_A_BACKENDS], key.family, &cfg, &n,
+			     info->extack);
+	if (err)
+		return err;
+	err = kpx_svc_set(kn, &key, flags, cfg, n);
+	kvfree(cfg);
+	return err;
+}
+
+static int kpx_nl_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kpx_net *kn = kpx_net(genl_info_net(info));
+	struct nlattr *tb[KPX_SVC_A_MAX + 1];
+	struct kpx_key key;
+	int err;
+
+	err = parse_svc(info, tb, &key);
+	if (err)
+		return err;
+	err = kpx_svc_del(kn, &key);
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG(info->extack, "no such frontend");
+	return err;
+}
+
+static int kpx_nl_flush(struct sk_buff *skb, struct genl_info *info)
+{
+	kpx_svc_flush(kpx_net(genl_info_net(info)));
+	return 0;
+}
+
+static int kpx_nl_stats(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kpx_net *kn = kpx_net(genl_info_net(info));
+	struct nlattr *nest;
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &kpx_family, 0, KPX_CMD_GET_STATS);
+	if (!hdr)
+		goto nospace;
+	nest = nla_nest_start(msg, KPX_A_STATS);
+	if (!nest ||
+	    nla_put_u32(msg, KPX_STATS_A_SERVICES, READ_ONCE(kn->n_svcs)) ||
+	    nla_put_u32(msg, KPX_STATS_A_BACKENDS,
+			READ_ONCE(kn->n_backends)) ||
+	    nla_put_u64_64bit(msg, KPX_STATS_A_CONNS,
+			      atomic64_read(&kn->conns), KPX_STATS_A_PAD) ||
+	    nla_put_u64_64bit(msg, KPX_STATS_A_REJECTS,
+			      atomic64_read(&kn->rejects), KPX_STATS_A_PAD) ||
+	    nla_put_u64_64bit(msg, KPX_STATS_A_DROPS,
+			      atomic64_read(&kn->drops), KPX_STATS_A_PAD))
+		goto nospace;
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+nospace:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+static int put_key(struct sk_buff *skb, const struct kpx_svc *svc)
+{
+	const struct kpx_key *key = &svc->key;
+
+	if (nla_put_u16(skb, KPX_SVC_A_FAMILY, key->family) ||
+	    nla_put_u8(skb, KPX_SVC_A_PROTOCOL, key->protocol) ||
+	    nla_put(skb, KPX_SVC_A_ADDR, addr_len(key->family), &key->addr) ||
+	    nla_put_be16(skb, KPX_SVC_A_PORT, key->port) ||
+	    nla_put_u32(skb, KPX_SVC_A_FLAGS, READ_ONCE(svc->flags)) ||
+	    nla_put_u64_64bit(skb, KPX_SVC_A_CONNS,
+			      atomic64_read(&svc->conns), KPX_SVC_A_PAD) ||
+	    nla_put_u64_64bit(skb, KPX_SVC_A_REJECTS,
+			      atomic64_read(&svc->rejects), KPX_SVC_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int put_backend(struct sk_buff *skb, u16 family,
+		       const struct kpx_backend *be)
+{
+	struct nlattr *nest = nla_nest_start(skb, KPX_BACKENDS_A_BACKEND);
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put(skb, KPX_BE_A_ADDR, addr_len(family), &be->addr) ||
+	    nla_put_be16(skb, KPX_BE_A_PORT, be->port) ||
+	    nla_put_u32(skb, KPX_BE_A_WEIGHT, READ_ONCE(be->weight)) ||
+	    nla_put_u64_64bit(skb, KPX_BE_A_CONNS,
+			      atomic64_read(&be->conns), KPX_BE_A_PAD)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* A nest must stay below the 64 KiB an nlattr length can say. */
+#define NEST_ROOM (U16_MAX - 256)
+
+/*
+ * Puts one message for @svc with backends from *@pos on, as many as fit;
+ * advances *@pos.  Returns -EMSGSIZE, with nothing added, if not even one
+ * further backend (or, without backends, the frontend) fits.
+ */
+static int put_svc(struct sk_buff *skb, struct netlink_callback *cb,
+		   const struct kpx_svc *svc, const struct kpx_bset *set,
+		   u32 *pos)
+{
+	u32 count = set ? set->count : 0, i = *pos;
+	struct nlattr *snest, *bnest;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+			  cb->nlh->nlmsg_seq, &kpx_family, NLM_F_MULTI,
+			  KPX_CMD_GET_SERVICE);
+	if (!hdr)
+		return -EMSGSIZE;
+	genl_dump_check_consistent(cb, hdr);
+	snest = nla_nest_start(skb, KPX_A_SERVICE);
+	if (!snest || put_key(skb, svc))
+		goto cancel;
+	if (count) {
+		bnest = nla_nest_start(skb, KPX_SVC_A_BACKENDS);
+		if (!bnest)
+			goto cancel;
+		for (; i < count; i++) {
+			if (skb_tail_pointer(skb) - (u8 *)snest > NEST_ROOM ||
+			    put_backend(skb, svc->key.family, set->be[i]))
+				break;
+		}
+		if (i == *pos)
+			goto cancel;
+		nla_nest_end(skb, bnest);
+	}
+	nla_nest_end(skb, snest);
+	genlmsg_end(skb, hdr);
+	*pos = i;
+	return 0;
+
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int kpx_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct kpx_net *kn = kpx_net(sock_net(skb->sk));
+	unsigned long idx = 0, skip = cb->args[0];
+	u32 pos = cb->args[1];
+	const struct kpx_bset *set;
+	struct kpx_svc *svc;
+	bool more = false;
+	int err = 0;
+
+	rcu_read_lock();
+	cb->seq = READ_ONCE(kn->gen);
+	list_for_each_entry_rcu(svc, &kn->svc_list, list) {
+		if (idx < skip) {
+			idx++;
+			continue;
+		}
+		set = rcu_dereference(svc->bset);
+		if (set && pos >= set->count)
+			pos = 0;	/* the set shrank meanwhile */
+		err = put_svc(skb, cb, svc, set, &pos);
+		if (err || (set && pos < set->count)) {
+			more = true;
+			break;
+		}
+		pos = 0;
+		idx++;
+	}
+	/* Lets the final NLMSG_DONE carry NLM_F_DUMP_INTR if needed. */
+	if (!more)
+		cb->seq = READ_ONCE(kn->gen);
+	rcu_read_unlock();
+
+	cb->args[0] = idx;
+	cb->args[1] = pos;
+	if (err && !skb->len)
+		return err;
+	return skb->len;
+}
+
+static const struct genl_small_ops kpx_ops[] = {
+	{
+		.cmd = KPX_CMD_SET_SERVICE,
+		.doit = kpx_nl_set,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = KPX_CMD_DEL_SERVICE,
+		.doit = kpx_nl_del,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = KPX_CMD_GET_SERVICE,
+		.dumpit = kpx_nl_dump,
+	},
+	{
+		.cmd = KPX_CMD_GET_STATS,
+		.doit = kpx_nl_stats,
+	},
+	{
+		.cmd = KPX_CMD_FLUSH,
+		.doit = kpx_nl_flush,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+};
+
+static struct genl_family kpx_family __ro_after_init = {
+	.name = KPX_GENL_NAME,
+	.version = KPX_GENL_VERSION,
+	.maxattr = KPX_A_MAX,
+	.policy = kpx_policy,
+	.netnsok = true,
+	.parallel_ops = true,
+	.module = THIS_MODULE,
+	.small_ops = kpx_ops,
+	.n_small_ops = ARRAY_SIZE(kpx_ops),
+};
+
+int __init kpx_genl_init(void)
+{
+	return genl_register_family(&kpx_family);
+}
+
+void kpx_genl_exit(void)
+{
+	genl_unregister_family(&kpx_family);
+}

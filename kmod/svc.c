@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx frontend table: one RCU rhashtable per network namespace, keyed by
+ * (family, protocol, VIP, port), plus an RCU list of the same entries for
+ * dumps and /proc.  Readers (the NAT hook, dumps, /proc) only take
+ * rcu_read_lock(); every writer holds kpx_net.lock.
+ */
+#include <linux/rhashtable.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/err.h>
+#include <linux/socket.h>
+
+#include "svc.h"
+#include "backend.h"
+
+static const struct rhashtable_params svc_params = {
+	.key_len = sizeof(struct kpx_key),
+	.key_offset = offsetof(struct kpx_svc, key),
+	.head_offset = offsetof(struct kpx_svc, node),
+	.automatic_shrinking = true,
+};
+
+/**
+ * kpx_key_init - build a frontend key
+ * @key: the key to fill; every unused byte is zeroed
+ * @family: AF_INET or AF_INET6
+ * @protocol: IPPROTO_*
+ * @addr: 4 (AF_INET) or 16 (AF_INET6) bytes, network order
+ * @port: network order
+ */
+void kpx_key_init(struct kpx_key *key, u8 family, u8 protocol,
+		  const void *addr, __be16 port)
+{
+	memset(key, 0, sizeof(*key));
+	key->family = family;
+	key->protocol = protocol;
+	key->port = port;
+	memcpy(key->addr.bytes, addr, family == AF_INET ? 4 : 16);
+}
+
+int kpx_svc_table_init(struct kpx_net *kn)
+{
+	mutex_init(&kn->lock);
+	INIT_LIST_HEAD(&kn->svc_list);
+	kn->gen = 1;
+	return rhashtable_init(&kn->svcs, &svc_params);
+}
+
+/**
+ * kpx_svc_lookup - find a frontend
+ * @kn: the namespace's state
+ * @key: built with kpx_key_init()
+ *
+ * Call under rcu_read_lock() or kn->lock.
+ *
+ * Return: the frontend or NULL.
+ */
+struct kpx_svc *kpx_svc_lookup(struct kpx_net *kn, const struct kpx_key *key)
+{
+	return rhashtable_lookup(&kn->svcs, key, svc_params);
+}
+
+static void gen_bump(struct kpx_net *kn)
+{
+	u32 gen = kn->gen + 1;
+
+	WRITE_ONCE(kn->gen, gen ? gen : 1);
+}
+
+static void svc_free_rcu(struct rcu_head *head)
+{
+	struct kpx_svc *svc = container_of(head, struct kpx_svc, rcu);
+
+	kpx_bset_free(rcu_dereference_raw(svc->bset));
+	kfree(svc);
+}
+
+/* Unlink @svc; it is freed with its set after a grace period. */
+static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
+{
+	struct kpx_bset *set;
+
+	lockdep_assert_held(&kn->lock);
+	rhashtable_remove_fast(&kn->svcs, &svc->node, svc_params);
+	list_del_rcu(&svc->list);
+	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
+	WRITE_ONCE(kn->n_svcs, kn->n_svcs - 1);
+	WRITE_ONCE(kn->n_backends, kn->n_backends - (set ? set->count : 0));
+	call_rcu(&svc->rcu, svc_free_rcu);
+}
+
+/**
+ * kpx_svc_set - create or replace a frontend and its whole backend set
+ * @kn: the namespace's state
+ * @key: built with kpx_key_init()
+ * @flags: KPX_SVC_F_*, already validated
+ * @cfg: validated backends of @key's family, sorted by kpx_be_cfg_sort()
+ * @n: number of entries in @cfg, at most KPX_BACKENDS_MAX
+ *
+ * Readers see the old set or the new one.  Backends in both keep their
+ * object and counter.  On error nothing has changed.
+ *
+ * Return: 0, -ENOMEM, or an rhashtable insertion error.
+ */
+int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
+		struct kpx_be_cfg *cfg, u32 n)
+{
+	struct kpx_bset *old = NULL, *set;
+	struct kpx_svc *svc;
+	int err = 0;
+
+	mutex_lock(&kn->lock);
+	svc = kpx_svc_lookup(kn, key);
+	if (svc)
+		old = rcu_dereference_protected(svc->bset,
+						lockdep_is_held(&kn->lock));
+	set = kpx_bset_build(old, cfg, n);
+	if (IS_ERR(set)) {
+		err = PTR_ERR(set);
+		goto out;
+	}
+
+	if (svc) {
+		WRITE_ONCE(svc->flags, flags);
+		rcu_assign_pointer(svc->bset, set);
+		kpx_bset_free_rcu(old);
+		WRITE_ONCE(kn->n_backends,
+			   kn->n_backends - (old ? old->count : 0) + n);
+		gen_bump(kn);
+		goto out;
+	}
+
+	svc = kzalloc(sizeof(*svc), GFP_KERNEL);
+	if (!svc) {
+		kpx_bset_free(set);
+		err = -ENOMEM;
+		goto out;
+	}
+	svc->key = *key;
+	svc->flags = flags;
+	RCU_INIT_POINTER(svc->bset, set);
+	err = rhashtable_insert_fast(&kn->svcs, &svc->node, svc_params);
+	if (err) {
+		kpx_bset_free(set);
+		kfree(svc);
+		goto out;
+	}
+	list_add_tail_rcu(&svc->list, &kn->svc_list);
+	WRITE_ONCE(kn->n_svcs, kn->n_svcs + 1);
+	WRITE_ONCE(kn->n_backends, kn->n_backends + n);
+	gen_bump(kn);
+out:
+	mutex_unlock(&kn->lock);
+	return err;
+}
+
+/**
+ * kpx_svc_del - delete a frontend
+ * @kn: the namespace's state
+ * @key: built with kpx_key_init()
+ *
+ * Return: 0 or -ENOENT.
+ */
+int kpx_svc_del(struct kpx_net *kn, const struct kpx_key *key)
+{
+	struct kpx_svc *svc;
+	int err = -ENOENT;
+
+	mutex_lock(&kn->lock);
+	svc = kpx_svc_lookup(kn, key);
+	if (svc) {
+		svc_unlink(kn, svc);
+		gen_bump(kn);
+		err = 0;
+	}
+	mutex_unlock(&kn->lock);
+	return err;
+}
+
+static void svc_flush_locked(struct kpx_net *kn)
+{
+	struct kpx_svc *svc, *tmp;
+
+	lockdep_assert_held(&kn->lock);
+	list_for_each_entry_safe(svc, tmp, &kn->svc_list, list)
+		svc_unlink(kn, svc);
+	gen_bump(kn);
+}
+
+/**
+ * kpx_svc_flush - delete every frontend of the namespace
+ * @kn: the namespace's state
+ */
+void kpx_svc_flush(struct kpx_net *kn)
+{
+	mutex_lock(&kn->lock);
+	svc_flush_locked(kn);
+	mutex_unlock(&kn->lock);
+}
+
+/**
+ * kpx_svc_table_destroy - free the table at namespace exit
+ * @kn: the namespace's state
+ *
+ * The NAT hooks must be gone already; frees are still deferred past a
+ * grace period, and module exit waits for them with rcu_barrier().
+ */
+void kpx_svc_table_destroy(struct kpx_net *kn)
+{
+	mutex_lock(&kn->lock);
+	svc_flush_locked(kn);
+	mutex_unlock(&kn->lock);
+	rhashtable_destroy(&kn->svcs);
+	mutex_destroy(&kn->lock);
+}

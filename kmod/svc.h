@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* kpx frontend table. */
+#ifndef _KPX_SVC_H
+#define _KPX_SVC_H
+
+#include "kpx.h"
+
+void kpx_key_init(struct kpx_key *key, u8 family, u8 protocol,
+		  const void *addr, __be16 port);
+int kpx_svc_table_init(struct kpx_net *kn);
+void kpx_svc_table_destroy(struct kpx_net *kn);
+struct kpx_svc *kpx_svc_lookup(struct kpx_net *kn, const struct kpx_key *key);
+int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
+		struct kpx_be_cfg *cfg, u32 n);
+int kpx_svc_del(struct kpx_net *kn, const struct kpx_key *key);
+void kpx_svc_flush(struct kpx_net *kn);
+
+#endif /* _KPX_SVC_H */

@@ -1,0 +1,300 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""In-memory object store of the kpx test API server.
+
+One global revision counter (like etcd's), an event history that can be
+compacted, per-object resourceVersion, and per-watcher event queues so that
+open watches never lose events to a compaction.
+"""
+
+import copy
+import datetime
+import threading
+import uuid
+
+# resource name -> (kind, apiVersion, namespaced)
+RESOURCES = {
+    "services": ("Service", "v1", True),
+    "endpointslices": ("EndpointSlice", "discovery.k8s.io/v1", True),
+    "nodes": ("Node", "v1", False),
+}
+KIND_TO_RESOURCE = {v[0]: k for k, v in RESOURCES.items()}
+
+STEP_ANNOTATION = "cases.kpr.test/step"
+DELETE_ANNOTATION = "cases.kpr.test/delete"
+
+
+class StoreError(Exception):
+    """An error that maps onto a Kubernetes Status (code, reason)."""
+
+    def __init__(self, code, reason, message):
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+
+def obj_key(obj):
+    """(kind, namespace, name) of an object; namespace '' when cluster scoped."""
+    md = obj.get("metadata") or {}
+    return (obj.get("kind", ""), md.get("namespace", "") or "", md.get("name", ""))
+
+
+def split_objects(doc):
+    """Objects of a decoded JSON document: a List/XList's items or the object."""
+    kind = doc.get("kind", "")
+    if kind.endswith("List") and isinstance(doc.get("items"), list):
+        out = []
+        item_kind = kind[:-4] if kind != "List" else None
+        for it in doc["items"]:
+            it = dict(it)
+            if item_kind and "kind" not in it:
+                it["kind"] = item_kind
+                it["apiVersion"] = doc.get("apiVersion", "v1")
+            out.append(it)
+        return out
+    return [doc]
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Event:
+    """One change: rv, type (ADDED/MODIFIED/DELETED), new object, previous object."""
+
+    __slots__ = ("rv", "type", "obj", "prev")
+
+    def __init__(self, rv, etype, obj, prev):
+        self.rv = rv
+        self.type = etype
+        self.obj = obj
+        self.prev = prev
+
+
+class Watcher:
+    """Queue of events for one open watch connection."""
+
+    def __init__(self, resource):
+        self.resource = resource
+        self.queue = []
+        self.cursor = 0
+        self.dropped = None   # None, "abort" or "clean"
+
+
+class Store:
+    """Thread-safe object store. All public methods take the lock."""
+
+    def __init__(self, initial_rv=1000, max_history=200000):
+        self.cond = threading.Condition()
+        self.rv = initial_rv
+        self.compacted = initial_rv   # events with rv <= compacted are gone
+        self.objects = {}             # key -> object (with kind/apiVersion)
+        self.history = []             # list of Event, increasing rv
+        self.max_history = max_history
+        self.watchers = set()
+        self.steps = {}               # step number -> list of objects
+        self.next_step = 1
+        self.counts = {"list": {}, "watch": {}, "get": {}}
+
+    # -- loading and changes -------------------------------------------------
+
+    def load(self, objs):
+        """Load objects: step-annotated ones are kept for later, others applied."""
+        for obj in objs:
+            ann = (obj.get("metadata") or {}).get("annotations") or {}
+            step = ann.get(STEP_ANNOTATION)
+            if step is not None:
+                self.steps.setdefault(int(step), []).append(obj)
+            else:
+                self.apply(obj)
+
+    def _check(self, obj):
+        if not isinstance(obj, dict):
+            raise StoreError(400, "BadRequest", "object must be a JSON object")
+        kind, ns, name = obj_key(obj)
+        if kind not in KIND_TO_RESOURCE:
+            raise StoreError(400, "BadRequest", "unsupported kind %r" % kind)
+        if not name:
+            raise StoreError(400, "BadRequest", "metadata.name is required")
+        namespaced = RESOURCES[KIND_TO_RESOURCE[kind]][2]
+        if namespaced and not ns:
+            raise StoreError(400, "BadRequest", "%s needs metadata.namespace" % kind)
+        if not namespaced and ns:
+            raise StoreError(400, "BadRequest", "%s is cluster scoped" % kind)
+
+    def _push(self, etype, obj, prev):
+        """Record one change under the lock and hand it to every watcher."""
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        ev = Event(self.rv, etype, obj, prev)
+        self.history.append(ev)
+        if len(self.history) > self.max_history:
+            drop = self.history[: len(self.history) - self.max_history]
+            self.compacted = drop[-1].rv
+            del self.history[: len(drop)]
+        for w in self.watchers:
+            w.queue.append(ev)
+        self.cond.notify_all()
+        return ev
+
+    def apply(self, obj):
+        """Create or replace one object; returns (type, rv)."""
+        self._check(obj)
+        obj = copy.deepcopy(obj)
+        obj.setdefault("apiVersion", RESOURCES[KIND_TO_RESOURCE[obj["kind"]]][1])
+        md = obj["metadata"]
+        ann = md.get("annotations") or {}
+        if ann.get(DELETE_ANNOTATION) == "true":
+            k = obj_key(obj)
+            return self.delete(k[0], k[1], k[2])
+        key = obj_key(obj)
+        with self.cond:
+            prev = self.objects.get(key)
+            if prev is not None:
+                md.setdefault("uid", prev["metadata"].get("uid"))
+                md.setdefault("creationTimestamp",
+                              prev["metadata"].get("creationTimestamp"))
+            md.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL,
+                                                "kpx/%s/%s/%s" % key)))
+            md.setdefault("creationTimestamp", _now())
+            self.objects[key] = obj
+            ev = self._push("MODIFIED" if prev is not None else "ADDED", obj, prev)
+            return ev.type, ev.rv
+
+    def delete(self, kind, ns, name):
+        """Delete one object; DELETED carries its last state with a new RV."""
+        key = (kind, ns or "", name)
+        with self.cond:
+            prev = self.objects.pop(key, None)
+            if prev is None:
+                raise StoreError(404, "NotFound", "%s %s/%s not found" % key)
+            obj = copy.deepcopy(prev)
+            ev = self._push("DELETED", obj, prev)
+            return ev.type, ev.rv
+
+    def apply_step(self, n=None):
+        """Apply every object of step n (default: the next step); returns results."""
+        with self.cond:
+            if n is None:
+                n = self.next_step
+            objs = self.steps.get(n)
+            if objs is None:
+                raise StoreError(404, "NotFound", "no step %d" % n)
+            self.next_step = n + 1
+            return n, [self.apply(o) for o in objs]
+
+    def compact(self, rv=None):
+        """Drop history up to rv (default: everything)."""
+        with self.cond:
+            rv = self.rv if rv is None else min(int(rv), self.rv)
+            self.history = [e for e in self.history if e.rv > rv]
+            self.compacted = max(self.compacted, rv)
+            return self.compacted
+
+    def drop_watches(self, mode="abort"):
+        """Ask every open watch to end; returns how many."""
+        with self.cond:
+            for w in self.watchers:
+                w.dropped = mode
+            self.cond.notify_all()
+            return len(self.watchers)
+
+    # -- reading -------------------------------------------------------------
+
+    def snapshot(self, kind, rv=None):
+        """Objects of one kind at revision rv (default: now), sorted by key.
+
+        Returns (rv, [objects]); raises StoreError 410 when rv is compacted.
+        """
+        with self.cond:
+            cur = {k: o for k, o in self.objects.items() if k[0] == kind}
+            if rv is None or rv >= self.rv:
+                at = self.rv
+            else:
+                if rv < self.compacted:
+                    raise StoreError(410, "Expired",
+                                     "too old resource version: %d (%d)"
+                                     % (rv, self.compacted))
+                at = rv
+                for ev in reversed(self.history):
+                    if ev.rv <= rv:
+                        break
+                    if ev.obj["kind"] != kind:
+                        continue
+                    key = obj_key(ev.obj)
+                    if ev.prev is None:
+                        cur.pop(key, None)
+                    else:
+                        cur[key] = ev.prev
+            return at, [cur[k] for k in sorted(cur)]
+
+    def get(self, kind, ns, name):
+        with self.cond:
+            return self.objects.get((kind, ns or "", name))
+
+    def open_watch(self, resource, rv):
+        """Register a watcher for events after rv.
+
+        rv None means "start at the current state": the current objects are
+        returned as initial objects; otherwise the retained events after rv are
+        queued. Returns (watcher, initial objects); raises StoreError 410 when
+        rv is older than the history.
+        """
+        kind = RESOURCES[resource][0]
+        w = Watcher(resource)
+        with self.cond:
+            initial = []
+            if rv is None:
+                initial = [o for k, o in sorted(self.objects.items()) if k[0] == kind]
+            elif rv < self.compacted:
+                raise StoreError(410, "Expired", "too old resource version: %d (%d)"
+                                 % (rv, self.compacted))
+            else:
+                w.queue = [e for e in self.history if e.rv > rv]
+            w.cursor = self.rv if rv is None else max(rv, self.rv)
+            self.watchers.add(w)
+            self.counts["watch"][resource] = self.counts["watch"].get(resource, 0) + 1
+            return w, initial
+
+    def close_watch(self, w):
+        with self.cond:
+            self.watchers.discard(w)
+
+    def wait_events(self, w, timeout):
+        """Wait up to timeout seconds for events; returns (events, cursor)."""
+        with self.cond:
+            if not w.queue and w.dropped is None:
+                self.cond.wait(timeout)
+            evs, w.queue = w.queue, []
+            if evs:
+                w.cursor = max(w.cursor, evs[-1].rv)
+            if not w.queue:
+                w.cursor = max(w.cursor, self.rv)
+            return evs, w.cursor
+
+    def count(self, what, resource):
+        with self.cond:
+            self.counts[what][resource] = self.counts[what].get(resource, 0) + 1
+
+    def stats(self):
+        with self.cond:
+            open_w = {}
+            for w in self.watchers:
+                open_w[w.resource] = open_w.get(w.resource, 0) + 1
+            objs = {}
+            for k in self.objects:
+                r = KIND_TO_RESOURCE.get(k[0], k[0])
+                objs[r] = objs.get(r, 0) + 1
+            return {
+                "resourceVersion": str(self.rv),
+                "compactedResourceVersion": str(self.compacted),
+                "historyEvents": len(self.history),
+                "lists": dict(self.counts["list"]),
+                "watches": dict(self.counts["watch"]),
+                "gets": dict(self.counts["get"]),
+                "openWatches": open_w,
+                "openWatchesTotal": len(self.watchers),
+                "objects": objs,
+                "steps": sorted(self.steps),
+                "nextStep": self.next_step,
+            }

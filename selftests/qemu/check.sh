@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# check.sh: the whole VM test flow, for "make check".  Builds the selftest
+# tools, the module (make -C kmod) and kpxctl/kpx-agent (make -C agent),
+# fetches the kernel, builds the stub initramfs, boots the VM and runs
+# selftests/run_guest.sh in it.  Exit status = the suite's (0 = all passed).
+# The TAP output is also written to $KPX_VM_CACHE/last-tap.txt.
+#
+# Environment: KPX_TESTS (subset of tests, e.g. "kpx_reject kpx_genl"),
+# KPX_TEST_TIMEOUT (per test, s), and those of run-vm.sh (KPX_VM_TIMEOUT,
+# KPX_KVER, KPX_VM_CACHE, ...).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+. "$here/vm-env.sh"
+
+step() { echo "check: $*" >&2; }
+
+step "building the selftest tools"
+make -C "$repo/selftests" all || exit 1
+if [ -e "$repo/kmod/Makefile" ]; then
+	step "building kmod/kpx.ko for $KPX_KVER"
+	make -C "$repo/kmod" KVER="$KPX_KVER" || exit 1
+else
+	step "no kmod/Makefile: tests needing the module will fail"
+fi
+if [ -e "$repo/agent/Makefile" ]; then
+	step "building agent/kpxctl and agent/kpx-agent"
+	make -C "$repo/agent" kpxctl kpx-agent || exit 1
+fi
+"$here/get-kernel.sh" >/dev/null || exit 1
+"$here/mkinitramfs.sh" >/dev/null || exit 1
+
+log=$KPX_VM_CACHE/last-check.log
+step "booting the VM (log $log)"
+cd "$repo" || exit 1
+KPX_VM_LOG=$log "$here/run-vm.sh" -- "$repo/selftests/run_guest.sh"
+rc=$?
+sed -n '/^TAP version 13$/,/^KPX-VM-EXIT:/p' "$log" |
+	grep -v -E '^KPX-VM-EXIT:|^\[ *[0-9.]+\] ' >"$KPX_VM_CACHE/last-tap.txt"
+summary=$(grep -E '^(not )?ok ' "$KPX_VM_CACHE/last-tap.txt" | grep -c '^not ok')
+step "exit $rc ($summary TAP failures); TAP in $KPX_VM_CACHE/last-tap.txt"
+exit "$rc"

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Stage 2 of the VM boot, PID 1 on the overlaid host root.  Kernel command
+# line: kpx.kimg=DIR (the extracted Debian kernel package, whose
+# lib/modules/KVER is bound over /lib/modules/KVER), kpx.cmdfile=FILE (a bash
+# script written by run-vm.sh).  Runs it with the console as stdout/stderr,
+# prints "KPX-VM-EXIT: <status>" and reboots (QEMU runs with -no-reboot).
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8
+exec </dev/null >/dev/console 2>&1
+
+finish() {
+	echo "KPX-VM-EXIT: $1"
+	sync
+	/bin/busybox reboot -f
+	sleep 10
+}
+
+die() {
+	echo "KPX-VM: $*"
+	finish 125
+}
+
+kimg= cmdfile=
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	kpx.kimg=*) kimg=${arg#kpx.kimg=} ;;
+	kpx.cmdfile=*) cmdfile=${arg#kpx.cmdfile=} ;;
+	esac
+done
+kver=$(uname -r)
+
+mount -t tmpfs -o mode=1777 tmpfs /tmp || die "mount /tmp"
+mount -t tmpfs -o mode=0755 tmpfs /run || die "mount /run"
+mkdir -p /dev/pts /dev/shm /run/lock
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t debugfs debugfs /sys/kernel/debug
+[ -d "$kimg/lib/modules/$kver" ] || die "no modules in kpx.kimg=$kimg"
+mkdir -p "/lib/modules/$kver"
+mount --bind "$kimg/lib/modules/$kver" "/lib/modules/$kver" ||
+	die "cannot bind the kernel's modules"
+
+hostname kpx-vm
+/usr/sbin/ip link set lo up
+for m in crc32c_generic libcrc32c nf_defrag_ipv4 nf_defrag_ipv6 \
+	 nf_conntrack nf_nat nf_reject_ipv4 nf_reject_ipv6 veth; do
+	modprobe "$m" || die "modprobe $m failed"
+done
+sysctl -q -w net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
+	net.ipv4.icmp_ratelimit=0 net.ipv6.icmp.ratelimit=0 ||
+	die "sysctl failed"
+
+[ -r "$cmdfile" ] || die "no command file (kpx.cmdfile=$cmdfile)"
+echo "KPX-VM: guest ready at $(cut -d' ' -f1 /proc/uptime) s, running $cmdfile"
+bash "$cmdfile"
+finish $?
