@@ -29,6 +29,7 @@ tools: deps
 unit: agent
 	$(MAKE) -C agent test
 	python3 ./selftests/apiserver/test_apiserver.py
+	./agent/tests/agent-apiserver.sh
 
 # DKMS build of the module against the installed headers, in a scratch tree
 # (nothing is installed on the host).

@@ -343,6 +343,8 @@ static void start(struct res *r)
 	r->easy = c = curl_easy_init();
 	if (!c)
 		goto fail;
+	if (r->next == REQ_WATCH && !r->rv)	/* lost to a failed strdup() */
+		r->next = REQ_LIST;
 	r->cur = r->next;
 	url = make_url(r, r->cur, &timeout_s);
 	if (!url)

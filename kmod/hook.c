@@ -43,6 +43,15 @@ static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
 	else
 		nf_send_unreach6(state->net, skb, ICMPV6_PORT_UNREACH,
 				 state->hook);
+	/*
+	 * A local sender also gets the error straight from its send path:
+	 * connect() fails at once with ECONNREFUSED (the ICMP error may
+	 * arrive while the socket is still locked by connect() and then only
+	 * counts as a soft error), and a UDP send() reports ECONNREFUSED
+	 * instead of the EPERM of a plain drop.
+	 */
+	if (state->hook == NF_INET_LOCAL_OUT)
+		return NF_DROP_ERR(-ECONNREFUSED);
 	return NF_DROP;
 }
 
