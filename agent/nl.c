@@ -4,8 +4,9 @@
  *
  * One socket per struct kpx_nl, blocking, one request in flight at a time.
  * Every request gets a fresh nl_cb whose handlers record the kernel's errno
- * and extended-ack message in a struct request; libnl's own error codes are
- * only used for failures that are not the kernel's (allocation, socket I/O).
+ * and extended-ack message in a struct kpx_nl_request; libnl's own error
+ * codes are only used for failures that are not the kernel's (allocation,
+ * socket I/O).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -24,6 +25,7 @@
 #include "addr.h"
 #include "log.h"
 #include "nl.h"
+#include "nl_priv.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -37,25 +39,8 @@
 /* Attempts of a dump before giving up on a table that keeps changing. */
 #define KPX_NL_DUMP_TRIES 8
 
-struct kpx_nl {
-	struct nl_sock *sk;
-	int family_id;
-	char errmsg[256];
-};
-
-/* The state of one request/response exchange. */
-struct request {
-	struct kpx_nl *nl;
-	int err;		/* kernel errno, negative; 0 if none */
-	bool done;		/* ACK, error or NLMSG_DONE seen */
-	bool intr;		/* a dump message carried NLM_F_DUMP_INTR */
-	int (*parse)(struct nlmsghdr *nlh, void *arg);	/* NL_CB_VALID */
-	void *arg;
-	int parse_err;		/* first error returned by parse */
-};
-
 /* libnl NLE_* to errno, for errors that did not come from the kernel. */
-static int nlerr_to_errno(int nle)
+int kpx_nl_errno(int nle)
 {
 	switch (nle < 0 ? -nle : nle) {
 	case 0:			return 0;
@@ -118,9 +103,9 @@ static void save_extack(struct kpx_nl *nl, struct nlattr *tlvs, int len)
 			 nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
 }
 
-static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
+int kpx_nl_on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
 {
-	struct request *r = arg;
+	struct kpx_nl_request *r = arg;
 	/* libnl hands us the payload; the header sits right before it. */
 	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
 	int len = (int)nlh->nlmsg_len - NLMSG_HDRLEN;
@@ -142,16 +127,16 @@ static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
 
 static int on_ack(struct nl_msg *msg, void *arg)
 {
-	struct request *r = arg;
+	struct kpx_nl_request *r = arg;
 
 	r->done = true;
 	return NL_STOP;
 }
 
 /* NLMSG_DONE of a dump: carries the dump's error (int) and maybe extack. */
-static int on_finish(struct nl_msg *msg, void *arg)
+int kpx_nl_on_finish(struct nl_msg *msg, void *arg)
 {
-	struct request *r = arg;
+	struct kpx_nl_request *r = arg;
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	int len = nlmsg_datalen(nlh);
 
@@ -175,7 +160,7 @@ static int on_finish(struct nl_msg *msg, void *arg)
 
 static int on_dump_intr(struct nl_msg *msg, void *arg)
 {
-	struct request *r = arg;
+	struct kpx_nl_request *r = arg;
 
 	r->intr = true;
 	return NL_OK;	/* keep reading up to NLMSG_DONE */
@@ -183,7 +168,7 @@ static int on_dump_intr(struct nl_msg *msg, void *arg)
 
 static int on_valid(struct nl_msg *msg, void *arg)
 {
-	struct request *r = arg;
+	struct kpx_nl_request *r = arg;
 	int err;
 
 	if (nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP_INTR)
@@ -200,7 +185,8 @@ static int on_valid(struct nl_msg *msg, void *arg)
  * Sends @msg (consumed) and reads replies until the ACK, the error or the
  * end of the dump.  Returns 0 or a negative errno (the kernel's, if any).
  */
-static int transact(struct kpx_nl *nl, struct nl_msg *msg, struct request *r)
+static int transact(struct kpx_nl *nl, struct nl_msg *msg,
+		    struct kpx_nl_request *r)
 {
 	struct nl_cb *cb;
 	int ret;
@@ -212,16 +198,16 @@ static int transact(struct kpx_nl *nl, struct nl_msg *msg, struct request *r)
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
-	nl_cb_err(cb, NL_CB_CUSTOM, on_error, r);
+	nl_cb_err(cb, NL_CB_CUSTOM, kpx_nl_on_error, r);
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, r);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, r);
+	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, kpx_nl_on_finish, r);
 	nl_cb_set(cb, NL_CB_DUMP_INTR, NL_CB_CUSTOM, on_dump_intr, r);
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, r);
 
 	ret = nl_send_auto(nl->sk, msg);
 	nlmsg_free(msg);
 	if (ret < 0) {
-		ret = nlerr_to_errno(ret);
+		ret = kpx_nl_errno(ret);
 		goto out;
 	}
 	ret = 0;
@@ -235,7 +221,7 @@ static int transact(struct kpx_nl *nl, struct nl_msg *msg, struct request *r)
 			break;
 		}
 		if (ret < 0) {
-			ret = nlerr_to_errno(ret);
+			ret = kpx_nl_errno(ret);
 			break;
 		}
 	}
@@ -285,7 +271,7 @@ int kpx_nl_open(struct kpx_nl **out)
 	}
 	ret = genl_connect(nl->sk);
 	if (ret < 0) {
-		ret = nlerr_to_errno(ret);
+		ret = kpx_nl_errno(ret);
 		goto err;
 	}
 	ret = nl_socket_set_buffer_size(nl->sk, KPX_NL_RCVBUF, KPX_NL_SNDBUF);
@@ -305,7 +291,7 @@ int kpx_nl_open(struct kpx_nl **out)
 
 	ret = genl_ctrl_resolve(nl->sk, KPX_GENL_NAME);
 	if (ret < 0) {
-		ret = nlerr_to_errno(ret);
+		ret = kpx_nl_errno(ret);
 		goto err;
 	}
 	nl->family_id = ret;
@@ -355,20 +341,22 @@ static size_t set_size(const struct kpx_service *s)
 	return 4096 + s->nbackends * be;
 }
 
-int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
+/*
+ * Builds the KPX_CMD_SET_SERVICE message for @s into *out.  -EMSGSIZE (with
+ * nl->errmsg set) when the backends do not fit in one 64 KiB attribute.
+ */
+int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
+		     struct nl_msg **out)
 {
-	struct request r = { 0 };
 	struct nlattr *svc, *list, *be;
 	struct nl_msg *msg;
 	size_t alen = kpx_addr_len(s->family);
-	int ret;
 
 	if (!alen)
 		return -EAFNOSUPPORT;
 	msg = new_msg(nl, KPX_CMD_SET_SERVICE, 0, set_size(s));
 	if (!msg)
 		return -ENOMEM;
-	ret = -EMSGSIZE;
 	svc = nla_nest_start(msg, KPX_A_SERVICE);
 	if (!svc || put_key(msg, s) < 0 ||
 	    nla_put_u32(msg, KPX_SVC_A_FLAGS, s->flags) < 0)
@@ -383,27 +371,52 @@ int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
 			be = nla_nest_start(msg, KPX_BACKENDS_A_BACKEND);
 			if (!be ||
 			    nla_put(msg, KPX_BE_A_ADDR, (int)alen, &b->addr) < 0 ||
-			    nla_put_u16(msg, KPX_BE_A_PORT, htons(b->port)) < 0 ||
-			    nla_put_u32(msg, KPX_BE_A_WEIGHT,
-					b->weight ? b->weight : 1) < 0)
+			    nla_put_u16(msg, KPX_BE_A_PORT, htons(b->port)) < 0)
 				goto err;
-			nla_nest_end(msg, be);
+			/* Weight 1 is the default: leave it out, saving room. */
+			if (b->weight > 1 &&
+			    nla_put_u32(msg, KPX_BE_A_WEIGHT, b->weight) < 0)
+				goto err;
+			if (nla_nest_end(msg, be) < 0)
+				goto err;
 		}
-		nla_nest_end(msg, list);
+		/* libnl drops a nest longer than 64 KiB and says so here. */
+		if (nla_nest_end(msg, list) < 0)
+			goto too_big;
 	}
-	nla_nest_end(msg, svc);
-	return transact(nl, msg, &r);
+	if (nla_nest_end(msg, svc) < 0)
+		goto too_big;
+	*out = msg;
+	return 0;
+too_big:
+	snprintf(nl->errmsg, sizeof(nl->errmsg),
+		 "%zu backends do not fit in one netlink attribute (64 KiB)",
+		 s->nbackends);
 err:
 	nlmsg_free(msg);
-	return ret;
+	return -EMSGSIZE;
+}
+
+int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
+{
+	struct kpx_nl_request r = { 0 };
+	struct nl_msg *msg;
+	int ret;
+
+	nl->errmsg[0] = '\0';
+	ret = kpx_nl_build_set(nl, s, &msg);
+	if (ret)
+		return ret;
+	return transact(nl, msg, &r);
 }
 
 int kpx_nl_del_service(struct kpx_nl *nl, const struct kpx_service *key)
 {
-	struct request r = { 0 };
+	struct kpx_nl_request r = { 0 };
 	struct nlattr *svc;
 	struct nl_msg *msg;
 
+	nl->errmsg[0] = '\0';
 	if (!kpx_addr_len(key->family))
 		return -EAFNOSUPPORT;
 	msg = new_msg(nl, KPX_CMD_DEL_SERVICE, 0, 512);
@@ -420,9 +433,10 @@ int kpx_nl_del_service(struct kpx_nl *nl, const struct kpx_service *key)
 
 int kpx_nl_flush(struct kpx_nl *nl)
 {
-	struct request r = { 0 };
+	struct kpx_nl_request r = { 0 };
 	struct nl_msg *msg = new_msg(nl, KPX_CMD_FLUSH, 0, 64);
 
+	nl->errmsg[0] = '\0';
 	if (!msg)
 		return -ENOMEM;
 	return transact(nl, msg, &r);
@@ -448,12 +462,7 @@ static struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	[KPX_BE_A_CONNS] = { .type = NLA_U64 },
 };
 
-struct dump {
-	struct kpx_service *v;
-	size_t n, cap;
-};
-
-static void dump_reset(struct dump *d)
+void kpx_nl_dump_reset(struct kpx_nl_dumpbuf *d)
 {
 	kpx_services_free(d->v, d->n);
 	memset(d, 0, sizeof(*d));
@@ -502,10 +511,10 @@ static int parse_backends(struct kpx_service *s, struct nlattr *list)
  * is taken as a continuation carrying more backends, so a module that splits
  * a large backend set over several messages is read correctly.
  */
-static int parse_service(struct nlmsghdr *nlh, void *arg)
+int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 {
 	struct nlattr *tb[KPX_A_MAX + 1], *stb[KPX_SVC_A_MAX + 1];
-	struct dump *d = arg;
+	struct kpx_nl_dumpbuf *d = arg;
 	struct kpx_service s = { 0 }, *cur;
 	size_t alen;
 	int ret;
@@ -557,11 +566,12 @@ static int parse_service(struct nlmsghdr *nlh, void *arg)
 
 int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n)
 {
-	struct dump d = { 0 };
+	struct kpx_nl_dumpbuf d = { 0 };
 	int ret = -EAGAIN;
 
+	nl->errmsg[0] = '\0';
 	for (int tries = 0; tries < KPX_NL_DUMP_TRIES; tries++) {
-		struct request r = { .parse = parse_service, .arg = &d };
+		struct kpx_nl_request r = { .parse = kpx_nl_parse_service, .arg = &d };
 		struct nl_msg *msg = new_msg(nl, KPX_CMD_GET_SERVICE,
 					     NLM_F_DUMP, 64);
 
@@ -573,14 +583,14 @@ int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n)
 		if (!ret && r.intr) {
 			kpx_dbg(2, "nl", "dump interrupted, retrying (%d)",
 				tries + 1);
-			dump_reset(&d);
+			kpx_nl_dump_reset(&d);
 			ret = -EAGAIN;
 			continue;
 		}
 		break;
 	}
 	if (ret) {
-		dump_reset(&d);
+		kpx_nl_dump_reset(&d);
 		return ret;
 	}
 	for (size_t i = 0; i < d.n; i++)
@@ -600,7 +610,7 @@ static struct nla_policy stats_policy[KPX_STATS_A_MAX + 1] = {
 	[KPX_STATS_A_DROPS] = { .type = NLA_U64 },
 };
 
-static int parse_stats(struct nlmsghdr *nlh, void *arg)
+int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
 {
 	struct nlattr *tb[KPX_A_MAX + 1], *st[KPX_STATS_A_MAX + 1];
 	struct kpx_nl_stats *out = arg;
@@ -626,10 +636,11 @@ static int parse_stats(struct nlmsghdr *nlh, void *arg)
 int kpx_nl_stats(struct kpx_nl *nl, struct kpx_nl_stats *st)
 {
 	struct kpx_nl_stats tmp = { 0 };
-	struct request r = { .parse = parse_stats, .arg = &tmp };
+	struct kpx_nl_request r = { .parse = kpx_nl_parse_stats, .arg = &tmp };
 	struct nl_msg *msg = new_msg(nl, KPX_CMD_GET_STATS, 0, 64);
 	int ret;
 
+	nl->errmsg[0] = '\0';
 	if (!msg)
 		return -ENOMEM;
 	ret = transact(nl, msg, &r);

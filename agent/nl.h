@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The kpx generic-netlink family from userspace (libnl-genl-3 only).
- * All functions return 0 or a negative errno; on a kernel error the extack
- * message, if any, is copied to the buffer given to kpx_nl_open().
+ * All functions return 0 or a negative errno; after a kernel error the extack
+ * message, if any, is returned by kpx_nl_errmsg().
  */
 #ifndef KPX_NL_H
 #define KPX_NL_H

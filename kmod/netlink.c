@@ -30,7 +30,8 @@
 static const struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	[KPX_BE_A_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
 	[KPX_BE_A_PORT] = { .type = NLA_BE16 },
-	[KPX_BE_A_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, 1, KPX_WEIGHT_MAX),
+	/* Range checked in parse_backend(): the contract says EINVAL. */
+	[KPX_BE_A_WEIGHT] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy backends_policy[KPX_BACKENDS_A_MAX + 1] = {
@@ -157,6 +158,11 @@ static int parse_backend(struct nlattr *nest, u16 family,
 	cfg->weight = 1;
 	if (tb[KPX_BE_A_WEIGHT])
 		cfg->weight = nla_get_u32(tb[KPX_BE_A_WEIGHT]);
+	if (!cfg->weight || cfg->weight > KPX_WEIGHT_MAX) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_BE_A_WEIGHT],
+				    "backend weight must be 1..KPX_WEIGHT_MAX");
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -28,25 +28,31 @@ for p in tcp udp; do
 done
 assert_rc "kpxctl set tcp [$D6]:80 --drop-empty" 0 "$KPXCTL" set tcp "[$D6]:80" --drop-empty
 
-# refused LABEL NS N CLIENT-ARGS...: N attempts, all ECONNREFUSED, each fast.
-refused() {
-	local label=$1 ns=$2 n=$3
+stats_mark
 
-	shift 3
-	client "$ns" -n "$n" -t 3000 "$@"
+# refused LABEL NS N PROTO VIP:PORT [-u]: N attempts from NS, all refused
+# (ECONNREFUSED), each well under a second, each counted once as a reject.
+refused() {
+	local label=$1 ns=$2 n=$3 proto=$4 key=$5 r0 dst=$5
+
+	shift 5
+	r0=$(proc_svc "$proto" "$key" rejects)
+	client "$ns" -n "$n" -t 3000 "$@" "$dst"
 	assert_eq "$label: attempts refused" "$n" "$(error_count ECONNREFUSED)"
 	assert_eq "$label: attempts ok" 0 "$(summary_field ok)"
 	assert_lt_ms "$label: slowest refusal" 500 "$(summary_field max_ms)"
+	assert_eq "$label: rejects counted" "$n" \
+		"$(( $(proc_svc "$proto" "$key" rejects) - r0 ))"
 }
 
-refused "tcp4 cli" cli 5 $R4:80
-refused "tcp4 node" node 5 $R4:80
-refused "udp4 cli" cli 5 -u $R4:80
-refused "udp4 node" node 5 -u $R4:80
-refused "tcp6 cli" cli 5 "[$R6]:80"
-refused "tcp6 node" node 5 "[$R6]:80"
-refused "udp6 cli" cli 5 -u "[$R6]:80"
-refused "udp6 node" node 5 -u "[$R6]:80"
+refused "tcp4 cli" cli 5 tcp $R4:80
+refused "tcp4 node" node 5 tcp $R4:80
+refused "udp4 cli" cli 5 udp $R4:80 -u
+refused "udp4 node" node 5 udp $R4:80 -u
+refused "tcp6 cli" cli 5 tcp "[$R6]:80"
+refused "tcp6 node" node 5 tcp "[$R6]:80"
+refused "udp6 cli" cli 5 udp "[$R6]:80" -u
+refused "udp6 node" node 5 udp "[$R6]:80" -u
 # The stage must be connect for TCP and recv for UDP.
 client cli -n 1 $R4:80
 assert_match "tcp refusal stage" "^1 ECONNREFUSED [0-9.]+ connect$" "$(grep '^1 ' "$TMPD/client.out")"
@@ -93,9 +99,10 @@ stats=$("$KPXCTL" stats --json)
 log "kpxctl stats --json: $stats"
 assert_eq "stats services" 7 "$(jq -r .services <<<"$stats")"
 assert_eq "stats backends" 0 "$(jq -r .backends <<<"$stats")"
-assert_eq "stats conns" 0 "$(jq -r .conns <<<"$stats")"
-assert_eq "stats rejects (refused)" 42 "$(jq -r .rejects <<<"$stats")"
-assert_eq "stats drops" 10 "$(jq -r .drops <<<"$stats")"
+# Namespace totals count since module load: compare the changes.
+assert_eq "stats conns, change" 0 "$(stats_delta conns)"
+assert_eq "stats rejects (refused), change" 42 "$(stats_delta rejects)"
+assert_eq "stats drops, change" 10 "$(stats_delta drops)"
 
 # Adding a backend afterwards is picked up by the next connection.
 pod_add pod1 10.244.1.2

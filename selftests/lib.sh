@@ -346,6 +346,14 @@ be_counter() {
 		  .port == $bp)][0].conns // "none"' <<<"$1"
 }
 
+# stats_mark [NS]: remember "kpxctl stats" totals; stats_delta FIELD [NS]
+# prints a total's change since (the totals count since module load).
+stats_mark() { STATS0=$(in_ns "${1:-}" "$KPXCTL" stats --json); }
+stats_delta() {
+	echo $(( $(in_ns "${2:-}" "$KPXCTL" stats --json | jq -r ".$1") -
+		 $(jq -r ".$1" <<<"$STATS0") ))
+}
+
 # dmesg_mark: remember the kernel log position; dmesg_since prints the rest.
 dmesg_mark() { DMESG_LINES=$(dmesg | wc -l); }
 dmesg_since() { dmesg | tail -n +"$((${DMESG_LINES:-0} + 1))"; }

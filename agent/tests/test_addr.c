@@ -123,6 +123,7 @@ static void test_proto(void)
 
 int main(void)
 {
+	printf("TAP version 13\n");
 	test_hostport_ok();
 	test_hostport_bad();
 	test_backend();

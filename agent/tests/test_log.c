@@ -68,6 +68,8 @@ int main(void)
 	char big[6000];
 	int side = 0;
 
+	printf("TAP version 13\n");
+
 	out = tmpfile();
 	if (!out)
 		return 1;

@@ -314,6 +314,7 @@ static void test_mixed(void)
 
 int main(void)
 {
+	printf("TAP version 13\n");
 	test_identical();
 	test_empty();
 	test_backend_removed();

@@ -174,6 +174,7 @@ static void test_str(void)
 
 int main(void)
 {
+	printf("TAP version 13\n");
 	test_key_cmp();
 	test_backend_cmp();
 	test_same_config();

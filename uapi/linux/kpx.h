@@ -39,6 +39,13 @@
  *           KPX_BE_A_ADDR: binary, same length as the frontend's family
  *           KPX_BE_A_PORT: be16, target port, not 0
  *           KPX_BE_A_WEIGHT: u32, optional, 1..KPX_WEIGHT_MAX, default 1
+ *     KPX_A_BACKENDS: NLA_NESTED, optional, may repeat; same layout as
+ *                     KPX_SVC_A_BACKENDS, whose entries it extends.  One
+ *                     attribute holds at most 64 KiB (about 2000 IPv6
+ *                     backends), so a larger set is sent as KPX_SVC_A_BACKENDS
+ *                     plus as many top-level KPX_A_BACKENDS as needed; the
+ *                     KPX_BACKENDS_MAX limit and the duplicate check apply to
+ *                     the union.
  *
  * KPX_CMD_DEL_SERVICE (doit; CAP_NET_ADMIN)
  *   Deletes the frontend named by the four key attributes of KPX_A_SERVICE.
@@ -50,6 +57,9 @@
  *       KPX_SVC_A_CONNS: u64, new connections scheduled to a backend
  *       KPX_SVC_A_REJECTS: u64, new connections refused for want of a backend
  *       KPX_BE_A_CONNS (in each backend): u64, new connections sent to it
+ *   A frontend whose backends do not fit one message is dumped as several
+ *   consecutive messages with the same key, each with a part of the backend
+ *   list (the frontend counters repeat); userspace joins them.
  *   A dump interrupted by a concurrent change is flagged NLM_F_DUMP_INTR;
  *   userspace retries it.
  *
@@ -102,6 +112,7 @@ enum kpx_attr {
 	KPX_A_UNSPEC,
 	KPX_A_SERVICE,		/* nest, enum kpx_svc_attr */
 	KPX_A_STATS,		/* nest, enum kpx_stats_attr */
+	KPX_A_BACKENDS,		/* nest, enum kpx_backends_attr; repeats */
 	__KPX_A_MAX
 };
 #define KPX_A_MAX (__KPX_A_MAX - 1)

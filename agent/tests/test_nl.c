@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * nl.c without a kernel: SET message building (sizes, byte order, the 64 KiB
+ * attribute limit), dump parsing (continuations, malformed input), error and
+ * extended-ack decoding, stats parsing.  Uses the internals
+ * declared in nl_priv.h.  TAP output.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/kpx.h>
+#include <netlink/attr.h>
+#include <netlink/genl/genl.h>
+
+#include "nl_priv.h"
+
+static int test_no, failures;
+
+#define ok(cond, ...)							\
+	do {								\
+		test_no++;						\
+		if (!(cond))						\
+			failures++;					\
+		printf("%sok %d - ", (cond) ? "" : "not ", test_no);	\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+	} while (0)
+
+static struct kpx_nl fake = { .sk = NULL, .family_id = 0x1234 };
+
+static struct kpx_service mksvc(int family, const char *vip, uint16_t port,
+				size_t n)
+{
+	struct kpx_service s;
+
+	memset(&s, 0, sizeof(s));
+	s.family = family;
+	s.protocol = IPPROTO_TCP;
+	inet_pton(family, vip, &s.addr);
+	s.port = port;
+	s.nbackends = n;
+	s.backends = calloc(n ? n : 1, sizeof(*s.backends));
+	for (size_t i = 0; i < n; i++) {
+		struct kpx_backend *b = &s.backends[i];
+
+		if (family == AF_INET) {
+			b->addr.v4.s_addr = htonl(0x0a000000u | (uint32_t)i);
+		} else {
+			inet_pton(AF_INET6, "fd00:244::", &b->addr.v6);
+			b->addr.v6.s6_addr[14] = (uint8_t)(i >> 8);
+			b->addr.v6.s6_addr[15] = (uint8_t)i;
+		}
+		b->port = 8080;
+		b->weight = 1;
+	}
+	return s;
+}
+
+static void test_build_small(void)
+{
+	struct kpx_service s = mksvc(AF_INET, "10.96.0.10", 80, 3);
+	struct nlattr *tb[KPX_A_MAX + 1], *stb[KPX_SVC_A_MAX + 1];
+	struct kpx_nl_dumpbuf d = { 0 };
+	struct nl_msg *msg = NULL;
+	struct nlmsghdr *nlh;
+	struct genlmsghdr *gh;
+	const uint8_t *p;
+	int ret;
+
+	s.flags = KPX_SVC_F_DROP_EMPTY;
+	s.backends[1].weight = 5;
+	s.backends[2].weight = 0;
+	ret = kpx_nl_build_set(&fake, &s, &msg);
+	ok(ret == 0 && msg, "build SET of 3 IPv4 backends");
+	if (ret)
+		return;
+	nlh = nlmsg_hdr(msg);
+	gh = nlmsg_data(nlh);
+	ok(nlh->nlmsg_type == 0x1234 && gh->cmd == KPX_CMD_SET_SERVICE &&
+	   gh->version == KPX_GENL_VERSION,
+	   "family id, command and version in the headers");
+	genlmsg_parse(nlh, 0, tb, KPX_A_MAX, NULL);
+	nla_parse_nested(stb, KPX_SVC_A_MAX, tb[KPX_A_SERVICE], NULL);
+	p = nla_data(stb[KPX_SVC_A_PORT]);
+	ok(nla_len(stb[KPX_SVC_A_PORT]) == 2 && p[0] == 0 && p[1] == 80,
+	   "frontend port on the wire is big-endian 00 50");
+	p = nla_data(stb[KPX_SVC_A_ADDR]);
+	ok(nla_len(stb[KPX_SVC_A_ADDR]) == 4 && p[0] == 10 && p[1] == 96 &&
+	   p[3] == 10, "VIP on the wire: 4 bytes 10.96.0.10");
+	ok(nla_get_u16(stb[KPX_SVC_A_FAMILY]) == AF_INET &&
+	   nla_get_u8(stb[KPX_SVC_A_PROTOCOL]) == IPPROTO_TCP &&
+	   nla_get_u32(stb[KPX_SVC_A_FLAGS]) == KPX_SVC_F_DROP_EMPTY,
+	   "family u16, protocol u8, flags u32");
+
+	/* The SET body has the dump's shape: read it back with the parser. */
+	ret = kpx_nl_parse_service(nlh, &d);
+	ok(ret == 0 && d.n == 1 && d.v[0].nbackends == 3 &&
+	   d.v[0].port == 80 && d.v[0].flags == KPX_SVC_F_DROP_EMPTY,
+	   "parsed back: 1 frontend, port 80, 3 backends");
+	ok(ret == 0 && d.v[0].backends[0].weight == 1 &&
+	   d.v[0].backends[1].weight == 5 && d.v[0].backends[2].weight == 1 &&
+	   d.v[0].backends[1].port == 8080 &&
+	   ntohl(d.v[0].backends[2].addr.v4.s_addr) == 0x0a000002,
+	   "weights 1 (omitted), 5, 1 (0 omitted); port 8080; addr 10.0.0.2");
+	kpx_nl_dump_reset(&d);
+	nlmsg_free(msg);
+	kpx_service_free(&s);
+}
+
+static void test_build_limits(void)
+{
+	static const struct {
+		int family;
+		const char *vip;
+		size_t n;
+		int want;
+	} cases[] = {
+		{ AF_INET6, "fd00::1", 2046, 0 },
+		{ AF_INET6, "fd00::1", 2047, -EMSGSIZE },
+		{ AF_INET, "10.0.0.1", 3274, 0 },
+		{ AF_INET, "10.0.0.1", 3275, -EMSGSIZE },
+		{ AF_INET6, "fd00::1", KPX_BACKENDS_MAX, -EMSGSIZE },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kpx_service s = mksvc(cases[i].family, cases[i].vip, 80,
+					     cases[i].n);
+		struct nl_msg *msg = NULL;
+		struct kpx_nl_dumpbuf d = { 0 };
+		int ret;
+
+		fake.errmsg[0] = '\0';
+		ret = kpx_nl_build_set(&fake, &s, &msg);
+		ok(ret == cases[i].want, "%s with %zu backends: %d (want %d)",
+		   cases[i].family == AF_INET ? "IPv4" : "IPv6", cases[i].n,
+		   ret, cases[i].want);
+		if (!ret) {
+			kpx_nl_parse_service(nlmsg_hdr(msg), &d);
+			ok(d.n == 1 && d.v[0].nbackends == cases[i].n,
+			   "all %zu backends are in the message", cases[i].n);
+			kpx_nl_dump_reset(&d);
+			nlmsg_free(msg);
+		} else {
+			ok(strstr(fake.errmsg, "backends do not fit") != NULL,
+			   "error message: %s", fake.errmsg);
+		}
+		kpx_service_free(&s);
+	}
+}
+
+/* A dump message for VIP:80/tcp with backends 10.244.0.[first, first + n). */
+static struct nl_msg *dump_msg(const char *vip, unsigned first, unsigned n,
+			       uint64_t conns, int addrlen)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nlattr *svc, *list, *be;
+	unsigned char a[16] = { 0 };
+
+	genlmsg_put(msg, 0, 1, 0x1234, 0, NLM_F_MULTI, KPX_CMD_GET_SERVICE,
+		    KPX_GENL_VERSION);
+	inet_pton(AF_INET, vip, a);
+	svc = nla_nest_start(msg, KPX_A_SERVICE);
+	nla_put_u16(msg, KPX_SVC_A_FAMILY, AF_INET);
+	nla_put_u8(msg, KPX_SVC_A_PROTOCOL, IPPROTO_TCP);
+	nla_put(msg, KPX_SVC_A_ADDR, addrlen, a);
+	nla_put_u16(msg, KPX_SVC_A_PORT, htons(80));
+	nla_put_u64(msg, KPX_SVC_A_CONNS, conns);
+	nla_put_u64(msg, KPX_SVC_A_REJECTS, 3);
+	list = nla_nest_start(msg, KPX_SVC_A_BACKENDS);
+	for (unsigned i = first; i < first + n; i++) {
+		uint32_t ip = htonl(0x0af40000u + i);
+
+		be = nla_nest_start(msg, KPX_BACKENDS_A_BACKEND);
+		nla_put(msg, KPX_BE_A_ADDR, 4, &ip);
+		nla_put_u16(msg, KPX_BE_A_PORT, htons(8080));
+		nla_put_u32(msg, KPX_BE_A_WEIGHT, i + 1);
+		nla_put_u64(msg, KPX_BE_A_CONNS, 100 + i);
+		nla_nest_end(msg, be);
+	}
+	nla_nest_end(msg, list);
+	nla_nest_end(msg, svc);
+	return msg;
+}
+
+static void test_dump_parse(void)
+{
+	struct nl_msg *m1 = dump_msg("10.96.0.10", 0, 2, 60, 4);
+	struct nl_msg *m2 = dump_msg("10.96.0.10", 2, 1, 999, 4);
+	struct nl_msg *m3 = dump_msg("10.96.0.11", 5, 1, 7, 4);
+	struct nl_msg *bad = dump_msg("10.96.0.12", 0, 1, 0, 16);
+	struct kpx_nl_dumpbuf d = { 0 };
+	int r1, r2, r3;
+
+	r1 = kpx_nl_parse_service(nlmsg_hdr(m1), &d);
+	r2 = kpx_nl_parse_service(nlmsg_hdr(m2), &d);
+	r3 = kpx_nl_parse_service(nlmsg_hdr(m3), &d);
+	ok(!r1 && !r2 && !r3 && d.n == 2,
+	   "3 messages, 2 frontends (the 2nd message continues the 1st)");
+	ok(d.n == 2 && d.v[0].nbackends == 3 && d.v[0].conns == 60 &&
+	   d.v[0].rejects == 3 && d.v[0].backends[2].weight == 3 &&
+	   d.v[0].backends[2].conns == 102 &&
+	   ntohl(d.v[0].backends[2].addr.v4.s_addr) == 0x0af40002,
+	   "continuation appended: 3 backends, counters of the first message");
+	ok(d.n == 2 && d.v[1].nbackends == 1 && d.v[1].conns == 7 &&
+	   d.v[1].backends[0].port == 8080 && d.v[1].port == 80 &&
+	   ntohl(d.v[1].addr.v4.s_addr) == 0x0a60000b,
+	   "second frontend 10.96.0.11:80 with its backend, host-order ports");
+	ok(kpx_nl_parse_service(nlmsg_hdr(bad), &d) == -EBADMSG && d.n == 2,
+	   "IPv4 frontend with a 16-byte address is -EBADMSG");
+	kpx_nl_dump_reset(&d);
+	ok(d.n == 0 && d.v == NULL, "dump_reset empties");
+	nlmsg_free(m1);
+	nlmsg_free(m2);
+	nlmsg_free(m3);
+	nlmsg_free(bad);
+}
+
+/* An NLMSG_ERROR for errno @err with extack @text (or none), capped or not. */
+static struct nl_msg *error_msg(int err, const char *text, bool capped,
+				int miss_type)
+{
+	int flags = (text || miss_type ? NLM_F_ACK_TLVS : 0) |
+		    (capped ? NLM_F_CAPPED : 0);
+	struct nl_msg *msg = nlmsg_alloc_simple(NLMSG_ERROR, flags);
+	struct nlmsgerr e = { .error = -err };
+	unsigned char orig[24] = { 0 };
+
+	e.msg.nlmsg_len = capped ? NLMSG_HDRLEN : NLMSG_HDRLEN + sizeof(orig);
+	e.msg.nlmsg_type = 0x1234;
+	nlmsg_append(msg, &e, sizeof(e), NLMSG_ALIGNTO);
+	if (!capped)	/* the echoed request's payload */
+		nlmsg_append(msg, orig, sizeof(orig), NLMSG_ALIGNTO);
+	if (text)
+		nla_put_string(msg, NLMSGERR_ATTR_MSG, text);
+	if (miss_type)
+		nla_put_u32(msg, NLMSGERR_ATTR_MISS_TYPE, (uint32_t)miss_type);
+	return msg;
+}
+
+static void test_errors(void)
+{
+	static const struct {
+		int err;
+		const char *text;
+		bool capped;
+		int miss;
+		const char *want;
+	} cases[] = {
+		{ EINVAL, "duplicate backend", true, 0, "duplicate backend" },
+		{ ENOENT, "no such frontend", false, 0, "no such frontend" },
+		{ EPERM, NULL, true, 0, "" },
+		{ EINVAL, NULL, true, 4, "missing attribute 4" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nl_msg *msg = error_msg(cases[i].err, cases[i].text,
+					       cases[i].capped, cases[i].miss);
+		struct kpx_nl_request r = { .nl = &fake };
+		int ret;
+
+		fake.errmsg[0] = '\0';
+		ret = kpx_nl_on_error(NULL, nlmsg_data(nlmsg_hdr(msg)), &r);
+		ok(ret == NL_STOP && r.done && r.err == -cases[i].err &&
+		   !strcmp(fake.errmsg, cases[i].want),
+		   "error %d (%s): errno %d, extack \"%s\"", cases[i].err,
+		   cases[i].capped ? "capped" : "with request", r.err,
+		   fake.errmsg);
+		nlmsg_free(msg);
+	}
+}
+
+static void test_done(void)
+{
+	struct nl_msg *msg = nlmsg_alloc_simple(NLMSG_DONE,
+						NLM_F_MULTI | NLM_F_ACK_TLVS |
+						NLM_F_DUMP_INTR);
+	struct kpx_nl_request r = { .nl = &fake };
+	int err = -ENOBUFS;
+
+	nlmsg_append(msg, &err, sizeof(err), NLMSG_ALIGNTO);
+	nla_put_string(msg, NLMSGERR_ATTR_MSG, "dump failed");
+	fake.errmsg[0] = '\0';
+	ok(kpx_nl_on_finish(msg, &r) == NL_STOP && r.done && r.err == -ENOBUFS &&
+	   r.intr && !strcmp(fake.errmsg, "dump failed"),
+	   "NLMSG_DONE: error -ENOBUFS, extack, DUMP_INTR seen");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc_simple(NLMSG_DONE, NLM_F_MULTI);
+	err = 0;
+	nlmsg_append(msg, &err, sizeof(err), NLMSG_ALIGNTO);
+	r = (struct kpx_nl_request){ .nl = &fake };
+	ok(kpx_nl_on_finish(msg, &r) == NL_STOP && r.done && !r.err && !r.intr,
+	   "NLMSG_DONE of a clean dump");
+	nlmsg_free(msg);
+}
+
+static void test_stats(void)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct kpx_nl_stats st = { 0 };
+	struct nlattr *n;
+
+	genlmsg_put(msg, 0, 1, 0x1234, 0, 0, KPX_CMD_GET_STATS,
+		    KPX_GENL_VERSION);
+	n = nla_nest_start(msg, KPX_A_STATS);
+	nla_put_u32(msg, KPX_STATS_A_SERVICES, 12);
+	nla_put_u32(msg, KPX_STATS_A_BACKENDS, 34);
+	nla_put_u64(msg, KPX_STATS_A_CONNS, 5000000000ULL);
+	nla_put_u64(msg, KPX_STATS_A_REJECTS, 6);
+	nla_put_u64(msg, KPX_STATS_A_DROPS, 7);
+	nla_nest_end(msg, n);
+	ok(kpx_nl_parse_stats(nlmsg_hdr(msg), &st) == 0 && st.services == 12 &&
+	   st.backends == 34 && st.conns == 5000000000ULL &&
+	   st.rejects == 6 && st.drops == 7, "stats reply parsed (64-bit conns)");
+	nlmsg_free(msg);
+}
+
+static void test_errno_map(void)
+{
+	ok(kpx_nl_errno(-NLE_OBJ_NOTFOUND) == -ENOENT &&
+	   kpx_nl_errno(-NLE_PERM) == -EPERM &&
+	   kpx_nl_errno(-NLE_NOMEM) == -ENOMEM &&
+	   kpx_nl_errno(-NLE_MSGSIZE) == -EMSGSIZE &&
+	   kpx_nl_errno(0) == 0 && kpx_nl_errno(-9999) == -EIO,
+	   "libnl errors map to errno");
+}
+
+int main(void)
+{
+	printf("TAP version 13\n");
+	test_build_small();
+	test_build_limits();
+	test_dump_parse();
+	test_errors();
+	test_done();
+	test_stats();
+	test_errno_map();
+	printf("1..%d\n", test_no);
+	return failures ? 1 : 0;
+}
