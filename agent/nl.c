@@ -331,26 +331,83 @@ static int put_key(struct nl_msg *msg, const struct kpx_service *s)
 	return 0;
 }
 
-/* Payload size of a SET of @s, with some slack. */
-static size_t set_size(const struct kpx_service *s)
-{
-	size_t alen = kpx_addr_len(s->family);
-	size_t be = nla_total_size(0) + nla_total_size(alen) +
-		    nla_total_size(2) + nla_total_size(4);
+/* Largest nla_len: a netlink attribute, nest included, holds < 64 KiB. */
+#define KPX_NL_ATTR_MAX 0xffff
 
-	return 4096 + s->nbackends * be;
+/* Bytes of one KPX_BACKENDS_A_BACKEND nest for @b, padding included. */
+static size_t backend_size(const struct kpx_backend *b, size_t alen)
+{
+	return (size_t)nla_total_size((int)(nla_total_size((int)alen) +
+					    nla_total_size(2) +
+					    (b->weight > 1 ? nla_total_size(4) : 0)));
 }
 
 /*
- * Builds the KPX_CMD_SET_SERVICE message for @s into *out.  -EMSGSIZE (with
- * nl->errmsg set) when the backends do not fit in one 64 KiB attribute.
+ * Message buffer for a SET of @s: headers and key with slack, every
+ * backend, and one nest header per KPX_A_BACKENDS (each of those holds at
+ * least KPX_NL_ATTR_MAX minus one backend and its header).
+ */
+static size_t set_size(const struct kpx_service *s)
+{
+	size_t alen = kpx_addr_len(s->family), total = 0;
+
+	for (size_t i = 0; i < s->nbackends; i++)
+		total += backend_size(&s->backends[i], alen);
+	return 4096 + total +
+	       (total / (KPX_NL_ATTR_MAX / 2) + 2) * NLA_HDRLEN;
+}
+
+/* Puts one KPX_BACKENDS_A_BACKEND nest; weight left out when 0 or 1. */
+static int put_backend(struct nl_msg *msg, const struct kpx_backend *b,
+		       size_t alen)
+{
+	struct nlattr *be = nla_nest_start(msg, KPX_BACKENDS_A_BACKEND);
+
+	if (!be ||
+	    nla_put(msg, KPX_BE_A_ADDR, (int)alen, &b->addr) < 0 ||
+	    nla_put_u16(msg, KPX_BE_A_PORT, htons(b->port)) < 0)
+		return -EMSGSIZE;
+	/* Weight 1 is the default: leave it out, saving room. */
+	if (b->weight > 1 && nla_put_u32(msg, KPX_BE_A_WEIGHT, b->weight) < 0)
+		return -EMSGSIZE;
+	return nla_nest_end(msg, be) < 0 ? -EMSGSIZE : 0;
+}
+
+/*
+ * Puts backends *next, *next + 1, ... of @s while the outermost open nest
+ * @outer stays within KPX_NL_ATTR_MAX bytes; advances *next past them.
+ * 0 or -EMSGSIZE (message buffer exhausted: a sizing bug).
+ */
+static int put_backends(struct nl_msg *msg, const struct nlattr *outer,
+			const struct kpx_service *s, size_t alen, size_t *next)
+{
+	for (; *next < s->nbackends; (*next)++) {
+		const struct kpx_backend *b = &s->backends[*next];
+		size_t used = (size_t)((char *)nlmsg_tail(nlmsg_hdr(msg)) -
+				       (const char *)outer);
+		int ret;
+
+		if (used + backend_size(b, alen) > KPX_NL_ATTR_MAX)
+			break;
+		ret = put_backend(msg, b, alen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Builds the KPX_CMD_SET_SERVICE message for @s into *out.  The backends go
+ * into KPX_SVC_A_BACKENDS as far as KPX_A_SERVICE stays below 64 KiB, the
+ * rest into as many top-level KPX_A_BACKENDS as needed, all in order.  The
+ * set size is not checked here: the kernel enforces KPX_BACKENDS_MAX.
  */
 int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 		     struct nl_msg **out)
 {
-	struct nlattr *svc, *list, *be;
+	struct nlattr *svc, *list;
 	struct nl_msg *msg;
-	size_t alen = kpx_addr_len(s->family);
+	size_t alen = kpx_addr_len(s->family), next = 0;
 
 	if (!alen)
 		return -EAFNOSUPPORT;
@@ -363,36 +420,26 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 		goto err;
 	if (s->nbackends) {
 		list = nla_nest_start(msg, KPX_SVC_A_BACKENDS);
-		if (!list)
+		if (!list || put_backends(msg, svc, s, alen, &next) < 0 ||
+		    nla_nest_end(msg, list) < 0)
 			goto err;
-		for (size_t i = 0; i < s->nbackends; i++) {
-			const struct kpx_backend *b = &s->backends[i];
-
-			be = nla_nest_start(msg, KPX_BACKENDS_A_BACKEND);
-			if (!be ||
-			    nla_put(msg, KPX_BE_A_ADDR, (int)alen, &b->addr) < 0 ||
-			    nla_put_u16(msg, KPX_BE_A_PORT, htons(b->port)) < 0)
-				goto err;
-			/* Weight 1 is the default: leave it out, saving room. */
-			if (b->weight > 1 &&
-			    nla_put_u32(msg, KPX_BE_A_WEIGHT, b->weight) < 0)
-				goto err;
-			if (nla_nest_end(msg, be) < 0)
-				goto err;
-		}
-		/* libnl drops a nest longer than 64 KiB and says so here. */
-		if (nla_nest_end(msg, list) < 0)
-			goto too_big;
 	}
 	if (nla_nest_end(msg, svc) < 0)
-		goto too_big;
+		goto err;
+	while (next < s->nbackends) {
+		size_t first = next;
+
+		list = nla_nest_start(msg, KPX_A_BACKENDS);
+		if (!list || put_backends(msg, list, s, alen, &next) < 0 ||
+		    next == first || nla_nest_end(msg, list) < 0)
+			goto err;
+	}
 	*out = msg;
 	return 0;
-too_big:
-	snprintf(nl->errmsg, sizeof(nl->errmsg),
-		 "%zu backends do not fit in one netlink attribute (64 KiB)",
-		 s->nbackends);
 err:
+	snprintf(nl->errmsg, sizeof(nl->errmsg),
+		 "SET of %zu backends: netlink message buffer too small",
+		 s->nbackends);
 	nlmsg_free(msg);
 	return -EMSGSIZE;
 }
@@ -509,15 +556,17 @@ static int parse_backends(struct kpx_service *s, struct nlattr *list)
 /*
  * One dumped frontend.  A frontend repeated in the next message (same key)
  * is taken as a continuation carrying more backends, so a module that splits
- * a large backend set over several messages is read correctly.
+ * a large backend set over several messages is read correctly.  Backends in
+ * top-level KPX_A_BACKENDS nests (the SET layout) are appended too.
  */
 int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 {
 	struct nlattr *tb[KPX_A_MAX + 1], *stb[KPX_SVC_A_MAX + 1];
 	struct kpx_nl_dumpbuf *d = arg;
 	struct kpx_service s = { 0 }, *cur;
+	struct nlattr *a;
 	size_t alen;
-	int ret;
+	int ret, rem;
 
 	ret = genlmsg_parse(nlh, 0, tb, KPX_A_MAX, NULL);
 	if (ret < 0)
@@ -559,8 +608,20 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 		cur = &d->v[d->n++];
 		*cur = s;
 	}
-	if (stb[KPX_SVC_A_BACKENDS])
-		return parse_backends(cur, stb[KPX_SVC_A_BACKENDS]);
+	if (stb[KPX_SVC_A_BACKENDS]) {
+		ret = parse_backends(cur, stb[KPX_SVC_A_BACKENDS]);
+		if (ret)
+			return ret;
+	}
+	/* Top-level KPX_A_BACKENDS extend the list, as in a SET. */
+	nla_for_each_attr(a, genlmsg_attrdata(nlmsg_data(nlh), 0),
+			  genlmsg_attrlen(nlmsg_data(nlh), 0), rem) {
+		if (nla_type(a) != KPX_A_BACKENDS)
+			continue;
+		ret = parse_backends(cur, a);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 

@@ -41,15 +41,21 @@ int kpx_nl_errno(int nle);
 
 /*
  * Builds the KPX_CMD_SET_SERVICE message for @s (backends sent in the given
- * order, weight left out when 1 or 0).  -EMSGSIZE, with nl->errmsg set, if
- * the frontend does not fit in one 64 KiB attribute.
+ * order, weight left out when 1 or 0).  Backends fill KPX_SVC_A_BACKENDS
+ * while KPX_A_SERVICE stays within 65535 bytes (nla_len is 16 bits); the
+ * rest follow in top-level KPX_A_BACKENDS nests, each within 65535 bytes,
+ * in the same message, whose buffer is sized for all of them.  Any number
+ * of backends is accepted (the kernel rejects more than KPX_BACKENDS_MAX
+ * with EINVAL).  -EAFNOSUPPORT for a bad family, -ENOMEM, or -EMSGSIZE
+ * (nl->errmsg set) if the buffer turned out too small, which is a bug.
  */
 int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 		     struct nl_msg **out);
 
 /*
  * Parses one KPX_CMD_GET_SERVICE reply into @arg (a struct
- * kpx_nl_dumpbuf); a frontend with the key of the previous one continues it.
+ * kpx_nl_dumpbuf); a frontend with the key of the previous one continues it,
+ * and top-level KPX_A_BACKENDS nests extend its backend list.
  * -EBADMSG for a malformed message, -ENOMEM.
  */
 int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg);

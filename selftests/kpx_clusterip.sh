@@ -55,6 +55,7 @@ run_case() {
 	# Every answer: "podN <podN's address>:8080 peer=<client>:<port>".
 	bad=$(answers | grep -v -E "^pod([1-3]) (10\.244\.\1\.2|\[fd00:10:244:\1::2\]):8080 peer=$peer:[0-9]+$" | head -n 3)
 	assert_eq "$label: answers with backend address and real client address" "" "$bad"
+	client_show_if_failed
 }
 
 run_case "tcp4 cli" cli "$CLI4" 60 "$V4:80"

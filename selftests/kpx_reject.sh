@@ -43,6 +43,7 @@ refused() {
 	assert_lt_ms "$label: slowest refusal" 500 "$(summary_field max_ms)"
 	assert_eq "$label: rejects counted" "$n" \
 		"$(( $(proc_svc "$proto" "$key" rejects) - r0 ))"
+	client_show_if_failed
 }
 
 refused "tcp4 cli" cli 5 tcp $R4:80

@@ -126,10 +126,20 @@ assert_ge() {
 
 # assert_lt_ms DESC LIMIT GOT (decimal milliseconds)
 assert_lt_ms() {
-	if awk -v g="$3" -v l="$2" 'BEGIN { exit !(g != "" && g + 0 < l + 0) }'; then
+	if [[ "$3" =~ ^[0-9]+(\.[0-9]+)?$ ]] &&
+	   awk -v g="$3" -v l="$2" 'BEGIN { exit !(g + 0 < l + 0) }'; then
 		_pass "$1: $3 ms < $2 ms"
 	else
 		_fail "$1: expected < $2 ms, got '$3' ms"
+	fi
+}
+
+# s_to_ms SECONDS: decimal seconds to milliseconds (anything else unchanged)
+s_to_ms() {
+	if [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+		awk -v t="$1" 'BEGIN { printf "%.0f\n", t * 1000 }'
+	else
+		echo "$1"
 	fi
 }
 
@@ -285,10 +295,16 @@ client() {
 	local ns=$1
 
 	shift
+	CLIENT_FAILS0=$FAILS
 	in_ns "$ns" "$CLIENT_BIN" "$@" >"$TMPD/client.out" 2>&1
-	local rc=$?
-	cat "$TMPD/client.out" >"$TMPD/client.last"
-	return $rc
+}
+
+# client_show_if_failed: print the last client's output if an assertion
+# failed since it ran.
+client_show_if_failed() {
+	[ "$FAILS" = "${CLIENT_FAILS0:-$FAILS}" ] && return 0
+	log "kpx_client output:"
+	sed 's/^/#   /' "$TMPD/client.out"
 }
 
 # summary_field FIELD [FILE]: a field of kpx_client's summary line.

@@ -1,0 +1,239 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kpx_agent_e2e: the real agent against the test API server, serving real
+# Service/EndpointSlice objects (selftests/data, see its README): every
+# ClusterIP:port reaches exactly the ready endpoints on the target port, or
+# is refused at once when it has none; a slice whose endpoints all turn
+# not-ready makes the frontend refuse; a deleted endpoint gets no new
+# connection within 1 s while an established connection to it keeps
+# working; restarting the agent under load loses no connection and resets
+# no counter (nothing was deleted and re-added).
+#
+#   node (root netns): kpx.ko, kpx-agent --kubeconfig, kpx-test-apiserver
+#   (127.0.0.1), node-local clients
+#     |-- veth -- cli     10.0.1.2                    (routed clients)
+#     |-- veth -- dns1    10.244.0.3   :53 tcp+udp, :9153 tcp
+#     |-- veth -- dns2    10.244.0.4   :53 tcp+udp, :9153 tcp
+#     |-- veth -- apisrv  192.0.2.10   :6443
+#     |-- veth -- web1    10.244.1.201 :80   (terminating endpoint)
+#     `-- veth -- web2    10.244.1.202 :80
+. "$(dirname "$0")/lib.sh"
+
+APIDIR=$SELFTESTS/apiserver
+DATA=$SELFTESTS/data
+require_guest
+require_module
+require_file "$KPXCTL" "$KPX_AGENT" "$ECHO_BIN" "$CLIENT_BIN" \
+	"$APIDIR/kpx-test-apiserver.py" "$APIDIR/gen-certs.sh" "$APIDIR/kpx-test-apictl"
+setup_trap 'stop_agent; [ -z "${API_PID:-}" ] || kill $API_PID 2>/dev/null'
+
+# The ClusterIP frontends the objects define, with their expected
+# backends ("-" = none): PROTO VIP PORT BACKEND,...
+EXPECTED=(
+	"tcp 10.96.0.1 443 192.0.2.10:6443"
+	"udp 10.96.0.10 53 10.244.0.3:53,10.244.0.4:53"
+	"tcp 10.96.0.10 53 10.244.0.3:53,10.244.0.4:53"
+	"tcp 10.96.0.10 9153 10.244.0.3:9153,10.244.0.4:9153"
+	"tcp 10.96.199.145 18000 -"
+	"tcp 10.96.199.145 18001 -"
+	"tcp 10.96.199.145 19001 -"
+	"tcp 10.96.199.145 9443 -"
+	"tcp 10.96.234.211 80 -"
+	"udp 10.96.91.35 5300 -"
+	"tcp 10.96.100.80 80 10.244.1.202:80"
+)
+
+node_setup && cli_setup || skip "topology setup failed"
+pod_add dns1 10.244.0.3 && pod_add dns2 10.244.0.4 && pod_add apisrv 192.0.2.10 &&
+	pod_add web1 10.244.1.201 && pod_add web2 10.244.1.202 || skip "pod setup failed"
+echo_start dns1 dns1 10.244.0.3:53 10.244.0.3:9153
+echo_start dns2 dns2 10.244.0.4:53 10.244.0.4:9153
+echo_start apisrv apisrv 192.0.2.10:6443
+echo_start web1 web1 10.244.1.201:80
+echo_start web2 web2 10.244.1.202:80
+
+# --- API server and agent --------------------------------------------------
+"$APIDIR/gen-certs.sh" "$TMPD/certs" >"$TMPD/certs.log" 2>&1 || {
+	cat "$TMPD/certs.log"
+	skip "gen-certs.sh failed"
+}
+mkdir -p "$TMPD/state"
+python3 "$APIDIR/kpx-test-apiserver.py" --dir "$TMPD/state" --port 0 \
+	--certs "$TMPD/certs" --objects "$DATA"/0*.json 2>"$TMPD/apiserver.log" &
+API_PID=$!
+for _ in $(seq 1 150); do
+	[ -s "$TMPD/state/port" ] && break
+	sleep 0.2
+done
+[ -s "$TMPD/state/port" ] || { tail -n 20 "$TMPD/apiserver.log"; skip "API server did not start"; }
+KUBECONFIG_F=$TMPD/state/kubeconfig
+apictl() { python3 "$APIDIR/kpx-test-apictl" --kubeconfig "$KUBECONFIG_F" "$@"; }
+
+AGENT_PID=
+start_agent() {
+	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" --v 2 >>"$TMPD/agent.log" 2>&1 &
+	AGENT_PID=$!
+}
+stop_agent() {
+	[ -n "$AGENT_PID" ] || return 0
+	kill -TERM "$AGENT_PID" 2>/dev/null
+	wait "$AGENT_PID"
+	AGENT_STATUS=$?
+	AGENT_PID=
+}
+
+# backends_of PROTO VIP PORT: the frontend's backends, sorted, comma
+# separated, "-" if none, "absent" if there is no such frontend.
+backends_of() {
+	kpx_json | jq -r --arg p "$1" --arg v "$2" --argjson port "$3" '
+		[.services[] | select(.protocol == $p and .vip == $v and .port == $port)] |
+		if length == 0 then "absent"
+		else [.[0].backends[] | "\(.addr):\(.port)"] | sort |
+			if length == 0 then "-" else join(",") end end'
+}
+
+# wait_backends PROTO VIP PORT WANT [SECONDS]: poll every 50 ms until the
+# frontend has the backends WANT; prints the seconds it took, or "timeout".
+wait_backends() {
+	local t0 deadline
+
+	t0=$(date +%s.%N)
+	deadline=$(awk -v a="$t0" -v s="${5:-10}" 'BEGIN { print a + s }')
+	while :; do
+		if [ "$(backends_of "$1" "$2" "$3")" = "$4" ]; then
+			awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f\n", b - a }'
+			return 0
+		fi
+		if awk -v d="$deadline" -v n="$(date +%s.%N)" 'BEGIN { exit !(n > d) }'; then
+			echo timeout
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+start_agent
+t=$(wait_backends tcp 10.96.100.80 80 10.244.1.202:80 30)
+assert_ne "agent's first sync (s)" timeout "$t"
+# Everything of the first sync must be there by now.
+for e in "${EXPECTED[@]}"; do
+	read -r proto vip port want <<<"$e"
+	wait_backends "$proto" "$vip" "$port" "$(tr ',' '\n' <<<"$want" | sort | paste -sd,)" 5 >/dev/null
+done
+log "kpxctl list after the first sync:"
+"$KPXCTL" list 2>&1 | sed 's/^/#   /'
+
+# --- every ClusterIP:port ---------------------------------------------------
+# check_frontend NS PROTO VIP PORT WANT: the backends programmed are WANT;
+# 20 attempts from NS are all answered by WANT's pods on the target port,
+# each backend at least once, or all refused at once if WANT is "-".
+check_frontend() {
+	local ns=$1 proto=$2 vip=$3 port=$4 want=$5 label uflag=() bad seen
+
+	label="$proto $vip:$port from $ns"
+	[ "$proto" = udp ] && uflag=(-u)
+	assert_eq "$label: backends programmed" "$want" "$(backends_of "$proto" "$vip" "$port")"
+	client "$ns" -n 20 -t 2000 "${uflag[@]}" "$vip:$port"
+	if [ "$want" = - ]; then
+		assert_eq "$label: refused" 20 "$(error_count ECONNREFUSED)"
+		assert_lt_ms "$label: slowest refusal" 500 "$(summary_field max_ms)"
+		client_show_if_failed
+		return
+	fi
+	assert_eq "$label: answered" 20 "$(summary_field ok)"
+	# The answer's second field is the backend address:port that took it.
+	seen=$(answers | awk '{ print $2 }' | sort -u | paste -sd,)
+	assert_eq "$label: backends answering (address:target port)" "$want" "$seen"
+	bad=$(answers | awk -v w=",$want," 'index(w, "," $2 ",") == 0' | head -n 2)
+	assert_eq "$label: answers from other backends" "" "$bad"
+	client_show_if_failed
+}
+for e in "${EXPECTED[@]}"; do
+	read -r proto vip port want <<<"$e"
+	want=$(tr ',' '\n' <<<"$want" | sort | paste -sd,)
+	check_frontend cli "$proto" "$vip" "$port" "$want"
+done
+check_frontend node tcp 10.96.0.10 9153 "10.244.0.3:9153,10.244.0.4:9153"
+check_frontend node udp 10.96.0.10 53 "10.244.0.3:53,10.244.0.4:53"
+
+# --- all endpoints not ready ---------------------------------------------------
+slice=$TMPD/kube-dns-slice.json
+jq '.items[] | select(.metadata.name == "kube-dns-7q4vz") |
+    . + {kind: "EndpointSlice", apiVersion: "discovery.k8s.io/v1"}' \
+	"$DATA/01-endpointslicelist-kind-2020.json" >"$slice"
+jq '.endpoints[].conditions = {ready: false, serving: false, terminating: false}' \
+	"$slice" >"$TMPD/notready.json"
+assert_rc "apply kube-dns slice with every endpoint not ready" 0 apictl apply "$TMPD/notready.json"
+t=$(wait_backends udp 10.96.0.10 53 - 5)
+log "not-ready endpoints removed after $t s"
+assert_lt_ms "not ready: udp 10.96.0.10:53 emptied within" 1000 "$(s_to_ms "$t")"
+t=$(wait_backends tcp 10.96.0.10 9153 - 2)
+check_frontend cli udp 10.96.0.10 53 -
+check_frontend cli tcp 10.96.0.10 53 -
+check_frontend cli tcp 10.96.0.10 9153 -
+
+assert_rc "apply the original kube-dns slice again" 0 apictl apply "$slice"
+t=$(wait_backends tcp 10.96.0.10 9153 "10.244.0.3:9153,10.244.0.4:9153" 5)
+assert_ne "ready again" timeout "$t"
+
+# --- endpoint deleted while a connection through the VIP is open ------------------
+in_ns cli "$CLIENT_BIN" --hold 5000 --every 100 -t 1000 10.96.0.10:9153 >"$TMPD/hold.out" 2>&1 &
+hold=$!
+for _ in $(seq 1 60); do
+	grep -q '^hold connected' "$TMPD/hold.out" && break
+	sleep 0.05
+done
+victim=$(awk '$1 == "hold" && $2 == "connected" { print $4 }' "$TMPD/hold.out")
+victim_ip=${victim%:*}
+assert_match "held connection's backend" '^10\.244\.0\.[34]:9153$' "$victim"
+jq --arg ip "$victim_ip" 'del(.endpoints[] | select(.addresses[0] == $ip))' \
+	"$slice" >"$TMPD/deleted.json"
+survivor=$(jq -r '.endpoints[0].addresses[0]' "$TMPD/deleted.json")
+assert_rc "apply kube-dns slice without $victim_ip" 0 apictl apply "$TMPD/deleted.json"
+t=$(wait_backends tcp 10.96.0.10 9153 "$survivor:9153" 5)
+log "endpoint $victim_ip removed from the module after $t s"
+assert_lt_ms "deleted endpoint removed within" 1000 "$(s_to_ms "$t")"
+client cli -n 20 10.96.0.10:9153
+assert_eq "after the deletion: new connections answered" 20 "$(summary_field ok)"
+assert_eq "after the deletion: answered by" "$survivor:9153" "$(answers | awk '{ print $2 }' | sort -u)"
+wait $hold
+sed 's/^/#   /' "$TMPD/hold.out"
+assert_eq "held connection: failed exchanges" 0 \
+	"$(sed -n 's/^hold summary .*failed=\([0-9]*\).*/\1/p' "$TMPD/hold.out")"
+assert_gt "held connection: exchanges over 5 s" 20 \
+	"$(sed -n 's/^hold summary .*exchanges=\([0-9]*\).*/\1/p' "$TMPD/hold.out")"
+assert_eq "held connection stayed on" "$victim" \
+	"$(awk '$1 == "hold" && $2 == "connected" { print $4 }' "$TMPD/hold.out")"
+assert_rc "apply the original kube-dns slice again" 0 apictl apply "$slice"
+t=$(wait_backends tcp 10.96.0.10 53 "10.244.0.3:53,10.244.0.4:53" 5)
+assert_ne "both dns endpoints back" timeout "$t"
+
+# --- agent restart under load --------------------------------------------------
+frontends() { kpx_json | jq -c '[.services[] | {protocol, vip, port, flags, backends: [.backends[] | {addr, port, weight}]}] | sort_by(.protocol, .vip, .port)'; }
+before=$(frontends)
+json=$(kpx_json)
+c0=$(svc_counter "$json" tcp 10.96.0.10 53 conns)
+in_ns cli "$CLIENT_BIN" -d 6000 -i 20 -t 1000 10.96.0.10:53 >"$TMPD/loop.out" 2>&1 &
+loop=$!
+sleep 1
+stop_agent
+assert_eq "agent exit status on SIGTERM" 0 "$AGENT_STATUS"
+assert_eq "frontends right after the agent exited" "$before" "$(frontends)"
+sleep 0.5
+start_agent
+sleep 3
+assert_eq "frontends after the agent restarted" "$before" "$(frontends)"
+wait $loop
+sed -n '/^summary/,$p' "$TMPD/loop.out" | sed 's/^/#   /'
+ok=$(summary_field ok "$TMPD/loop.out")
+assert_eq "restart: failed connections" 0 "$(summary_field failed "$TMPD/loop.out")"
+assert_gt "restart: connections made" 20 "$ok"
+json=$(kpx_json)
+c1=$(svc_counter "$json" tcp 10.96.0.10 53 conns)
+assert_eq "restart: frontend conns counter grew by the loop's connections (not reset)" \
+	"$ok" "$((c1 - c0))"
+
+log "agent log (tail):"
+tail -n 15 "$TMPD/agent.log" | sed 's/^/#   /'
+ksft_exit
