@@ -83,6 +83,8 @@ struct kpx_net {
 	atomic64_t rejects;
 	atomic64_t drops;
 	struct proc_dir_entry *proc_dir;
+	struct net *net;
+	bool hooks_on;			/* under lock */
 };
 
 /* A backend as parsed from a request, before the set is built. */

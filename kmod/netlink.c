@@ -118,8 +118,10 @@ static int parse_svc(struct genl_info *info, struct nlattr **tb,
 	struct nlattr *nest = info->attrs[KPX_A_SERVICE];
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, KPX_A_SERVICE))
+	if (GENL_REQ_ATTR_CHECK(info, KPX_A_SERVICE)) {
+		NL_SET_ERR_MSG(info->extack, "missing KPX_A_SERVICE");
 		return -EINVAL;
+	}
 	err = nla_parse_nested(tb, KPX_SVC_A_MAX, nest, svc_policy,
 			       info->extack);
 	if (err)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kpx per-network-namespace lifetime: the frontend table, /proc/net/kpx and
- * the NAT hooks exist once per namespace.  At exit the hooks go first
- * (pre_exit), then, after the grace period the netns core waits for between
- * pre_exit and exit, the table is freed.
+ * kpx per-network-namespace lifetime: the frontend table and /proc/net/kpx
+ * exist once per namespace.  The NAT hooks (and with them conntrack) are
+ * only switched on by the namespace's first SET, so namespaces kpx does not
+ * serve (a node's pods) pay nothing.  At exit the hooks go first (pre_exit),
+ * then, after the grace period the netns core waits for between pre_exit
+ * and exit, the table is freed.
  */
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
@@ -20,27 +22,45 @@ static int __net_init kpx_net_init(struct net *net)
 	struct kpx_net *kn = kpx_net(net);
 	int err;
 
+	kn->net = net;
 	err = kpx_svc_table_init(kn);
 	if (err)
 		return err;
 	err = kpx_proc_init(net);
 	if (err)
-		goto destroy;
-	err = kpx_hooks_register(net);
-	if (err)
-		goto proc;
-	return 0;
+		kpx_svc_table_destroy(kn);
+	return err;
+}
 
-proc:
-	kpx_proc_exit(net);
-destroy:
-	kpx_svc_table_destroy(kn);
+/**
+ * kpx_net_hooks_enable - switch translation on in a namespace, once
+ * @kn: the namespace's state; kn->lock held
+ *
+ * Return: 0 or the errno of kpx_hooks_register().
+ */
+int kpx_net_hooks_enable(struct kpx_net *kn)
+{
+	int err;
+
+	lockdep_assert_held(&kn->lock);
+	if (kn->hooks_on)
+		return 0;
+	err = kpx_hooks_register(kn->net);
+	if (!err)
+		kn->hooks_on = true;
 	return err;
 }
 
 static void __net_exit kpx_net_pre_exit(struct net *net)
 {
-	kpx_hooks_unregister(net);
+	struct kpx_net *kn = kpx_net(net);
+
+	/* No writer is left: the netns or the genl family is going away. */
+	mutex_lock(&kn->lock);
+	if (kn->hooks_on)
+		kpx_hooks_unregister(net);
+	kn->hooks_on = false;
+	mutex_unlock(&kn->lock);
 }
 
 static void __net_exit kpx_net_exit(struct net *net)

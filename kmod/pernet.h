@@ -15,6 +15,7 @@ static inline struct kpx_net *kpx_net(const struct net *net)
 	return net_generic(net, kpx_net_id);
 }
 
+int kpx_net_hooks_enable(struct kpx_net *kn);
 int kpx_pernet_init(void);
 void kpx_pernet_exit(void);
 

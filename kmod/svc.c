@@ -13,6 +13,7 @@
 
 #include "svc.h"
 #include "backend.h"
+#include "pernet.h"
 
 static const struct rhashtable_params svc_params = {
 	.key_len = sizeof(struct kpx_key),
@@ -99,9 +100,11 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  * @n: number of entries in @cfg, at most KPX_BACKENDS_MAX
  *
  * Readers see the old set or the new one.  Backends in both keep their
- * object and counter.  On error nothing has changed.
+ * object and counter.  The namespace's first SET also switches its NAT
+ * hooks on.  On error nothing has changed (except the hooks, which stay).
  *
- * Return: 0, -ENOMEM, or an rhashtable insertion error.
+ * Return: 0, -ENOMEM, an rhashtable insertion error, or an error of
+ * kpx_net_hooks_enable().
  */
 int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		struct kpx_be_cfg *cfg, u32 n)
@@ -111,6 +114,9 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	int err = 0;
 
 	mutex_lock(&kn->lock);
+	err = kpx_net_hooks_enable(kn);
+	if (err)
+		goto out;
 	svc = kpx_svc_lookup(kn, key);
 	if (svc)
 		old = rcu_dereference_protected(svc->bset,

@@ -53,6 +53,9 @@ ip() { /usr/sbin/ip "$@"; }
 # log MSG...: a diagnostic line (TAP comment).
 log() { echo "# $*"; }
 
+# now: wall clock with milliseconds, for timing notes.
+now() { date -u +%T.%3N; }
+
 # skip REASON: end the test as skipped.
 skip() {
 	log "SKIP: $*"
@@ -422,6 +425,48 @@ proc_svc() {
 				v = (f == "flags") ? $3 : (f == "conns") ? $4 : $5
 			}
 			END { print (v == "" ? "none" : v) }'
+}
+
+# proc_backends PROTO VIP:PORT: a root-netns frontend's backends from
+# /proc/net/kpx/services, comma separated in the file's order (address,
+# then port), "-" if none, "absent" if no such frontend.  Pure bash (no
+# fork), so that it can be polled quickly.
+proc_backends() {
+	local p=${1^^} key=$2 a b rest found=0 list=
+
+	while read -r a b rest; do
+		if [ "$a" = "->" ]; then
+			[ $found = 1 ] && list+=${list:+,}$b
+		else
+			[ $found = 1 ] && break
+			[ "$a" = "$p" ] && [ "$b" = "$key" ] && found=1
+		fi
+	done </proc/net/kpx/services
+	if [ $found = 0 ]; then
+		echo absent
+	else
+		echo "${list:--}"
+	fi
+}
+
+# wait_proc_backends PROTO VIP:PORT WANT [SECONDS]: poll proc_backends every
+# 20 ms until it prints WANT; prints the seconds waited, or "timeout".
+wait_proc_backends() {
+	local t0=${EPOCHREALTIME/./} limit=${4:-10} now
+
+	while :; do
+		now=${EPOCHREALTIME/./}
+		if [ "$(proc_backends "$1" "$2")" = "$3" ]; then
+			printf '%d.%02d\n' $(((now - t0) / 1000000)) \
+				$((((now - t0) % 1000000) / 10000))
+			return 0
+		fi
+		if ((now - t0 > limit * 1000000)); then
+			echo timeout
+			return 1
+		fi
+		sleep 0.02
+	done
 }
 
 # proc_be PROTO VIP:PORT BACKEND:PORT [NS]: a backend's conns counter.

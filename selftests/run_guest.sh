@@ -4,7 +4,7 @@
 # run_guest.sh: the kpx selftest runner, run inside the test VM (see
 # qemu/run-vm.sh).  Loads kmod/kpx.ko, runs every selftests/kpx_*.sh in name
 # order (or only those named in KPX_TESTS, e.g. "kpx_reject kpx_genl") with a
-# per-test timeout (KPX_TEST_TIMEOUT seconds, default 180), unloads the
+# per-test timeout (KPX_TEST_TIMEOUT seconds, default 300), unloads the
 # module and checks the kernel log.  Output is TAP version 13; a test's own
 # output is indented as "# " comments.  Exit status 0 if nothing failed.
 #
@@ -14,7 +14,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 ko=${KPX_KO:-$repo/kmod/kpx.ko}
-tmo=${KPX_TEST_TIMEOUT:-180}
+tmo=${KPX_TEST_TIMEOUT:-300}
 
 if [ ! -e /etc/kpx-guest ]; then
 	echo "run_guest.sh: refusing to run outside the kpx test VM" >&2

@@ -41,9 +41,18 @@ done
 for m in $mods; do
 	modprobe -d "$kimg" -S "$kver" --show-depends "$m" | while read -r kind path _; do
 		[ "$kind" = insmod ] || continue
+		# busybox insmod takes plain .ko only: decompress.
 		name=$(basename "$path")
+		name=${name%.xz}
+		name=${name%.zst}
+		name=${name%.gz}
 		grep -qx "$name" "$root/etc/modorder" && continue
-		cp "$path" "$root/lib/modules/$name"
+		case "$path" in
+		*.xz) xz -dc "$path" ;;
+		*.zst) zstd -qdc "$path" ;;
+		*.gz) gzip -dc "$path" ;;
+		*) cat "$path" ;;
+		esac >"$root/lib/modules/$name"
 		echo "$name" >>"$root/etc/modorder"
 	done
 done
