@@ -102,7 +102,8 @@ void kpx_bset_free_rcu(struct kpx_bset *set)
  * @n: number of entries in @cfg
  *
  * A backend of @old with the same address and port is shared (one more
- * reference) and takes the requested weight.  Must be called under the
+ * reference) and takes the requested weight once the build has succeeded
+ * (readers of @old see the new weight too).  Must be called under the
  * namespace's writer lock.
  *
  * Return: the new set; NULL if @n is 0; ERR_PTR(-ENOMEM).
@@ -133,7 +134,6 @@ struct kpx_bset *kpx_bset_build(const struct kpx_bset *old,
 		}
 		if (!r) {
 			refcount_inc(&be->ref);
-			WRITE_ONCE(be->weight, cfg[i].weight);
 			j++;
 		} else {
 			be = kzalloc(sizeof(*be), GFP_KERNEL);
@@ -148,6 +148,9 @@ struct kpx_bset *kpx_bset_build(const struct kpx_bset *old,
 		set->count = i + 1;
 		set->be[i] = be;
 	}
+	/* Only now, so that a failed build leaves the old set untouched. */
+	for (i = 0; i < n; i++)
+		WRITE_ONCE(set->be[i]->weight, cfg[i].weight);
 	return set;
 
 nomem:

@@ -49,17 +49,24 @@ int kpx_svc_table_init(struct kpx_net *kn)
 }
 
 /**
- * kpx_svc_lookup - find a frontend
+ * kpx_svc_lookup - find a frontend, for readers
  * @kn: the namespace's state
  * @key: built with kpx_key_init()
  *
- * Call under rcu_read_lock() or kn->lock.
+ * Call under rcu_read_lock(); the result is valid until it is dropped.
  *
  * Return: the frontend or NULL.
  */
 struct kpx_svc *kpx_svc_lookup(struct kpx_net *kn, const struct kpx_key *key)
 {
 	return rhashtable_lookup(&kn->svcs, key, svc_params);
+}
+
+/* Writers' lookup: kn->lock keeps the result alive. */
+static struct kpx_svc *svc_find(struct kpx_net *kn, const struct kpx_key *key)
+{
+	lockdep_assert_held(&kn->lock);
+	return rhashtable_lookup_fast(&kn->svcs, key, svc_params);
 }
 
 static void gen_bump(struct kpx_net *kn)
@@ -117,7 +124,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	err = kpx_net_hooks_enable(kn);
 	if (err)
 		goto out;
-	svc = kpx_svc_lookup(kn, key);
+	svc = svc_find(kn, key);
 	if (svc)
 		old = rcu_dereference_protected(svc->bset,
 						lockdep_is_held(&kn->lock));
@@ -174,7 +181,7 @@ int kpx_svc_del(struct kpx_net *kn, const struct kpx_key *key)
 	int err = -ENOENT;
 
 	mutex_lock(&kn->lock);
-	svc = kpx_svc_lookup(kn, key);
+	svc = svc_find(kn, key);
 	if (svc) {
 		svc_unlink(kn, svc);
 		gen_bump(kn);

@@ -53,27 +53,24 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- build ------------------------------------------------------------------
-src=$scratch/src/kpx-$ver
-mkdir -p "$src"
-if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
-	(cd "$top" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$src")
+for m in "$top"/packaging/man/*.[48]; do
+	check "groff -man -ww: $(basename "$m") has no warnings" sh -c \
+		"LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z '$m' 2>&1 | (! grep .)"
+done
+debs=$scratch/debs
+if "$top/packaging/build-debs.sh" "$debs" >"$scratch/build.log" 2>&1; then
+	ok "dpkg-buildpackage -us -uc -b (packaging/build-debs.sh)"
 else
-	cp -a "$top/." "$src/"
-fi
-if (cd "$src" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b) \
-	>"$scratch/build.log" 2>&1; then
-	ok "dpkg-buildpackage -us -uc -b"
-else
-	not_ok "dpkg-buildpackage -us -uc -b"
+	not_ok "dpkg-buildpackage -us -uc -b (packaging/build-debs.sh)"
 	bail "package build failed" "$scratch/build.log"
 fi
-dkms_deb=$(ls "$scratch"/src/kpx-dkms_"$ver"_all.deb 2>/dev/null)
-agent_deb=$(ls "$scratch"/src/kpx-agent_"$ver"_*.deb 2>/dev/null | grep -v dbgsym)
+dkms_deb=$(ls "$debs"/kpx-dkms_"$ver"_all.deb 2>/dev/null)
+agent_deb=$(ls "$debs"/kpx-agent_"$ver"_*.deb 2>/dev/null | grep -v dbgsym)
 [ -n "$dkms_deb" ] && [ -n "$agent_deb" ] || bail "no kpx-dkms/kpx-agent .deb"
 ok "built $(basename "$dkms_deb") $(basename "$agent_deb")"
 
 # kpx-dkms ships exactly packaging/dkms-files under /usr/src/kpx-VERSION.
-(cd "$src" && ls -d $(cat packaging/dkms-files)) | sed "s|^|./usr/src/kpx-$ver/|" |
+(cd "$top" && git ls-files -co --exclude-standard $(cat packaging/dkms-files)) | sed "s|^|./usr/src/kpx-$ver/|" |
 	sort >"$scratch/want"
 dpkg-deb -c "$dkms_deb" | awk '$1 !~ /^d/ {print $6}' | grep "^./usr/src/" |
 	sort >"$scratch/have"

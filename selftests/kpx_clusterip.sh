@@ -39,7 +39,7 @@ assert_rc "kpxctl set udp [$V6]:53" 0 "$KPXCTL" set udp "[$V6]:53" "${be6[@]}"
 # seeing PEER as the source (no SNAT).  Adds the per-pod counts to SEEN_*.
 declare -A SEEN
 run_case() {
-	local label=$1 ns=$2 peer=$3 n=$4 i got sum=0 bad
+	local label=$1 ns=$2 peer=$3 n=$4 i got sum=0 bad line
 
 	shift 4
 	client "$ns" -n "$n" -t 2000 "$@"
@@ -53,7 +53,12 @@ run_case() {
 	done
 	assert_eq "$label: sum of answers" "$n" "$sum"
 	# Every answer: "podN <podN's address>:8080 peer=<client>:<port>".
-	bad=$(answers | grep -v -E "^pod([1-3]) (10\.244\.\1\.2|\[fd00:10:244:\1::2\]):8080 peer=$peer:[0-9]+$" | head -n 3)
+	bad=
+	for line in "${CL_ANS[@]}"; do
+		[[ "$line" =~ ^pod([1-3])\ (10\.244\.([1-3])\.2|\[fd00:10:244:([1-3])::2\]):8080\ peer=$peer:[0-9]+$ ]] &&
+			[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[3]}${BASH_REMATCH[4]}" ] ||
+			bad+="[$line] "
+	done
 	assert_eq "$label: answers with backend address and real client address" "" "$bad"
 	client_show_if_failed
 }
@@ -69,8 +74,8 @@ run_case "udp6 node" node "\\[$NODE6\\]" 30 -u "[$V6]:53"
 
 # Counters: one per new connection (a UDP attempt uses a new source port,
 # so a new conntrack entry), and each backend's equals the answers it gave.
-json=$(kpx_json)
-log "kpxctl list --json: $json"
+kpx_snapshot
+log "kpxctl list --json: $KS_JSON"
 log "/proc/net/kpx/services:"
 sed 's/^/#   /' /proc/net/kpx/services
 check_counters() { # PROTO FAMILY VIP PORT TOTAL LABEL_CLI LABEL_NODE BACKENDS...
@@ -79,8 +84,8 @@ check_counters() { # PROTO FAMILY VIP PORT TOTAL LABEL_CLI LABEL_NODE BACKENDS..
 	shift 6
 	key=$vip:$port
 	[[ "$vip" == *:* ]] && key="[$vip]:$port"
-	assert_eq "$proto $key: json conns" "$total" "$(svc_counter "$json" "$proto" "$vip" "$port" conns)"
-	assert_eq "$proto $key: json rejects" 0 "$(svc_counter "$json" "$proto" "$vip" "$port" rejects)"
+	assert_eq "$proto $key: json conns" "$total" "$(svc_counter "$proto" "$vip" "$port" conns)"
+	assert_eq "$proto $key: json rejects" 0 "$(svc_counter "$proto" "$vip" "$port" rejects)"
 	assert_eq "$proto $key: proc conns" "$total" "$(proc_svc "$proto" "$key" conns)"
 	assert_eq "$proto $key: proc rejects" 0 "$(proc_svc "$proto" "$key" rejects)"
 	for b; do
@@ -89,7 +94,7 @@ check_counters() { # PROTO FAMILY VIP PORT TOTAL LABEL_CLI LABEL_NODE BACKENDS..
 		addr=${addr#[} addr=${addr%]}
 		want=$((SEEN[$lc:pod$i] + SEEN[$ln:pod$i]))
 		assert_eq "$proto $key backend $b: json conns" "$want" \
-			"$(be_counter "$json" "$proto" "$vip" "$port" "$addr" "$bport")"
+			"$(be_counter "$proto" "$vip" "$port" "$addr" "$bport")"
 		assert_eq "$proto $key backend $b: proc conns" "$want" \
 			"$(proc_be "$proto" "$key" "$b")"
 	done
@@ -99,10 +104,10 @@ check_counters udp $V4 53 60 "udp4 cli" "udp4 node" "${be4[@]}"
 check_counters tcp $V6 80 60 "tcp6 cli" "tcp6 node" "${be6[@]}"
 check_counters udp $V6 53 60 "udp6 cli" "udp6 node" "${be6[@]}"
 
-stats=$("$KPXCTL" stats --json)
-log "kpxctl stats --json: $stats"
-assert_eq "stats services" 4 "$(jq -r .services <<<"$stats")"
-assert_eq "stats backends" 12 "$(jq -r .backends <<<"$stats")"
+stats_read
+log "kpxctl stats: ${ST[*]@K}"
+assert_eq "stats services" 4 "${ST[services]}"
+assert_eq "stats backends" 12 "${ST[backends]}"
 # Namespace totals count since module load: compare the changes.
 assert_eq "stats conns, change" 300 "$(stats_delta conns)"
 assert_eq "stats rejects, change" 0 "$(stats_delta rejects)"

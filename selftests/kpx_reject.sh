@@ -75,31 +75,30 @@ dropped "drop tcp4 node" node 2 $D4:80
 dropped "drop udp4 cli" cli 3 -u $D4:80
 dropped "drop tcp6 cli" cli 2 "[$D6]:80"
 
-json=$(kpx_json)
-log "kpxctl list --json: $json"
+kpx_snapshot
+log "kpxctl list --json: $KS_JSON"
 sed 's/^/#   /' /proc/net/kpx/services
 for p in tcp udp; do
-	assert_eq "$p $R4:80 json rejects" 11 "$(svc_counter "$json" $p $R4 80 rejects)"
-	assert_eq "$p $R4:80 json conns" 0 "$(svc_counter "$json" $p $R4 80 conns)"
+	assert_eq "$p $R4:80 json rejects" 11 "$(svc_counter $p $R4 80 rejects)"
+	assert_eq "$p $R4:80 json conns" 0 "$(svc_counter $p $R4 80 conns)"
 	assert_eq "$p $R4:80 proc rejects" 11 "$(proc_svc $p $R4:80 rejects)"
-	assert_eq "$p [$R6]:80 json rejects" 10 "$(svc_counter "$json" $p $R6 80 rejects)"
+	assert_eq "$p [$R6]:80 json rejects" 10 "$(svc_counter $p $R6 80 rejects)"
 	assert_eq "$p [$R6]:80 proc rejects" 10 "$(proc_svc $p "[$R6]:80" rejects)"
-	assert_eq "$p $R4:80 has no backends" 0 \
-		"$(jq -r --arg p $p '[.services[] | select(.protocol == $p and .vip == "10.96.0.20")][0].backends | length' <<<"$json")"
+	assert_eq "$p $R4:80 has no backends" 0 "$(svc_counter $p $R4 80 nbackends)"
 done
-assert_eq "tcp $D4:80 json flags" '["drop-empty"]' \
-	"$(jq -c '[.services[] | select(.protocol == "tcp" and .vip == "10.96.0.21")][0].flags' <<<"$json")"
+assert_eq "tcp $D4:80 json flags" '["drop-empty"]' "$(svc_counter tcp $D4 80 flags)"
+assert_eq "tcp $R4:80 json flags" '[]' "$(svc_counter tcp $R4 80 flags)"
 assert_eq "tcp $D4:80 proc flags" 0x1 "$(proc_svc tcp $D4:80 flags)"
 assert_eq "tcp $R4:80 proc flags" 0x0 "$(proc_svc tcp $R4:80 flags)"
 # Per frontend, "rejects" counts refused and dropped connections alike.
-assert_eq "tcp $D4:80 rejects (dropped)" 5 "$(svc_counter "$json" tcp $D4 80 rejects)"
-assert_eq "udp $D4:80 rejects (dropped)" 3 "$(svc_counter "$json" udp $D4 80 rejects)"
-assert_eq "tcp [$D6]:80 rejects (dropped)" 2 "$(svc_counter "$json" tcp $D6 80 rejects)"
+assert_eq "tcp $D4:80 rejects (dropped)" 5 "$(svc_counter tcp $D4 80 rejects)"
+assert_eq "udp $D4:80 rejects (dropped)" 3 "$(svc_counter udp $D4 80 rejects)"
+assert_eq "tcp [$D6]:80 rejects (dropped)" 2 "$(svc_counter tcp $D6 80 rejects)"
 
-stats=$("$KPXCTL" stats --json)
-log "kpxctl stats --json: $stats"
-assert_eq "stats services" 7 "$(jq -r .services <<<"$stats")"
-assert_eq "stats backends" 0 "$(jq -r .backends <<<"$stats")"
+stats_read
+log "kpxctl stats: ${ST[*]@K}"
+assert_eq "stats services" 7 "${ST[services]}"
+assert_eq "stats backends" 0 "${ST[backends]}"
 # Namespace totals count since module load: compare the changes.
 assert_eq "stats conns, change" 0 "$(stats_delta conns)"
 assert_eq "stats rejects (refused), change" 42 "$(stats_delta rejects)"

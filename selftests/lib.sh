@@ -293,13 +293,20 @@ in_ns() {
 	fi
 }
 
-# client NS ARGS...: run kpx_client in NS; output also saved in $TMPD/client.out
+# Exec of a dynamically linked program costs 0.1-1 s under TCG, so the
+# helpers below parse in bash where they can.
+
+# client NS ARGS...: run kpx_client in NS; its output is kept in
+# $TMPD/client.out and parsed for the accessors below.
 client() {
 	local ns=$1
 
 	shift
 	CLIENT_FAILS0=$FAILS
 	in_ns "$ns" "$CLIENT_BIN" "$@" >"$TMPD/client.out" 2>&1
+	local rc=$?
+	parse_client "$TMPD/client.out"
+	return $rc
 }
 
 # client_show_if_failed: print the last client's output if an assertion
@@ -310,67 +317,165 @@ client_show_if_failed() {
 	sed 's/^/#   /' "$TMPD/client.out"
 }
 
+# parse_client FILE: load a kpx_client output into CL_SUM (summary fields),
+# CL_IDENT (answers per ID), CL_ERR (failures per errno) and CL_ANS (the
+# answer lines).
+declare -A CL_SUM CL_IDENT CL_ERR
+CL_ANS=()
+CL_FILE=
+parse_client() {
+	local a b c rest kv
+
+	CL_SUM=() CL_IDENT=() CL_ERR=() CL_ANS=()
+	CL_FILE=$1
+	while read -r a b c rest; do
+		case "$a" in
+		summary)
+			for kv in $b $c $rest; do
+				CL_SUM[${kv%%=*}]=${kv#*=}
+			done ;;
+		ident) CL_IDENT[$b]=$c ;;
+		error) CL_ERR[$b]=$c ;;
+		*) [ "$b" = ok ] && CL_ANS+=("$rest") ;;
+		esac
+	done <"$1"
+}
+
+# _client_file [FILE]: re-parse if another file than the last is asked for.
+_client_file() {
+	[ -z "${1:-}" ] || [ "$1" = "$CL_FILE" ] || parse_client "$1"
+}
+
 # summary_field FIELD [FILE]: a field of kpx_client's summary line.
 summary_field() {
-	sed -n "s/^summary .*\b$1=\([^ ]*\).*/\1/p" "${2:-$TMPD/client.out}"
+	_client_file "${2:-}"
+	echo "${CL_SUM[$1]:-}"
 }
 
 # ident_count ID [FILE]: attempts kpx_client saw answered by ID (0 if none).
 ident_count() {
-	local n
-
-	n=$(awk -v id="$1" '$1 == "ident" && $2 == id { print $3 }' \
-		"${2:-$TMPD/client.out}")
-	echo "${n:-0}"
+	_client_file "${2:-}"
+	echo "${CL_IDENT[$1]:-0}"
 }
 
 # error_count ERRNO [FILE]: attempts that failed with ERRNO (0 if none).
 error_count() {
-	local n
-
-	n=$(awk -v e="$1" '$1 == "error" && $2 == e { print $3 }' \
-		"${2:-$TMPD/client.out}")
-	echo "${n:-0}"
+	_client_file "${2:-}"
+	echo "${CL_ERR[$1]:-0}"
 }
 
 # ident_names [FILE]: the distinct answering IDs, sorted, space separated.
 ident_names() {
-	awk '$1 == "ident" { print $2 }' "${1:-$TMPD/client.out}" | sort | xargs
+	_client_file "${1:-}"
+	sorted_words "${!CL_IDENT[@]}"
 }
 
 # answers [FILE]: the answer lines of successful attempts.
 answers() {
-	awk '$2 == "ok" { $1 = $2 = $3 = ""; sub(/^ +/, ""); print }' \
-		"${1:-$TMPD/client.out}"
+	_client_file "${1:-}"
+	[ ${#CL_ANS[@]} = 0 ] || printf '%s\n' "${CL_ANS[@]}"
 }
 
-# kpx_json: "kpxctl list --json" of the root netns (or of netns $1).
+# answer_field N [FILE]: the distinct Nth words of the answers (1 = ID,
+# 2 = backend address:port, 3 = peer=...), sorted, comma separated.
+answer_field() {
+	local -A seen=()
+	local line w
+
+	_client_file "${2:-}"
+	for line in "${CL_ANS[@]}"; do
+		read -r -a w <<<"$line"
+		seen[${w[$(($1 - 1))]:-}]=1
+	done
+	local out
+	out=$(sorted_words "${!seen[@]}")
+	echo "${out// /,}"
+}
+
+# sorted_words WORD...: the words sorted (byte order), space separated.
+sorted_words() {
+	local -a v=("$@")
+	local i j t n=$#
+
+	for ((i = 1; i < n; i++)); do
+		t=${v[i]}
+		for ((j = i - 1; j >= 0; j--)); do
+			[[ "${v[j]}" > "$t" ]] || break
+			v[j + 1]=${v[j]}
+		done
+		v[j + 1]=$t
+	done
+	echo "${v[*]}"
+}
+
+# kpx_json [NS]: "kpxctl list --json" of the root netns (or of netns NS).
 kpx_json() {
 	in_ns "${1:-}" "$KPXCTL" list --json
 }
 
-# svc_counter JSON PROTO VIP PORT FIELD: a service's counter from list JSON.
-svc_counter() {
-	jq -r --arg p "$2" --arg v "$3" --argjson port "$4" --arg f "$5" \
-		'[.services[] | select(.protocol == $p and .vip == $v and
-		  .port == $port)][0][$f] // "none"' <<<"$1"
+# kpx_snapshot [NS]: load "kpxctl list --json" (one kpxctl, one jq) into
+# KS, read by svc_counter and be_counter; also kept raw in KS_JSON.
+declare -A KS
+KS_JSON=
+kpx_snapshot() {
+	local kind p v port f1 f2 f3 f4
+
+	KS=()
+	KS_JSON=$(kpx_json "${1:-}")
+	while read -r kind p v port f1 f2 f3 f4; do
+		case "$kind" in
+		svc)
+			KS["$p $v $port conns"]=$f1
+			KS["$p $v $port rejects"]=$f2
+			KS["$p $v $port flags"]=$f3
+			KS["$p $v $port nbackends"]=$f4 ;;
+		be)
+			KS["$p $v $port $f1 $f2 conns"]=$f3
+			KS["$p $v $port $f1 $f2 weight"]=$f4 ;;
+		esac
+	done < <(jq -r '.services[] | . as $s |
+		"svc \(.protocol) \(.vip) \(.port) \(.conns) \(.rejects) \(.flags | tojson) \(.backends | length)",
+		(.backends[] | "be \($s.protocol) \($s.vip) \($s.port) \(.addr) \(.port) \(.conns) \(.weight)")' <<<"$KS_JSON")
 }
 
-# be_counter JSON PROTO VIP PORT BACKEND_ADDR BACKEND_PORT
-be_counter() {
-	jq -r --arg p "$2" --arg v "$3" --argjson port "$4" --arg a "$5" \
-		--argjson bp "$6" \
-		'[.services[] | select(.protocol == $p and .vip == $v and
-		  .port == $port) | .backends[] | select(.addr == $a and
-		  .port == $bp)][0].conns // "none"' <<<"$1"
-}
+# svc_counter PROTO VIP PORT FIELD: conns, rejects, flags (JSON) or
+# nbackends of a frontend in the last kpx_snapshot ("none" if absent).
+svc_counter() { echo "${KS["$1 $2 $3 $4"]:-none}"; }
 
-# stats_mark [NS]: remember "kpxctl stats" totals; stats_delta FIELD [NS]
-# prints a total's change since (the totals count since module load).
-stats_mark() { STATS0=$(in_ns "${1:-}" "$KPXCTL" stats --json); }
+# be_counter PROTO VIP PORT BACKEND_ADDR BACKEND_PORT: a backend's conns.
+be_counter() { echo "${KS["$1 $2 $3 $4 $5 conns"]:-none}"; }
+
+# stats_read [NS]: "kpxctl stats --json" into ST (services backends conns
+# rejects drops); stats_mark [NS] keeps a copy in ST0; stats_delta FIELD
+# [NS] reads again and prints a total's change (totals count since load).
+declare -A ST ST0
+stats_read() {
+	local n
+
+	ST=()
+	read -r ST[services] ST[backends] ST[conns] ST[rejects] ST[drops] < <(
+		in_ns "${1:-}" "$KPXCTL" stats --json |
+		jq -r '"\(.services) \(.backends) \(.conns) \(.rejects) \(.drops)"')
+	for n in services backends conns rejects drops; do
+		[[ "${ST[$n]:-}" =~ ^[0-9]+$ ]] || ST[$n]=none
+	done
+}
+stats_mark() {
+	local k
+
+	stats_read "${1:-}"
+	ST0=()
+	for k in "${!ST[@]}"; do
+		ST0[$k]=${ST[$k]}
+	done
+}
 stats_delta() {
-	echo $(( $(in_ns "${2:-}" "$KPXCTL" stats --json | jq -r ".$1") -
-		 $(jq -r ".$1" <<<"$STATS0") ))
+	stats_read "${2:-}"
+	if [ "${ST[$1]}" = none ] || [ "${ST0[$1]:-none}" = none ]; then
+		echo none
+	else
+		echo $((ST[$1] - ST0[$1]))
+	fi
 }
 
 # dmesg_mark: remember the kernel log position; dmesg_since prints the rest.
@@ -416,15 +521,39 @@ setup_trap() {
 
 # --- /proc/net/kpx/services ------------------------------------------------
 
-# proc_svc PROTO VIP:PORT FIELD [NS]: a frontend's flags, conns or rejects
-# from /proc/net/kpx/services ("none" if the frontend is not listed).
+# proc_svc PROTO VIP:PORT FIELD: a root-netns frontend's flags, conns or
+# rejects from /proc/net/kpx/services ("none" if it is not listed).
 proc_svc() {
-	in_ns "${4:-}" cat /proc/net/kpx/services 2>/dev/null |
-		awk -v p="${1^^}" -v k="$2" -v f="$3" '
-			$1 == p && $2 == k {
-				v = (f == "flags") ? $3 : (f == "conns") ? $4 : $5
-			}
-			END { print (v == "" ? "none" : v) }'
+	local p=${1^^} a b flags conns rejects
+
+	while read -r a b flags conns rejects; do
+		if [ "$a" = "$p" ] && [ "$b" = "$2" ]; then
+			case "$3" in
+			flags) echo "$flags" ;;
+			conns) echo "$conns" ;;
+			*) echo "$rejects" ;;
+			esac
+			return
+		fi
+	done </proc/net/kpx/services
+	echo none
+}
+
+# proc_be PROTO VIP:PORT BACKEND:PORT: a backend's conns from /proc.
+proc_be() {
+	local p=${1^^} a b rest cur=0
+
+	while read -r a b rest; do
+		if [ "$a" != "->" ]; then
+			cur=0
+			[ "$a" = "$p" ] && [ "$b" = "$2" ] && cur=1
+		elif [ $cur = 1 ] && [ "$b" = "$3" ]; then
+			set -- $rest
+			echo "$4"
+			return
+		fi
+	done </proc/net/kpx/services
+	echo none
 }
 
 # proc_backends PROTO VIP:PORT: a root-netns frontend's backends from
@@ -467,13 +596,4 @@ wait_proc_backends() {
 		fi
 		sleep 0.02
 	done
-}
-
-# proc_be PROTO VIP:PORT BACKEND:PORT [NS]: a backend's conns counter.
-proc_be() {
-	in_ns "${4:-}" cat /proc/net/kpx/services 2>/dev/null |
-		awk -v p="${1^^}" -v k="$2" -v b="$3" '
-			$1 != "->" { cur = ($1 == p && $2 == k) }
-			cur && $1 == "->" && $2 == b { v = $6 }
-			END { print (v == "" ? "none" : v) }'
 }

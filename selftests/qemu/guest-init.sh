@@ -35,6 +35,11 @@ kver=$(uname -r)
 mount -t tmpfs -o mode=1777 tmpfs /tmp || die "mount /tmp"
 mount -t tmpfs -o mode=0755 tmpfs /run || die "mount /run"
 mkdir -p /dev/pts /dev/shm /run/lock
+# What udev would make: bash process substitution needs /dev/fd.
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t debugfs debugfs /sys/kernel/debug
