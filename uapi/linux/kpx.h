@@ -71,9 +71,60 @@
  *       KPX_STATS_A_REJECTS: u64, new connections refused (no backend)
  *       KPX_STATS_A_DROPS: u64, new connections dropped (no backend and
  *                          KPX_SVC_F_DROP_EMPTY, or NAT setup failure)
+ *       KPX_STATS_A_FILTERED: u64, new connections dropped by source ranges
  *
  * KPX_CMD_FLUSH (doit; CAP_NET_ADMIN)
  *   Deletes every frontend of the namespace.
+ *
+ * KPX_CMD_SET_CONFIG (doit; CAP_NET_ADMIN)
+ *   Sets the namespace's settings, replacing those given (an absent
+ *   attribute leaves its setting unchanged; an empty nest clears a list).
+ *     KPX_A_CONFIG: NLA_NESTED
+ *       KPX_CFG_A_LOCAL_CIDRS: nest of KPX_CIDRS_A_CIDR, at most
+ *             KPX_CIDRS_MAX: sources in these prefixes are "local" (pods
+ *             of this cluster: kube-proxy --detect-local-mode=ClusterCIDR
+ *             or NodeCIDR, from --cluster-cidr or the Node's podCIDRs)
+ *       KPX_CFG_A_LOCAL_IFNAME: string, at most IFNAMSIZ - 1 bytes;
+ *             packets entering through this interface are local
+ *             (--detect-local-mode=BridgeInterface); "" clears it
+ *       KPX_CFG_A_LOCAL_IFPREFIX: string, at most IFNAMSIZ - 1 bytes;
+ *             packets entering through an interface whose name starts
+ *             with it are local (InterfaceNamePrefix); "" clears it
+ *   Locally generated packets (LOCAL_OUT) are never "local" for
+ *   masquerade purposes unless their source is in a local prefix.
+ *
+ * KPX_CMD_GET_CONFIG (doit; no privilege needed)
+ *   Replies with KPX_A_CONFIG as set.
+ *
+ * Frontend attributes added after version 1's first commands (all optional
+ * in SET, all present in dumps):
+ *   KPX_SVC_A_SCHEDULER: string, "random" (default), "rr", "wrr", "lc",
+ *       "sh" (source hash), "mh" (Maglev), as IPVS names them; unknown
+ *       names are rejected with EINVAL
+ *   KPX_SVC_A_MH_SIZE: u32, Maglev lookup table size, a prime in
+ *       KPX_MH_SIZE_MIN..KPX_MH_SIZE_MAX, default 65537; only with "mh"
+ *   KPX_SVC_A_AFFINITY_TIMEOUT: u32, seconds; 0 (default) = no session
+ *       affinity; else ClientIP affinity with this timeout
+ *       (Service.spec.sessionAffinityConfig.clientIP.timeoutSeconds,
+ *       1..86400): a client address keeps its backend while it opens new
+ *       connections within the timeout of its last new connection
+ *   KPX_SVC_A_AFFINITY_MAX: u32, most affinity entries kept for the
+ *       frontend (default KPX_AFFINITY_MAX_DEFAULT); the oldest entry is
+ *       evicted to make room
+ *   KPX_SVC_A_AFFINITY_EVICTIONS: u64, read-only, entries evicted for room
+ *   KPX_SVC_A_SOURCE_RANGES: nest of KPX_CIDRS_A_CIDR, at most
+ *       KPX_CIDRS_MAX; when present and not empty, new connections from
+ *       other sources are dropped (Service.spec.loadBalancerSourceRanges)
+ *   KPX_SVC_A_FILTERED: u64, read-only, new connections dropped by
+ *       KPX_SVC_A_SOURCE_RANGES
+ *   KPX_BE_A_ACTIVE (in each backend): u32, read-only, connections to it
+ *       that are still open (used by "lc")
+ *
+ * A CIDR (KPX_CIDRS_A_CIDR nest):
+ *   KPX_CIDR_A_FAMILY: u16, AF_INET or AF_INET6
+ *   KPX_CIDR_A_ADDR: binary, 4 or 16 bytes, network order; bits past the
+ *       prefix length must be zero
+ *   KPX_CIDR_A_PREFIXLEN: u8, 0..32 or 0..128
  *
  * Errors
  * ------
@@ -95,6 +146,14 @@
 /* Largest backend set of one frontend, and largest backend weight. */
 #define KPX_BACKENDS_MAX	16384
 #define KPX_WEIGHT_MAX		65535
+/* Largest CIDR list (source ranges, local prefixes). */
+#define KPX_CIDRS_MAX		256
+/* Maglev table sizes (primes only) and the default affinity bound. */
+#define KPX_MH_SIZE_MIN		251
+#define KPX_MH_SIZE_MAX		1048573
+#define KPX_MH_SIZE_DEFAULT	65537
+#define KPX_AFFINITY_MAX_DEFAULT 65536
+#define KPX_SCHED_NAME_MAX	16
 
 enum kpx_cmd {
 	KPX_CMD_UNSPEC,
@@ -103,6 +162,8 @@ enum kpx_cmd {
 	KPX_CMD_GET_SERVICE,
 	KPX_CMD_GET_STATS,
 	KPX_CMD_FLUSH,
+	KPX_CMD_SET_CONFIG,
+	KPX_CMD_GET_CONFIG,
 	__KPX_CMD_MAX
 };
 #define KPX_CMD_MAX (__KPX_CMD_MAX - 1)
@@ -113,6 +174,7 @@ enum kpx_attr {
 	KPX_A_SERVICE,		/* nest, enum kpx_svc_attr */
 	KPX_A_STATS,		/* nest, enum kpx_stats_attr */
 	KPX_A_BACKENDS,		/* nest, enum kpx_backends_attr; repeats */
+	KPX_A_CONFIG,		/* nest, enum kpx_cfg_attr */
 	__KPX_A_MAX
 };
 #define KPX_A_MAX (__KPX_A_MAX - 1)
@@ -129,6 +191,13 @@ enum kpx_svc_attr {
 	KPX_SVC_A_BACKENDS,	/* nest, enum kpx_backends_attr */
 	KPX_SVC_A_CONNS,	/* u64, read-only */
 	KPX_SVC_A_REJECTS,	/* u64, read-only */
+	KPX_SVC_A_SCHEDULER,	/* string */
+	KPX_SVC_A_MH_SIZE,	/* u32 */
+	KPX_SVC_A_AFFINITY_TIMEOUT,	/* u32, seconds */
+	KPX_SVC_A_AFFINITY_MAX,	/* u32 */
+	KPX_SVC_A_AFFINITY_EVICTIONS,	/* u64, read-only */
+	KPX_SVC_A_SOURCE_RANGES,	/* nest, enum kpx_cidrs_attr */
+	KPX_SVC_A_FILTERED,	/* u64, read-only */
 	__KPX_SVC_A_MAX
 };
 #define KPX_SVC_A_MAX (__KPX_SVC_A_MAX - 1)
@@ -141,7 +210,22 @@ enum kpx_svc_flags {
 	 * local endpoint, KEP-1672 / Service.spec.externalTrafficPolicy).
 	 */
 	KPX_SVC_F_DROP_EMPTY = 1U << 0,
-	__KPX_SVC_F_ALL = KPX_SVC_F_DROP_EMPTY
+	/*
+	 * Masquerade (SNAT to the outgoing interface's address) new
+	 * connections whose source is not local (see KPX_CMD_SET_CONFIG): an
+	 * external frontend (NodePort, LoadBalancer, externalIP) with
+	 * externalTrafficPolicy: Cluster.
+	 */
+	KPX_SVC_F_MASQ_NONLOCAL = 1U << 1,
+	/*
+	 * Masquerade every new connection (--masquerade-all; NodePorts on
+	 * 127.0.0.1, which need route_localnet).  Whatever the flags, a
+	 * connection whose chosen backend is its own source (hairpin) is
+	 * always masqueraded.
+	 */
+	KPX_SVC_F_MASQ = 1U << 2,
+	__KPX_SVC_F_ALL = KPX_SVC_F_DROP_EMPTY | KPX_SVC_F_MASQ_NONLOCAL |
+			  KPX_SVC_F_MASQ
 };
 
 /* The backend list: a sequence of KPX_BACKENDS_A_BACKEND nests. */
@@ -160,6 +244,7 @@ enum kpx_backend_attr {
 	KPX_BE_A_PORT,		/* be16 */
 	KPX_BE_A_WEIGHT,	/* u32 */
 	KPX_BE_A_CONNS,		/* u64, read-only */
+	KPX_BE_A_ACTIVE,	/* u32, read-only */
 	__KPX_BE_A_MAX
 };
 #define KPX_BE_A_MAX (__KPX_BE_A_MAX - 1)
@@ -173,8 +258,36 @@ enum kpx_stats_attr {
 	KPX_STATS_A_CONNS,	/* u64 */
 	KPX_STATS_A_REJECTS,	/* u64 */
 	KPX_STATS_A_DROPS,	/* u64 */
+	KPX_STATS_A_FILTERED,	/* u64, dropped by source ranges */
 	__KPX_STATS_A_MAX
 };
 #define KPX_STATS_A_MAX (__KPX_STATS_A_MAX - 1)
+
+/* Namespace settings (KPX_CMD_SET_CONFIG, KPX_CMD_GET_CONFIG). */
+enum kpx_cfg_attr {
+	KPX_CFG_A_UNSPEC,
+	KPX_CFG_A_LOCAL_CIDRS,	/* nest, enum kpx_cidrs_attr */
+	KPX_CFG_A_LOCAL_IFNAME,	/* string */
+	KPX_CFG_A_LOCAL_IFPREFIX,	/* string */
+	__KPX_CFG_A_MAX
+};
+#define KPX_CFG_A_MAX (__KPX_CFG_A_MAX - 1)
+
+/* A CIDR list: a sequence of KPX_CIDRS_A_CIDR nests. */
+enum kpx_cidrs_attr {
+	KPX_CIDRS_A_UNSPEC,
+	KPX_CIDRS_A_CIDR,	/* nest, enum kpx_cidr_attr */
+	__KPX_CIDRS_A_MAX
+};
+#define KPX_CIDRS_A_MAX (__KPX_CIDRS_A_MAX - 1)
+
+enum kpx_cidr_attr {
+	KPX_CIDR_A_UNSPEC,
+	KPX_CIDR_A_FAMILY,	/* u16 */
+	KPX_CIDR_A_ADDR,	/* binary, network order */
+	KPX_CIDR_A_PREFIXLEN,	/* u8 */
+	__KPX_CIDR_A_MAX
+};
+#define KPX_CIDR_A_MAX (__KPX_CIDR_A_MAX - 1)
 
 #endif /* _UAPI_LINUX_KPX_H */
