@@ -6,7 +6,7 @@
 #   make demo       the walking skeleton end to end in a VM
 # Every target first installs missing Debian packages (packaging/install-deps.sh).
 
-KVER ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sed 's|/lib/modules/||;s|/build||' | sort -V | tail -n 1)
+KVER ?= $(shell ls -d /lib/modules/6.1.*/build 2>/dev/null | sed 's|/lib/modules/||;s|/build||' | sort -V | tail -n 1)
 KERNELDIR ?= /lib/modules/$(KVER)/build
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf 2>/dev/null)
 export KVER KERNELDIR
@@ -31,21 +31,37 @@ unit: agent
 	python3 ./selftests/apiserver/test_apiserver.py
 	./agent/tests/agent-apiserver.sh
 
-# DKMS build of the module against the installed headers, in a scratch tree
-# (nothing is installed on the host).
+# DKMS build of the module against every installed kernel's headers (Debian
+# 12's 6.1 and its 6.12 from bookworm-security), in a scratch tree (nothing is
+# installed on the host).  Fails unless both series are there.
+DKMS_KVERS ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sed 's|/lib/modules/||;s|/build||' | sort -V)
+
 dkms-build: deps
-	./packaging/dkms-build.sh $(KVER)
+	@case " $(DKMS_KVERS)" in *" 6.1."*" 6.12."*) ;; \
+	 *) echo "dkms-build: need 6.1 and 6.12 headers, have: $(DKMS_KVERS)" >&2; exit 1;; esac
+	@for k in $(DKMS_KVERS); do ./packaging/dkms-build.sh $$k || exit 1; done
 
 # Copies exactly the module's sources to /usr/src/kpx-$(VERSION) for DKMS.
 dkms-install:
 	mkdir -p $(DESTDIR)/usr/src/kpx-$(VERSION)
-	cp --parents $$(cat packaging/dkms-files) $(DESTDIR)/usr/src/kpx-$(VERSION)/
+	cp --parents $$(ls $$(cat packaging/dkms-files) | grep -v "\.mod\.c$$") $(DESTDIR)/usr/src/kpx-$(VERSION)/
 
 # The kernel suite, in QEMU (TCG), on Debian's kernel $(KVER).
 vm-check: all
 	./selftests/qemu/check.sh
 
-check: unit dkms-build vm-check
+# Debian packages kpx-dkms and kpx-agent (dpkg-buildpackage in a scratch copy).
+DEBDIR ?= /var/tmp/kpx-debs
+packages: deps
+	./packaging/build-debs.sh $(DEBDIR)
+
+# Kubernetes manifests, then the packages installed into a fresh Debian 12
+# chroot (debootstrap, cached in /var/cache/kpx-packaging).
+test-packaging: deps
+	./packaging/test-manifests.py
+	./packaging/test-debs.sh
+
+check: unit dkms-build test-packaging vm-check
 
 demo: all
 	./selftests/qemu/run-vm.sh -- /bin/sh $(CURDIR)/selftests/demo/demo.sh
@@ -55,4 +71,5 @@ clean:
 	$(MAKE) -C agent clean
 	$(MAKE) -C selftests clean
 
-.PHONY: all deps module agent tools unit dkms-build dkms-install vm-check check demo clean
+.PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
+	vm-check check demo clean

@@ -13,7 +13,7 @@ trap 'rm -rf "$scratch"' EXIT
 
 src=$scratch/src/kpx-$ver
 mkdir -p "$src" "$scratch/tree" "$scratch/inst"
-(cd "$top" && cp --parents $(cat packaging/dkms-files) "$src/")
+(cd "$top" && cp --parents $(ls $(cat packaging/dkms-files) | grep -v "\.mod\.c$") "$src/")
 dk="--sourcetree $scratch/src --dkmstree $scratch/tree --installtree $scratch/inst"
 dkms add $dk -m kpx -v "$ver" >/dev/null
 
