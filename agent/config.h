@@ -72,9 +72,62 @@ struct kpx_config {
 
 	int verbosity;			/* --v */
 	bool once, dry_run, cleanup;	/* --once, --dry-run, --cleanup */
+
+	/* Appended for issue 5 (config.c). */
+	char *config_file;		/* --config, or NULL */
+	char bind_address[INET6_ADDRSTRLEN];	/* --bind-address / bindAddress: the
+						 * node's primary-IP hint, "" unset */
+	bool init_only;			/* --init-only: validate, check, exit 0 */
+	int64_t health_timeout_ms;	/* /healthz stale after: 2 x sync_ms */
+	unsigned int n_ignored;		/* settings given that kpx does not use
+					 * (each logged once at parse time) */
+	int64_t request_timeout_ms;	/* --kube-api-timeout (kpx), list page, default 60 s */
+	int64_t watch_stall_ms;		/* --watch-stall-timeout (kpx), default 150 s */
 };
 
 /* Fills @c with kube-proxy's defaults. */
 void kpx_config_defaults(struct kpx_config *c);
+
+/*
+ * The agent's command line, as kube-proxy reads it: kpx_config_defaults(),
+ * then the --config file (KubeProxyConfiguration v1alpha1 YAML), then the
+ * flags.  As in kube-proxy, when --config is given the flags that map to a
+ * configuration field are ignored (each one logged), except --v and
+ * --hostname-override; flags without a field (--master, --cleanup, ...)
+ * always apply.  Flags are long options, "--name value", "--name=value" or
+ * one dash; a boolean flag takes no separate value ("--masquerade-all",
+ * "--masquerade-all=false").  A setting kpx does not use (conntrack
+ * sysctls, iptables/ipvs tuning, ...) is logged once as ignored when set to
+ * something other than its zero value, and counted in c->n_ignored.
+ * Returns 0 to run, 1 when --help was printed on stdout, 2 when --version
+ * was asked for (the caller prints it; both exit 0), or -EINVAL with a one-line reason in @err for any unknown or invalid
+ * flag, field or value, or an unreadable --config file (exit 2).
+ * Free with kpx_config_free().
+ */
+int kpx_config_parse(struct kpx_config *c, int argc, char **argv,
+		     char *err, size_t errlen);
+
+/*
+ * Applies a KubeProxyConfiguration YAML document of @len bytes over @c:
+ * apiVersion must be kubeproxy.config.k8s.io/v1alpha1 and kind
+ * KubeProxyConfiguration; an unknown field, a wrong type or an invalid value
+ * is -EINVAL with the field's path in @err.  Empty strings, null and zero
+ * durations/numbers keep the default, as kube-proxy's defaulting does.
+ */
+int kpx_config_load_yaml(struct kpx_config *c, const char *data, size_t len,
+			 char *err, size_t errlen);
+
+/* kpx_config_load_yaml() of file @path; -ENOENT/-EACCES if unreadable. */
+int kpx_config_load_file(struct kpx_config *c, const char *path,
+			 char *err, size_t errlen);
+
+/*
+ * Parses one --cluster-cidr / --nodeport-addresses element "ADDR/LEN" into
+ * @out (host bits cleared).  Returns 0 or -EINVAL.
+ */
+int kpx_cidr_parse(const char *s, struct kpx_cidr *out);
+
+/* Frees the strings @c owns (kubeconfig, master, config_file). */
+void kpx_config_free(struct kpx_config *c);
 
 #endif

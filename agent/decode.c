@@ -84,6 +84,71 @@ int kpx_parse_addr(const char *s, int family, void *addr)
 	return fam;
 }
 
+int kpx_parse_cidr(const char *s, struct kpx_cidr *c)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	size_t len, i;
+	unsigned long bits;
+	uint8_t *a;
+	int fam;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	len = strlen(s);
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	if (!len || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	slash = strchr(buf, '/');
+	if (!slash || !slash[1])
+		return -EINVAL;
+	*slash = 0;
+	memset(c, 0, sizeof(*c));
+	fam = kpx_parse_addr(buf, 0, &c->addr);
+	if (fam < 0)
+		return -EINVAL;
+	bits = strtoul(slash + 1, &end, 10);
+	if (*end || slash[1] < '0' || slash[1] > '9' ||
+	    bits > (fam == AF_INET ? 32UL : 128UL))
+		return -EINVAL;
+	c->family = fam;
+	c->len = (uint8_t)bits;
+	a = (uint8_t *)&c->addr;
+	for (i = 0; i < 16; i++) {
+		if (bits >= 8) {
+			bits -= 8;
+			continue;
+		}
+		a[i] &= (uint8_t)(0xff00 >> bits);
+		bits = 0;
+	}
+	return fam;
+}
+
+bool kpx_cidr_contains(const struct kpx_cidr *c, int family, const void *addr)
+{
+	const uint8_t *x = (const uint8_t *)&c->addr, *y = addr;
+	unsigned int bits = c->len, i;
+
+	if (c->family != family)
+		return false;
+	for (i = 0; bits >= 8; i++, bits -= 8)
+		if (x[i] != y[i])
+			return false;
+	return !bits || !((x[i] ^ y[i]) & (0xff00 >> bits));
+}
+
+static void free_strv(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static void free_ports(struct kpx_api_port *p, size_t n)
 {
 	size_t i;
@@ -97,6 +162,9 @@ void kpx_api_service_release(struct kpx_api_service *s)
 {
 	free(s->ips);
 	free_ports(s->ports, s->nports);
+	free(s->external_ips);
+	free(s->lb_ips);
+	free(s->source_ranges);
 }
 
 void kpx_api_slice_release(struct kpx_api_slice *sl)
@@ -106,6 +174,8 @@ void kpx_api_slice_release(struct kpx_api_slice *sl)
 	for (i = 0; sl->eps && i < sl->neps; i++) {
 		free(sl->eps[i].node_name);
 		free(sl->eps[i].zone);
+		free_strv(sl->eps[i].zone_hints, sl->eps[i].nzone_hints);
+		free_strv(sl->eps[i].node_hints, sl->eps[i].nnode_hints);
 	}
 	free(sl->eps);
 	free_ports(sl->ports, sl->nports);
@@ -121,6 +191,8 @@ void kpx_api_node_release(struct kpx_api_node *nd)
 		free(nd->labels[i].value);
 	}
 	free(nd->labels);
+	free(nd->addrs);
+	free(nd->pod_cidrs);
 }
 
 #define BAD(why, len, ...) (snprintf(why, len, __VA_ARGS__), -EINVAL)
@@ -206,6 +278,13 @@ static int parse_ports(struct json_object *o, const char *field,
 			return BAD(why, len, "%s[%zu].port is not an integer in 1..65535",
 				   what, i);
 		ports[i].port = ret ? (uint16_t)port : 0;
+		if (need_port) {
+			ret = kpx_json_int(p, "nodePort", 0, 65535, &port);
+			if (ret < 0)
+				return BAD(why, len, "%s[%zu].nodePort is not an integer in 0..65535",
+					   what, i);
+			ports[i].node_port = ret ? (uint16_t)port : 0;
+		}
 		ports[i].name = strdup(name ? name : "");
 		if (!ports[i].name)
 			return -ENOMEM;
@@ -257,6 +336,153 @@ static int parse_cluster_ips(struct json_object *spec,
 	return 0;
 }
 
+/*
+ * Each string of the array @field of @o passed to @each (which returns 0 to
+ * keep it, 1 to skip it, or a negative errno).  -EINVAL (message in @why)
+ * when the field or an item has a wrong type.
+ */
+static int for_each_string(struct json_object *o, const char *field,
+			   const char *what, int (*each)(const char *s, void *arg),
+			   void *arg, char *why, size_t len)
+{
+	struct json_object *arr, *v;
+	size_t i, n;
+	int ret;
+
+	ret = kpx_json_field(o, field, json_type_array, &arr);
+	if (ret < 0)
+		return BAD(why, len, "%s is not an array", what);
+	n = ret ? json_object_array_length(arr) : 0;
+	for (i = 0; i < n; i++) {
+		v = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(v, json_type_string))
+			return BAD(why, len, "%s[%zu] is not a string", what, i);
+		ret = each(json_object_get_string(v), arg);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Growable arrays of IPs and CIDRs for for_each_string(). */
+struct ip_vec {
+	struct kpx_api_ip **v;
+	size_t *n;
+};
+
+static int add_ip(const char *s, void *arg)
+{
+	struct ip_vec *iv = arg;
+	struct kpx_api_ip ip, *nv;
+
+	memset(&ip, 0, sizeof(ip));
+	ip.family = kpx_parse_addr(s, 0, &ip.addr);
+	if (ip.family < 0)
+		return 1;	/* kube-proxy skips what does not parse */
+	nv = realloc(*iv->v, (*iv->n + 1) * sizeof(**iv->v));
+	if (!nv)
+		return -ENOMEM;
+	nv[(*iv->n)++] = ip;
+	*iv->v = nv;
+	return 0;
+}
+
+struct cidr_vec {
+	struct kpx_cidr **v;
+	size_t *n;
+};
+
+static int add_cidr(const char *s, void *arg)
+{
+	struct cidr_vec *cv = arg;
+	struct kpx_cidr c, *nv;
+
+	if (kpx_parse_cidr(s, &c) < 0)
+		return 1;
+	nv = realloc(*cv->v, (*cv->n + 1) * sizeof(**cv->v));
+	if (!nv)
+		return -ENOMEM;
+	nv[(*cv->n)++] = c;
+	*cv->v = nv;
+	return 0;
+}
+
+/* status.loadBalancer.ingress[]: the ip of each entry not in ipMode Proxy. */
+static int parse_lb_ingress(struct json_object *obj, struct kpx_api_service *s,
+			    char *why, size_t len)
+{
+	struct json_object *status, *lb, *arr, *ing;
+	struct ip_vec iv = { &s->lb_ips, &s->nlb_ips };
+	const char *ip, *mode;
+	size_t i, n;
+	int ret;
+
+	/* a status of another type is the API server's business: no LB IPs */
+	if (kpx_json_field(obj, "status", json_type_object, &status) < 0)
+		return 0;
+	if (kpx_json_field(status, "loadBalancer", json_type_object, &lb) < 0 ||
+	    kpx_json_field(lb, "ingress", json_type_array, &arr) < 0)
+		return BAD(why, len, "status.loadBalancer.ingress has a wrong type");
+	n = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; i < n; i++) {
+		ing = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(ing, json_type_object) ||
+		    kpx_json_string(ing, "ip", &ip) < 0 ||
+		    kpx_json_string(ing, "ipMode", &mode) < 0)
+			return BAD(why, len, "status.loadBalancer.ingress[%zu] has a wrong type",
+				   i);
+		/* KEP-1860: with ipMode Proxy the LB delivers to the node
+		 * itself, so its IP is not captured on the node */
+		if (!ip || !*ip || (mode && !strcmp(mode, "Proxy")))
+			continue;
+		ret = add_ip(ip, &iv);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Traffic policies, health check port, external addresses, source ranges. */
+static int parse_service_extra(struct json_object *obj, struct json_object *spec,
+			       struct kpx_api_service *s, char *why, size_t len)
+{
+	struct ip_vec iv = { &s->external_ips, &s->nexternal_ips };
+	struct cidr_vec cv = { &s->source_ranges, &s->nsource_ranges };
+	const char *etp, *itp, *td;
+	int64_t hc = 0;
+	int ret;
+
+	if (kpx_json_string(spec, "externalTrafficPolicy", &etp) < 0 ||
+	    kpx_json_string(spec, "internalTrafficPolicy", &itp) < 0 ||
+	    kpx_json_string(spec, "trafficDistribution", &td) < 0)
+		return BAD(why, len, "spec.externalTrafficPolicy, internalTrafficPolicy or trafficDistribution is not a string");
+	if (kpx_json_int(spec, "healthCheckNodePort", 0, 65535, &hc) < 0)
+		return BAD(why, len, "spec.healthCheckNodePort is not an integer in 0..65535");
+	ret = for_each_string(spec, "externalIPs", "spec.externalIPs", add_ip,
+			      &iv, why, len);
+	if (!ret)
+		ret = for_each_string(spec, "loadBalancerSourceRanges",
+				      "spec.loadBalancerSourceRanges", add_cidr,
+				      &cv, why, len);
+	if (!ret)
+		ret = parse_lb_ingress(obj, s, why, len);
+	if (ret)
+		return ret;
+	s->itp_local = itp && !strcmp(itp, "Local");
+	/* apiservice.ExternalPolicyLocal(): only for NodePort, LoadBalancer
+	 * or a Service with externalIPs */
+	s->etp_local = etp && !strcmp(etp, "Local") &&
+		       (s->type != KPX_API_CLUSTER_IP || s->nexternal_ips);
+	/* apiservice.NeedsHealthCheck(): LoadBalancer with eTP Local */
+	if (s->type == KPX_API_LOAD_BALANCER && s->etp_local)
+		s->hc_node_port = (uint16_t)hc;
+	if (td && (!strcmp(td, "PreferClose") || !strcmp(td, "PreferSameZone")))
+		s->traffic_dist = KPX_API_TD_PREFER_ZONE;
+	else if (td && !strcmp(td, "PreferSameNode"))
+		s->traffic_dist = KPX_API_TD_PREFER_NODE;
+	return 0;
+}
+
 int kpx_decode_service(struct json_object *obj, struct kpx_api_service *s,
 		       char *why, size_t len)
 {
@@ -290,8 +516,15 @@ int kpx_decode_service(struct json_object *obj, struct kpx_api_service *s,
 		s->skip = "headless";
 		return 0;
 	}
-	return parse_ports(spec, "ports", "spec.ports", true, &s->ports,
-			   &s->nports, why, len);
+	if (type && !strcmp(type, "NodePort"))
+		s->type = KPX_API_NODE_PORT;
+	else if (type && !strcmp(type, "LoadBalancer"))
+		s->type = KPX_API_LOAD_BALANCER;
+	ret = parse_ports(spec, "ports", "spec.ports", true, &s->ports,
+			  &s->nports, why, len);
+	if (ret)
+		return ret;
+	return parse_service_extra(obj, spec, s, why, len);
 }
 
 static int parse_conditions(struct json_object *ep, struct kpx_api_endpoint *e,
@@ -322,6 +555,55 @@ static int dup_opt(const char *s, char **out)
 		return 0;
 	*out = strdup(s);
 	return *out ? 0 : -ENOMEM;
+}
+
+/* hints.@field[].name of @hints into *out. */
+static int parse_hint_list(struct json_object *hints, const char *field,
+			   char ***out, size_t *nout)
+{
+	struct json_object *arr, *h;
+	const char *name;
+	size_t i, n;
+
+	if (kpx_json_field(hints, field, json_type_array, &arr) < 0)
+		return -EINVAL;
+	n = arr ? json_object_array_length(arr) : 0;
+	if (!n)
+		return 0;
+	*out = calloc(n, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		h = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(h, json_type_object) ||
+		    kpx_json_string(h, "name", &name) < 0)
+			return -EINVAL;
+		if (!name)
+			continue;
+		(*out)[*nout] = strdup(name);
+		if (!(*out)[*nout])
+			return -ENOMEM;
+		(*nout)++;
+	}
+	return 0;
+}
+
+/* endpoints[i].hints: forZones and forNodes; other fields are ignored. */
+static int parse_hints(struct json_object *ep, struct kpx_api_endpoint *e,
+		       size_t i, char *why, size_t len)
+{
+	struct json_object *hints;
+	int ret;
+
+	if (kpx_json_field(ep, "hints", json_type_object, &hints) < 0)
+		return BAD(why, len, "endpoints[%zu].hints is not an object", i);
+	ret = parse_hint_list(hints, "forZones", &e->zone_hints, &e->nzone_hints);
+	if (!ret)
+		ret = parse_hint_list(hints, "forNodes", &e->node_hints,
+				      &e->nnode_hints);
+	if (ret == -EINVAL)
+		return BAD(why, len, "endpoints[%zu].hints has a wrong type", i);
+	return ret;
 }
 
 static int parse_endpoints(struct json_object *obj, struct kpx_api_slice *sl,
@@ -371,6 +653,9 @@ static int parse_endpoints(struct json_object *obj, struct kpx_api_slice *sl,
 		sl->neps++;
 		if (dup_opt(node, &e->node_name) || dup_opt(zone, &e->zone))
 			return -ENOMEM;
+		ret = parse_hints(ep, e, i, why, len);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -405,15 +690,82 @@ int kpx_decode_slice(struct json_object *obj, struct kpx_api_slice *sl,
 	return parse_endpoints(obj, sl, why, len);
 }
 
+/* status.addresses: InternalIP and ExternalIP entries. */
+static int parse_node_addrs(struct json_object *obj, struct kpx_api_node *nd,
+			    char *why, size_t len)
+{
+	struct json_object *status, *arr, *a;
+	struct kpx_api_node_addr *na;
+	const char *type, *addr;
+	size_t i, n;
+	int fam;
+
+	if (kpx_json_field(obj, "status", json_type_object, &status) < 0 ||
+	    kpx_json_field(status, "addresses", json_type_array, &arr) < 0)
+		return BAD(why, len, "status.addresses has a wrong type");
+	n = arr ? json_object_array_length(arr) : 0;
+	if (!n)
+		return 0;
+	nd->addrs = calloc(n, sizeof(*nd->addrs));
+	if (!nd->addrs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		a = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(a, json_type_object) ||
+		    kpx_json_string(a, "type", &type) < 0 ||
+		    kpx_json_string(a, "address", &addr) < 0)
+			return BAD(why, len, "status.addresses[%zu] has a wrong type", i);
+		if (!type || !addr || (strcmp(type, "InternalIP") &&
+				       strcmp(type, "ExternalIP")))
+			continue;
+		na = &nd->addrs[nd->naddrs];
+		fam = kpx_parse_addr(addr, 0, &na->ip.addr);
+		if (fam < 0)
+			continue;
+		na->ip.family = fam;
+		na->type = strcmp(type, "InternalIP") ? KPX_API_EXTERNAL_IP :
+							KPX_API_INTERNAL_IP;
+		nd->naddrs++;
+	}
+	return 0;
+}
+
+/* spec.podCIDRs, or spec.podCIDR when that is absent. */
+static int parse_pod_cidrs(struct json_object *obj, struct kpx_api_node *nd,
+			   char *why, size_t len)
+{
+	struct cidr_vec cv = { &nd->pod_cidrs, &nd->npod_cidrs };
+	struct json_object *spec;
+	const char *one;
+	int ret;
+
+	if (kpx_json_field(obj, "spec", json_type_object, &spec) < 0)
+		return BAD(why, len, "spec is not an object");
+	ret = for_each_string(spec, "podCIDRs", "spec.podCIDRs", add_cidr, &cv,
+			      why, len);
+	if (ret || nd->npod_cidrs)
+		return ret;
+	if (kpx_json_string(spec, "podCIDR", &one) < 0)
+		return BAD(why, len, "spec.podCIDR is not a string");
+	ret = one ? add_cidr(one, &cv) : 0;
+	return ret < 0 ? ret : 0;
+}
+
 int kpx_decode_node(struct json_object *obj, struct kpx_api_node *nd,
 		    char *why, size_t len)
 {
 	struct json_object *meta, *labels;
 	size_t n;
+	int ret;
 
 	kpx_json_field(obj, "metadata", json_type_object, &meta);
 	if (kpx_json_field(meta, "labels", json_type_object, &labels) < 0)
 		return BAD(why, len, "metadata.labels is not an object");
+	ret = parse_node_addrs(obj, nd, why, len);
+	if (!ret)
+		ret = parse_pod_cidrs(obj, nd, why, len);
+	if (ret)
+		return ret;
 	if (!labels || !(n = json_object_object_length(labels)))
 		return 0;
 	nd->labels = calloc(n, sizeof(*nd->labels));

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 #include <json-c/json_object.h>
+#include "config.h"		/* struct kpx_cidr */
 
 union kpx_api_addr {
 	struct in_addr v4;
@@ -25,11 +26,26 @@ struct kpx_api_port {
 	char *name;		/* "" when absent or null */
 	uint16_t port;		/* host order; 0: unset (slice ports only) */
 	uint8_t protocol;	/* IPPROTO_TCP (default), _UDP, _SCTP */
+	uint16_t node_port;	/* spec.ports[].nodePort, host order; 0: none
+				 * (Service ports only) */
 };
 
 struct kpx_api_ip {
 	int family;		/* AF_INET, AF_INET6 */
 	union kpx_api_addr addr;
+};
+
+enum kpx_api_svc_type {
+	KPX_API_CLUSTER_IP,	/* spec.type ClusterIP (the default) */
+	KPX_API_NODE_PORT,	/* NodePort */
+	KPX_API_LOAD_BALANCER,	/* LoadBalancer */
+};
+
+/* spec.trafficDistribution (KEP-4444, KEP-3015) */
+enum kpx_api_traffic_dist {
+	KPX_API_TD_NONE,	/* absent or unknown */
+	KPX_API_TD_PREFER_ZONE,	/* PreferClose, PreferSameZone */
+	KPX_API_TD_PREFER_NODE,	/* PreferSameNode */
 };
 
 struct kpx_api_service {
@@ -38,6 +54,25 @@ struct kpx_api_service {
 	size_t nips, nports;
 	struct kpx_api_ip *ips;	/* spec.clusterIPs (or spec.clusterIP) */
 	struct kpx_api_port *ports;
+	enum kpx_api_svc_type type;
+	/*
+	 * spec.externalTrafficPolicy Local, only where it applies: types
+	 * NodePort and LoadBalancer, or any type with externalIPs (as
+	 * kube-proxy's apiservice.ExternalPolicyLocal()).
+	 */
+	bool etp_local;
+	bool itp_local;		/* spec.internalTrafficPolicy Local (KEP-2086) */
+	/* spec.healthCheckNodePort when it is served: type LoadBalancer
+	 * with etp_local (apiservice.NeedsHealthCheck()); else 0 */
+	uint16_t hc_node_port;
+	enum kpx_api_traffic_dist traffic_dist;
+	/* spec.externalIPs; status.loadBalancer.ingress[].ip except those
+	 * with ipMode Proxy (KEP-1860); spec.loadBalancerSourceRanges, host
+	 * bits cleared.  Entries that do not parse are skipped, as kube-proxy
+	 * does. */
+	size_t nexternal_ips, nlb_ips, nsource_ranges;
+	struct kpx_api_ip *external_ips, *lb_ips;
+	struct kpx_cidr *source_ranges;
 };
 
 struct kpx_api_endpoint {
@@ -46,6 +81,10 @@ struct kpx_api_endpoint {
 	bool serving;		/* conditions.serving; nil = ready */
 	bool terminating;	/* conditions.terminating; nil = false */
 	char *node_name, *zone;	/* NULL when absent */
+	/* hints.forZones[].name, hints.forNodes[].name (KEP-2433, KEP-3015);
+	 * n = 0 when absent */
+	size_t nzone_hints, nnode_hints;
+	char **zone_hints, **node_hints;
 };
 
 struct kpx_api_slice {
@@ -62,10 +101,27 @@ struct kpx_api_label {
 	char *key, *value;
 };
 
+enum kpx_api_node_addr_type {
+	KPX_API_INTERNAL_IP,
+	KPX_API_EXTERNAL_IP,
+};
+
+struct kpx_api_node_addr {
+	enum kpx_api_node_addr_type type;
+	struct kpx_api_ip ip;
+};
+
 struct kpx_api_node {
 	size_t nlabels;
 	struct kpx_api_label *labels;
 	const char *zone;	/* topology.kubernetes.io/zone, or NULL */
+	/* status.addresses of type InternalIP and ExternalIP, in order
+	 * (others, and addresses that do not parse, are skipped) */
+	size_t naddrs;
+	struct kpx_api_node_addr *addrs;
+	/* spec.podCIDRs (or spec.podCIDR) */
+	size_t npod_cidrs;
+	struct kpx_cidr *pod_cidrs;
 };
 
 /*
@@ -121,5 +177,15 @@ int kpx_json_bool(struct json_object *o, const char *key, bool *out);
  * -EINVAL.
  */
 int kpx_parse_addr(const char *s, int family, void *addr);
+
+/*
+ * Parses "10.0.0.0/8" or "fd00::/64" (surrounding blanks allowed, as in
+ * loadBalancerSourceRanges) into @c, clearing the bits past the prefix (as
+ * kube-proxy's ParseCIDRSloppy + mask).  Returns the family or -EINVAL.
+ */
+int kpx_parse_cidr(const char *s, struct kpx_cidr *c);
+
+/* True when @addr (network order, @family) lies in @c. */
+bool kpx_cidr_contains(const struct kpx_cidr *c, int family, const void *addr);
 
 #endif

@@ -4,11 +4,13 @@
  * with jsonstream.c (see k8s.h for the protocol).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
 #include <json-c/json_tokener.h>
@@ -18,13 +20,17 @@
 #include "jsonstream.h"
 #include "k8s.h"
 #include "log.h"
+#include "ratelimit.h"
 
 #define LIST_LIMIT		500
 #define BACKOFF_MIN_MS		500
 #define BACKOFF_MAX_MS		30000
 #define WATCH_MIN_S		300	/* server-side timeout, jittered to 2x */
 #define CONNECT_TIMEOUT_S	10
-#define LIST_TIMEOUT_S		300
+#define LIST_TIMEOUT_S		60
+#define STALL_TIMEOUT_S		150
+#define TRIGGER_ANNOTATION	"endpoints.kubernetes.io/last-change-trigger-time"
+#define TO_BE_DELETED_TAINT	"ToBeDeletedByClusterAutoscaler"
 #define JSON_DEPTH		64	/* managedFields nests deeply */
 #define ERRBODY_MAX		1024
 
@@ -72,7 +78,98 @@ struct kpx_k8s {
 	struct curl_slist *headers;
 	char *base;		/* server URL without trailing '/' */
 	struct res res[KPX_KIND_MAX];
+	struct kpx_ratelimit rl;
+	int request_timeout_s, stall_timeout_s;
+	struct kpx_metrics *metrics;	/* or NULL */
 };
+
+void kpx_k8s_set_limits(struct kpx_k8s *k, double qps, int burst,
+			int request_timeout_s, int stall_timeout_s)
+{
+	kpx_ratelimit_init(&k->rl, qps, burst, kpx_now_ms());
+	if (request_timeout_s > 0)
+		k->request_timeout_s = request_timeout_s;
+	if (stall_timeout_s > 0)
+		k->stall_timeout_s = stall_timeout_s;
+}
+
+void kpx_k8s_set_metrics(struct kpx_k8s *k, struct kpx_metrics *m)
+{
+	k->metrics = m;
+}
+
+int kpx_k8s_parse_time(const char *s, double *out)
+{
+	struct tm tm = { 0 };
+	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	double frac = 0, scale = 0.1;
+	long off = 0;
+	time_t t;
+
+	if (!p)
+		return -EINVAL;
+	if (*p == '.') {
+		if (!isdigit((unsigned char)*++p))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*p); p++, scale /= 10)
+			frac += (*p - '0') * scale;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) &&
+		   isdigit((unsigned char)p[2]) && p[3] == ':' &&
+		   isdigit((unsigned char)p[4]) && isdigit((unsigned char)p[5])) {
+		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
+		      ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		if (*p == '-')
+			off = -off;
+		p += 6;
+	} else {
+		return -EINVAL;
+	}
+	if (*p)
+		return -EINVAL;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*out = (double)(t - off) + frac;
+	return 0;
+}
+
+/* The slice's last-change-trigger-time, or 0. */
+static double trigger_time(struct json_object *o)
+{
+	struct json_object *meta = NULL, *ann = NULL;
+	const char *s = NULL;
+	double t;
+
+	kpx_json_field(o, "metadata", json_type_object, &meta);
+	kpx_json_field(meta, "annotations", json_type_object, &ann);
+	kpx_json_string(ann, TRIGGER_ANNOTATION, &s);
+	return s && !kpx_k8s_parse_time(s, &t) ? t : 0;
+}
+
+/* kube-proxy's node eligibility: not being deleted, not tainted for it. */
+static bool node_eligible(struct json_object *o)
+{
+	struct json_object *meta = NULL, *spec = NULL, *taints = NULL, *del = NULL;
+	size_t i, n;
+
+	kpx_json_field(o, "metadata", json_type_object, &meta);
+	if (meta && json_object_object_get_ex(meta, "deletionTimestamp", &del) && del)
+		return false;
+	kpx_json_field(o, "spec", json_type_object, &spec);
+	kpx_json_field(spec, "taints", json_type_array, &taints);
+	n = taints ? json_object_array_length(taints) : 0;
+	for (i = 0; i < n; i++) {
+		const char *key = NULL;
+
+		kpx_json_string(json_object_array_get_idx(taints, i), "key", &key);
+		if (key && !strcmp(key, TO_BE_DELETED_TAINT))
+			return false;
+	}
+	return true;
+}
 
 static const char *const kind_names[KPX_KIND_MAX] = {
 	[KPX_KIND_SERVICE] = "services",
@@ -137,9 +234,18 @@ static void apply(struct res *r, enum kpx_event ev, struct json_object *obj)
 	char name[256];
 	const char *rv = meta_str(obj, "resourceVersion");
 
-	if (kpx_model_apply(r->k->model, r->kind, ev, obj) == -EINVAL)
+	struct kpx_k8s *k = r->k;
+
+	if (kpx_model_apply(k->model, r->kind, ev, obj) == -EINVAL)
 		kpx_warn("k8s", "%s: skipping malformed object %s", r->name,
 			 obj_name(obj, name, sizeof(name)));
+	if (k->metrics) {
+		kpx_metrics_change(k->metrics, r->kind, kpx_model_dirty(k->model),
+				   r->kind == KPX_KIND_ENDPOINTSLICE ? trigger_time(obj) : 0);
+		if (r->kind == KPX_KIND_NODE)
+			kpx_metrics_node_eligible(k->metrics,
+						  ev != KPX_EV_DELETED && node_eligible(obj));
+	}
 	if (rv && r->cur == REQ_WATCH)
 		set_str(&r->rv, rv);
 }
@@ -157,6 +263,8 @@ static int on_page(struct res *r, struct json_object *list)
 	if (!r->relisting) {
 		kpx_model_relist_begin(r->k->model, r->kind);
 		r->relisting = true;
+		if (r->synced)
+			kpx_metrics_relist(r->k->metrics, r->kind);
 	}
 	n = items ? json_object_array_length(items) : 0;
 	for (i = 0; i < n; i++)
@@ -278,7 +386,7 @@ static char *make_url(struct res *r, enum req req, long *timeout_s)
 		ret = asprintf(&url, "%s%s?%s&limit=%d%s%s", r->k->base, r->path,
 			       r->selector, LIST_LIMIT, esc ? "&continue=" : "",
 			       esc ? esc : "");
-		*timeout_s = LIST_TIMEOUT_S;
+		*timeout_s = r->k->request_timeout_s;
 	} else {
 		long t = WATCH_MIN_S + random() % (WATCH_MIN_S + 1);
 
@@ -369,6 +477,10 @@ static void start(struct res *r)
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	/* A watch gets bookmarks: silence this long is a dead stream. */
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
+			 (long)(r->cur == REQ_WATCH ? k->stall_timeout_s : k->request_timeout_s));
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPIDLE, 30L);
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPINTVL, 10L);
@@ -445,6 +557,11 @@ static void watch_done(struct res *r, CURLcode res)
 {
 	char why[512];
 
+	kpx_metrics_watch_restart(r->k->metrics, r->kind);
+	if (res == CURLE_OPERATION_TIMEDOUT && !r->gone)
+		kpx_warn("k8s", "%s: watch stalled or timed out (no data for %d s), re-watching",
+			 r->name, r->k->stall_timeout_s);
+
 	if (r->gone || r->code == 410) {
 		if (!r->gone)
 			kpx_info("k8s", "%s: resourceVersion %s expired, relisting",
@@ -497,8 +614,19 @@ int kpx_k8s_poll(struct kpx_k8s *k, int fd, int timeout_ms)
 
 		if (r->easy)
 			continue;
-		if (r->next_at <= now)
+		if (r->next_at <= now) {
+			int64_t wait = kpx_ratelimit_take(&k->rl, now);
+
+			if (wait) {
+				kpx_dbg(4, "k8s", "%s: client-side rate limit, %lld ms",
+					r->name, (long long)wait);
+				r->next_at = now + wait;
+				if (wait < timeout_ms)
+					timeout_ms = (int)wait;
+				continue;
+			}
 			start(r);
+		}
 		else if (r->next_at - now < timeout_ms)
 			timeout_ms = (int)(r->next_at - now);
 	}
@@ -538,6 +666,9 @@ struct kpx_k8s *kpx_k8s_new(const struct kpx_kubeconfig *kc, const char *node,
 		return NULL;
 	k->kc = kc;
 	k->model = model;
+	k->request_timeout_s = LIST_TIMEOUT_S;
+	k->stall_timeout_s = STALL_TIMEOUT_S;
+	kpx_ratelimit_init(&k->rl, 5, 10, kpx_now_ms());
 	srandom((unsigned int)(kpx_now_ms() ^ getpid()));
 	k->base = strdup(kc->server);
 	k->multi = curl_multi_init();

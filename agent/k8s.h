@@ -17,12 +17,18 @@
  * resourceVersion) leads to a relist, which the model diffs (never a flush).
  * Any other failure is logged and retried, re-watching from the last
  * resourceVersion, with jittered exponential backoff from 0.5 s to 30 s.
+ * A watch that receives no byte (not even a bookmark) for the stall
+ * timeout is ended and re-watched; a list page must complete within the
+ * request timeout.  Every request (list page or watch) first takes a token
+ * from the --kube-api-qps/--kube-api-burst bucket.  The bearer token file,
+ * if any, is re-read for every request (rotation).
  */
 #ifndef KPX_K8S_H
 #define KPX_K8S_H
 
 #include <stdbool.h>
 #include "kubeconfig.h"
+#include "metrics.h"
 #include "model.h"
 
 struct kpx_k8s;
@@ -34,6 +40,29 @@ struct kpx_k8s;
 struct kpx_k8s *kpx_k8s_new(const struct kpx_kubeconfig *kc, const char *node,
 			    struct kpx_model *model);
 void kpx_k8s_free(struct kpx_k8s *k);
+
+/*
+ * Limits, before the first kpx_k8s_poll(): @qps requests per second with
+ * @burst (qps <= 0: none); @request_timeout_s for a list page (default
+ * 60); @stall_timeout_s without a byte on a watch (default 150: real API
+ * servers send a bookmark about every minute).  0 keeps a default.
+ */
+void kpx_k8s_set_limits(struct kpx_k8s *k, double qps, int burst,
+			int request_timeout_s, int stall_timeout_s);
+
+/*
+ * Records events into @m: changes (with the EndpointSlice's
+ * endpoints.kubernetes.io/last-change-trigger-time), watch restarts,
+ * relists, and the own Node's eligibility (deletionTimestamp, taint
+ * ToBeDeletedByClusterAutoscaler).
+ */
+void kpx_k8s_set_metrics(struct kpx_k8s *k, struct kpx_metrics *m);
+
+/*
+ * Parses an RFC 3339 time ("2026-11-30T06:30:12Z", fraction and numeric
+ * offset allowed) into seconds since the epoch.  Returns 0 or -EINVAL.
+ */
+int kpx_k8s_parse_time(const char *s, double *out);
 
 /*
  * Runs the client for at most @timeout_ms milliseconds: starts due

@@ -4,9 +4,7 @@
  * module.  Flags follow kube-proxy's names.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,10 +13,14 @@
 #include <unistd.h>
 #include <sys/signalfd.h>
 
+#include "config.h"
 #include "duration.h"
+#include "healthz.h"
 #include "k8s.h"
 #include "kubeconfig.h"
 #include "log.h"
+#include "metrics.h"
+#include "metricsd.h"
 #include "model.h"
 #include "nl.h"
 #include "sync.h"
@@ -27,140 +29,14 @@
 #define KPX_VERSION "0.1.0"
 #endif
 
-struct opts {
-	const char *kubeconfig;
-	const char *master;
-	char hostname[HOST_NAME_MAX + 1];
-	int64_t min_sync_ms, sync_ms;
-	bool once, dry_run;
-};
-
-enum {
-	OPT_KUBECONFIG = 1000, OPT_MASTER, OPT_HOSTNAME, OPT_MIN_SYNC, OPT_SYNC,
-	OPT_ONCE, OPT_DRY_RUN, OPT_VERSION,
-};
-
-static const struct option long_opts[] = {
-	{ "kubeconfig", required_argument, NULL, OPT_KUBECONFIG },
-	{ "master", required_argument, NULL, OPT_MASTER },
-	{ "hostname-override", required_argument, NULL, OPT_HOSTNAME },
-	{ "v", required_argument, NULL, 'v' },
-	{ "min-sync-period", required_argument, NULL, OPT_MIN_SYNC },
-	{ "sync-period", required_argument, NULL, OPT_SYNC },
-	{ "once", no_argument, NULL, OPT_ONCE },
-	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ 0 }
-};
-
-static void usage(FILE *f)
+static int usage_error(const char *msg)
 {
-	fprintf(f,
-"Usage: kpx-agent [FLAGS]\n"
-"Watches Services and EndpointSlices and programs the kpx kernel module.\n"
-"\n"
-"  --kubeconfig FILE          kubeconfig to use (default: in-cluster config)\n"
-"  --master URL               API server URL; overrides the kubeconfig's server,\n"
-"                             alone it means that URL without credentials\n"
-"  --hostname-override NAME   this node's name (default: the host name)\n"
-"  --v N, -v N                log verbosity (0 default, 2 more, 4 debug)\n"
-"  --min-sync-period DUR      least time between syncs (default 1s)\n"
-"  --sync-period DUR          full resync interval (default 30s)\n"
-"  --once                     list, sync once and exit (for tests)\n"
-"  --dry-run                  do not touch the module: sync against an empty\n"
-"                             state and log the changes instead\n"
-"  --help, --version\n"
-"DUR is a kube duration such as 500ms, 1s, 1m30s.\n");
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "kpx-agent: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'kpx-agent --help'.\n");
+	fprintf(stderr, "kpx-agent: %s\nTry 'kpx-agent --help'.\n", msg);
 	return 2;
 }
 
-static int parse_period(const char *flag, const char *s, int64_t *ms)
-{
-	if (kpx_parse_duration(s, ms) || (!strcmp(flag, "--sync-period") && *ms <= 0)) {
-		fprintf(stderr, "kpx-agent: %s: invalid duration \"%s\"\n", flag, s);
-		return -1;
-	}
-	return 0;
-}
-
-/* Returns -1 to continue, or an exit status. */
-static int parse_args(int argc, char **argv, struct opts *o)
-{
-	char *end;
-	long v;
-	int c;
-
-	o->min_sync_ms = 1000;
-	o->sync_ms = 30000;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hv:", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_KUBECONFIG:
-			o->kubeconfig = optarg;
-			break;
-		case OPT_MASTER:
-			o->master = optarg;
-			break;
-		case OPT_HOSTNAME:
-			if (!*optarg || strlen(optarg) > HOST_NAME_MAX)
-				return usage_error("--hostname-override: invalid name \"%s\"", optarg);
-			strcpy(o->hostname, optarg);
-			break;
-		case 'v':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || v < 0 || v > 10)
-				return usage_error("--v: invalid level \"%s\"", optarg);
-			kpx_log_verbosity = (int)v;
-			break;
-		case OPT_MIN_SYNC:
-			if (parse_period("--min-sync-period", optarg, &o->min_sync_ms))
-				return 2;
-			break;
-		case OPT_SYNC:
-			if (parse_period("--sync-period", optarg, &o->sync_ms))
-				return 2;
-			break;
-		case OPT_ONCE:
-			o->once = true;
-			break;
-		case OPT_DRY_RUN:
-			o->dry_run = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf("kpx-agent %s\n", KPX_VERSION);
-			return 0;
-		case ':':
-			return usage_error("flag %s needs a value", argv[optind - 1]);
-		default:
-			return usage_error("unknown flag %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error("unexpected argument \"%s\"", argv[optind]);
-	if (!o->hostname[0] && gethostname(o->hostname, sizeof(o->hostname))) {
-		fprintf(stderr, "kpx-agent: gethostname: %s\n", strerror(errno));
-		return 1;
-	}
-	/* kube-proxy lower-cases the node name. */
-	for (char *p = o->hostname; *p; p++)
-		*p = (char)tolower((unsigned char)*p);
-	return -1;
-}
-
-/* Fills @kc from the flags; prints the reason and returns false on error. */
-static bool load_config(const struct opts *o, struct kpx_kubeconfig *kc)
+/* Fills @kc from the configuration; prints the reason and returns false on error. */
+static bool load_kubeconfig(const struct kpx_config *o, struct kpx_kubeconfig *kc)
 {
 	char err[512];
 	int r;
@@ -209,12 +85,51 @@ static bool lists_done(const struct kpx_k8s *k, bool node_too)
 	       (!node_too || kpx_k8s_synced(k, KPX_KIND_NODE));
 }
 
-static int run(const struct opts *o, struct kpx_nl *nl,
+/* The health and metrics servers; a bind failure is logged, not fatal (as kube-proxy). */
+struct servers {
+	struct kpx_healthz hz;
+	struct kpx_metricsd md;
+	struct kpx_httpd *hzd, *mdd;
+};
+
+static void servers_start(struct servers *sv, const struct kpx_config *o,
+			  struct kpx_metrics *m)
+{
+	char err[256];
+
+	sv->hz = (struct kpx_healthz){ .m = m, .timeout_ms = o->health_timeout_ms };
+	sv->md = (struct kpx_metricsd){ .m = m, .dry_run = o->dry_run };
+	if (o->healthz_bind[0]) {
+		sv->hzd = kpx_healthz_start(o->healthz_bind, &sv->hz, err, sizeof(err));
+		if (sv->hzd)
+			kpx_info("main", "serving /healthz and /livez on %s", o->healthz_bind);
+		else
+			kpx_err("main", "healthz server: %s", err);
+	}
+	if (o->metrics_bind[0]) {
+		sv->mdd = kpx_metricsd_start(o->metrics_bind, &sv->md, err, sizeof(err));
+		if (sv->mdd)
+			kpx_info("main", "serving /metrics on %s", o->metrics_bind);
+		else
+			kpx_err("main", "metrics server: %s", err);
+	}
+}
+
+static void servers_stop(struct servers *sv)
+{
+	kpx_httpd_stop(sv->hzd);
+	if (sv->mdd)
+		kpx_metricsd_stop(sv->mdd, &sv->md);
+}
+
+static int run(const struct kpx_config *o, struct kpx_nl *nl,
 	       const struct kpx_kubeconfig *kc)
 {
-	struct kpx_model *model = kpx_model_new();
+	struct kpx_metrics *metrics = kpx_metrics_new();
+	struct kpx_model *model = metrics ? kpx_model_new() : NULL;
 	struct kpx_sync *sync = model ? kpx_sync_new(model, nl, o->min_sync_ms, o->sync_ms) : NULL;
 	struct kpx_k8s *k = sync ? kpx_k8s_new(kc, o->hostname, model) : NULL;
+	struct servers sv = { 0 };
 	int sfd = signal_fd(), status = 0, r;
 
 	if (!k || sfd < 0) {
@@ -222,8 +137,17 @@ static int run(const struct opts *o, struct kpx_nl *nl,
 		status = 1;
 		goto out;
 	}
+#ifdef KPX_HAVE_MODEL_SET_CONFIG
+	kpx_model_set_config(model, o);
+#endif
+	kpx_sync_set_metrics(sync, metrics);
+	kpx_k8s_set_metrics(k, metrics);
+	kpx_k8s_set_limits(k, o->kube_api_qps, o->kube_api_burst,
+			   (int)(o->request_timeout_ms / 1000), (int)(o->watch_stall_ms / 1000));
 	kpx_info("main", "kpx-agent %s starting: node %s, server %s%s", KPX_VERSION,
 		 o->hostname, kc->server, o->dry_run ? ", dry run" : "");
+	if (!o->once)
+		servers_start(&sv, o, metrics);
 	for (;;) {
 		int64_t now = kpx_now_ms(), wait = 1000;
 
@@ -259,43 +183,88 @@ static int run(const struct opts *o, struct kpx_nl *nl,
 		}
 	}
 out:
+	servers_stop(&sv);
 	if (sfd >= 0)
 		close(sfd);
 	kpx_k8s_free(k);
 	kpx_sync_free(sync);
 	kpx_model_free(model);
+	kpx_metrics_free(metrics);
 	return status;
+}
+
+/* --cleanup: remove every frontend kpx programmed, as kube-proxy --cleanup. */
+static int cleanup(const struct kpx_config *o, struct kpx_nl *nl)
+{
+	int r;
+
+	if (!nl) {
+		kpx_info("main", "dry run: cleanup would flush every frontend of the module");
+		return 0;
+	}
+	r = kpx_nl_flush(nl);
+	if (r) {
+		fprintf(stderr, "kpx-agent: cleanup: flush: %s%s%s\n", strerror(-r),
+			*kpx_nl_errmsg(nl) ? ": " : "", kpx_nl_errmsg(nl));
+		return 1;
+	}
+	kpx_info("main", "cleanup: flushed every frontend of the module");
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct kpx_kubeconfig kc;
-	struct opts o = { 0 };
+	struct kpx_config o;
 	struct kpx_nl *nl = NULL;
+	char err[512];
 	int r;
 
-	r = parse_args(argc, argv, &o);
-	if (r >= 0)
-		return r;
+	r = kpx_config_parse(&o, argc, argv, err, sizeof(err));
+	if (r == 1 || r == 2) {
+		if (r == 2)
+			printf("kpx-agent %s\n", KPX_VERSION);
+		kpx_config_free(&o);
+		return 0;
+	}
+	if (r) {
+		kpx_config_free(&o);
+		return usage_error(err);
+	}
+	kpx_log_verbosity = o.verbosity;
+	if (o.n_ignored)
+		kpx_info("main", "%u kube-proxy settings given have no effect in kpx (logged above)",
+			 o.n_ignored);
 	if (!o.dry_run) {
 		r = kpx_nl_open(&nl);
 		if (r == -ENOENT) {
 			fprintf(stderr, "kpx-agent: kpx module not loaded (generic netlink family \"kpx\" not found)\n");
+			kpx_config_free(&o);
 			return 1;
 		}
 		if (r) {
 			fprintf(stderr, "kpx-agent: netlink: %s\n", strerror(-r));
+			kpx_config_free(&o);
 			return 1;
 		}
 	}
-	if (!load_config(&o, &kc)) {
+	if (o.cleanup || o.init_only) {
+		r = o.cleanup ? cleanup(&o, nl) : 0;
 		if (nl)
 			kpx_nl_close(nl);
+		kpx_config_free(&o);
+		return r;
+	}
+	if (!load_kubeconfig(&o, &kc)) {
+		if (nl)
+			kpx_nl_close(nl);
+		kpx_config_free(&o);
 		return 1;
 	}
 	r = run(&o, nl, &kc);
 	kpx_kubeconfig_free(&kc);
 	if (nl)
 		kpx_nl_close(nl);
+	kpx_config_free(&o);
 	return r;
 }

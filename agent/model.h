@@ -1,15 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The agent's cache of API objects and the desired state computed from it,
- * with kube-proxy's semantics (ClusterIP for now).  Pure: no I/O, no clock,
- * no netlink; unit-tested on the host.
+ * with kube-proxy's semantics.  Pure: no I/O, no clock, no netlink;
+ * unit-tested on the host.
+ *
+ * Usage (main.c):
+ *
+ *	m = kpx_model_new();
+ *	kpx_model_set_config(m, &cfg);	// before the first desired(); again
+ *					// whenever the configuration changes
+ *	... kpx_model_apply() for Services, EndpointSlices and the agent's own
+ *	    Node (metadata.name == cfg.hostname: addresses for NodePorts, zone
+ *	    label for topology, podCIDRs for --detect-local-mode=NodeCIDR) ...
+ *	at each sync:
+ *	    kpx_model_ns_config(m, &nc);	// if it differs from the last
+ *		kpx_nl_set_config(nl, &nc);	// one sent (memcmp), send it
+ *	    kpx_model_desired(m, &v, &n);	// frontends, via kpx_sync_run()
+ *	    kpx_model_healthchecks(m, &hv, &hn);	// then kpx_hc_sync()
+ *	    kpx_model_nodeport_ips(m, ips, n);	// -> kpx_hc_set_addrs()
  */
 #ifndef KPX_MODEL_H
 #define KPX_MODEL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <netinet/in.h>
 #include <json-c/json_object.h>
+#include "config.h"
+#include "healthcheck.h"
 #include "service.h"
 
 enum kpx_kind {
@@ -31,6 +49,46 @@ struct kpx_model *kpx_model_new(void);
 void kpx_model_free(struct kpx_model *m);
 
 /*
+ * Takes the settings the desired state depends on from @c (copied; @c
+ * may go away): hostname (which Node and which endpoints are this node's),
+ * cluster_cidrs / detect_local / pod_bridge_interface / pod_interface_prefix,
+ * masquerade_all, nodeport_cidrs / nodeport_primary.  Marks the model dirty.
+ * Before the first call: no hostname (no NodePort frontend, no local
+ * endpoint), nodeport-addresses "primary", no local detection.
+ */
+void kpx_model_set_config(struct kpx_model *m, const struct kpx_config *c);
+
+/*
+ * The namespace settings for kpx_nl_set_config() (KPX_CMD_SET_CONFIG), from
+ * --detect-local-mode: ClusterCIDR -> --cluster-cidr prefixes; NodeCIDR ->
+ * the own Node's spec.podCIDRs (empty until the Node is known); BridgeInterface
+ * -> local_ifname; InterfaceNamePrefix -> local_ifprefix.  *out is zeroed
+ * first, so two results compare with memcmp().
+ */
+void kpx_model_ns_config(const struct kpx_model *m, struct kpx_ns_config *out);
+
+/*
+ * The health-check servers wanted: one per Service of type LoadBalancer
+ * with externalTrafficPolicy Local and a healthCheckNodePort, with the
+ * number of distinct ready endpoint addresses on this node (kube-proxy's
+ * LocalReadyEndpoints; serving-but-terminating ones do not count) and
+ * healthy = true (the caller clears it when the Service is not programmed).
+ * *out sorted by kpx_hc_service_cmp(), malloc'd (free()); NULL when *n is 0.
+ * Returns 0 or -ENOMEM.
+ */
+int kpx_model_healthchecks(const struct kpx_model *m,
+			   struct kpx_hc_service **out, size_t *n);
+
+/*
+ * The node's NodePort addresses (--nodeport-addresses over the own Node's
+ * InternalIP/ExternalIP addresses; never 127.0.0.1) as numeric text into
+ * out[0..max-1]: where kube-proxy binds the health-check ports.  Returns
+ * how many; 0 until the own Node is known.
+ */
+size_t kpx_model_nodeport_ips(const struct kpx_model *m,
+			      char (*out)[INET6_ADDRSTRLEN], size_t max);
+
+/*
  * Applies one watch event (or one item of a list, as KPX_EV_ADDED) for an
  * object of @kind.  The model copies what it needs; @obj stays the caller's.
  * Returns 0, or -EINVAL for a malformed object, which is logged and skipped
@@ -50,13 +108,24 @@ void kpx_model_relist_end(struct kpx_model *m, enum kpx_kind kind);
 bool kpx_model_dirty(const struct kpx_model *m);
 
 /*
- * Computes the node's desired frontends: one per (ClusterIP, Service port),
- * backends = ready endpoints of the Service's slices of the same address
- * family, target port resolved per slice (named targetPorts by the slice's
- * port name), merged across slices, duplicates once.  Headless Services and
- * Services labelled service.kubernetes.io/service-proxy-name are skipped.
- * *out is sorted by kpx_service_key_cmp(); free with kpx_services_free().
- * Clears the dirty flag.  Returns 0 or -ENOMEM.
+ * Computes the node's desired frontends.  Per Service port and per family of
+ * its clusterIPs: the ClusterIP; for NodePort and LoadBalancer Services the
+ * nodePort on each NodePort address of this node (--nodeport-addresses; the
+ * IPv4 127.0.0.1 one when a nodeport CIDR holds it); each externalIP and
+ * LoadBalancer ingress IP (not ipMode Proxy) of the family, the LB IPs with
+ * the family's loadBalancerSourceRanges.  Backends are the endpoints of the
+ * Service's slices of the family with a port of the same name and protocol
+ * (target port per slice), chosen as kube-proxy's CategorizeEndpoints():
+ * ready (nil = ready), else serving+terminating (KEP-1669); topology hints
+ * (forZones with the own Node's zone label, forNodes with PreferSameNode);
+ * internalTrafficPolicy Local (ClusterIP) and externalTrafficPolicy Local
+ * (external frontends) use this node's endpoints only.  Flags: see
+ * port_frontends() in model.c (DROP_EMPTY when a Local policy finds nothing
+ * here but endpoints exist elsewhere; MASQ_NONLOCAL / MASQ).  A key used twice
+ * goes to the first Service by "namespace/name".  Headless, ExternalName and
+ * service-proxy-name Services are skipped.  *out is sorted by
+ * kpx_service_key_cmp(); free with kpx_services_free().  Clears the dirty
+ * flag.  Returns 0 or -ENOMEM.
  */
 int kpx_model_desired(struct kpx_model *m, struct kpx_service **out, size_t *n);
 

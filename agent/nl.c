@@ -353,8 +353,37 @@ static size_t set_size(const struct kpx_service *s)
 
 	for (size_t i = 0; i < s->nbackends; i++)
 		total += backend_size(&s->backends[i], alen);
+	/* a source range: nest + family + addr + prefix length, padded */
+	total += s->nsource_ranges * 48;
 	return 4096 + total +
 	       (total / (KPX_NL_ATTR_MAX / 2) + 2) * NLA_HDRLEN;
+}
+
+/*
+ * Puts the CIDR list @v (@n entries) as nest @type of KPX_CIDRS_A_CIDR
+ * nests (an empty nest when @n is 0).  -EMSGSIZE if it does not fit.
+ */
+static int put_cidrs(struct nl_msg *msg, int type, const struct kpx_cidr *v,
+		     size_t n)
+{
+	struct nlattr *list = nla_nest_start(msg, type), *c;
+
+	if (!list)
+		return -EMSGSIZE;
+	for (size_t i = 0; i < n; i++) {
+		size_t alen = kpx_addr_len(v[i].family);
+
+		if (!alen)
+			return -EAFNOSUPPORT;
+		c = nla_nest_start(msg, KPX_CIDRS_A_CIDR);
+		if (!c ||
+		    nla_put_u16(msg, KPX_CIDR_A_FAMILY, (uint16_t)v[i].family) < 0 ||
+		    nla_put(msg, KPX_CIDR_A_ADDR, (int)alen, &v[i].addr) < 0 ||
+		    nla_put_u8(msg, KPX_CIDR_A_PREFIXLEN, v[i].len) < 0 ||
+		    nla_nest_end(msg, c) < 0)
+			return -EMSGSIZE;
+	}
+	return nla_nest_end(msg, list) < 0 ? -EMSGSIZE : 0;
 }
 
 /* Puts one KPX_BACKENDS_A_BACKEND nest; weight left out when 0 or 1. */
@@ -417,6 +446,11 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 	svc = nla_nest_start(msg, KPX_A_SERVICE);
 	if (!svc || put_key(msg, s) < 0 ||
 	    nla_put_u32(msg, KPX_SVC_A_FLAGS, s->flags) < 0)
+		goto err;
+	/* only when set: a SET without it leaves the frontend unfiltered */
+	if (s->nsource_ranges &&
+	    put_cidrs(msg, KPX_SVC_A_SOURCE_RANGES, s->source_ranges,
+		      s->nsource_ranges) < 0)
 		goto err;
 	if (s->nbackends) {
 		list = nla_nest_start(msg, KPX_SVC_A_BACKENDS);
@@ -500,7 +534,58 @@ static struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_BACKENDS] = { .type = NLA_NESTED },
 	[KPX_SVC_A_CONNS] = { .type = NLA_U64 },
 	[KPX_SVC_A_REJECTS] = { .type = NLA_U64 },
+	[KPX_SVC_A_SOURCE_RANGES] = { .type = NLA_NESTED },
 };
+
+static struct nla_policy cidr_policy[KPX_CIDR_A_MAX + 1] = {
+	[KPX_CIDR_A_FAMILY] = { .type = NLA_U16 },
+	[KPX_CIDR_A_ADDR] = { .type = NLA_UNSPEC, .minlen = 4, .maxlen = 16 },
+	[KPX_CIDR_A_PREFIXLEN] = { .type = NLA_U8 },
+};
+
+int kpx_nl_parse_cidrs(struct nlattr *list, struct kpx_cidr **out, size_t *n)
+{
+	struct kpx_cidr *v;
+	struct nlattr *a;
+	size_t cnt = 0;
+	int rem;
+
+	*out = NULL;
+	*n = 0;
+	nla_for_each_nested(a, list, rem)
+		cnt++;
+	if (!cnt)
+		return 0;
+	v = calloc(cnt, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	nla_for_each_nested(a, list, rem) {
+		struct nlattr *tb[KPX_CIDR_A_MAX + 1];
+		struct kpx_cidr *c = &v[*n];
+		size_t alen;
+
+		if (nla_type(a) != KPX_CIDRS_A_CIDR)
+			continue;
+		if (nla_parse_nested(tb, KPX_CIDR_A_MAX, a, cidr_policy) < 0 ||
+		    !tb[KPX_CIDR_A_FAMILY] || !tb[KPX_CIDR_A_ADDR] ||
+		    !tb[KPX_CIDR_A_PREFIXLEN])
+			goto bad;
+		c->family = nla_get_u16(tb[KPX_CIDR_A_FAMILY]);
+		alen = kpx_addr_len(c->family);
+		if (!alen || (size_t)nla_len(tb[KPX_CIDR_A_ADDR]) != alen ||
+		    nla_get_u8(tb[KPX_CIDR_A_PREFIXLEN]) > alen * 8)
+			goto bad;
+		memcpy(&c->addr, nla_data(tb[KPX_CIDR_A_ADDR]), alen);
+		c->len = nla_get_u8(tb[KPX_CIDR_A_PREFIXLEN]);
+		(*n)++;
+	}
+	*out = v;
+	return 0;
+bad:
+	free(v);
+	*n = 0;
+	return -EBADMSG;
+}
 
 static struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	[KPX_BE_A_ADDR] = { .type = NLA_UNSPEC, .minlen = 4, .maxlen = 16 },
@@ -608,6 +693,13 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 		cur = &d->v[d->n++];
 		*cur = s;
 	}
+	if (stb[KPX_SVC_A_SOURCE_RANGES] && !cur->source_ranges) {
+		ret = kpx_nl_parse_cidrs(stb[KPX_SVC_A_SOURCE_RANGES],
+					 &cur->source_ranges,
+					 &cur->nsource_ranges);
+		if (ret)
+			return ret;
+	}
 	if (stb[KPX_SVC_A_BACKENDS]) {
 		ret = parse_backends(cur, stb[KPX_SVC_A_BACKENDS]);
 		if (ret)
@@ -708,4 +800,44 @@ int kpx_nl_stats(struct kpx_nl *nl, struct kpx_nl_stats *st)
 	if (!ret)
 		*st = tmp;
 	return ret;
+}
+
+/* ---- namespace settings ---- */
+
+int kpx_nl_build_config(struct kpx_nl *nl, const struct kpx_ns_config *c,
+			struct nl_msg **out)
+{
+	struct nl_msg *msg;
+	struct nlattr *cfg;
+	size_t n = c->nlocal_cidrs;
+
+	if (n > KPX_CIDRS_MAX || n > KPX_CONFIG_CIDRS_MAX)
+		return -EINVAL;
+	msg = new_msg(nl, KPX_CMD_SET_CONFIG, 0, 1024 + n * 48);
+	if (!msg)
+		return -ENOMEM;
+	cfg = nla_nest_start(msg, KPX_A_CONFIG);
+	/* every setting is sent: "" and an empty list clear the old ones */
+	if (!cfg || put_cidrs(msg, KPX_CFG_A_LOCAL_CIDRS, c->local_cidrs, n) < 0 ||
+	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFNAME, c->local_ifname) < 0 ||
+	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFPREFIX, c->local_ifprefix) < 0 ||
+	    nla_nest_end(msg, cfg) < 0) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	*out = msg;
+	return 0;
+}
+
+int kpx_nl_set_config(struct kpx_nl *nl, const struct kpx_ns_config *c)
+{
+	struct kpx_nl_request r = { 0 };
+	struct nl_msg *msg;
+	int ret;
+
+	nl->errmsg[0] = '\0';
+	ret = kpx_nl_build_config(nl, c, &msg);
+	if (ret)
+		return ret;
+	return transact(nl, msg, &r);
 }

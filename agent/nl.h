@@ -38,4 +38,12 @@ int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n);
 int kpx_nl_stats(struct kpx_nl *nl, struct kpx_nl_stats *st);
 void kpx_services_free(struct kpx_service *v, size_t n);
 
+/*
+ * KPX_CMD_SET_CONFIG: sets every namespace setting of @c (the local
+ * prefixes, "" interface name / prefix and an empty list clearing them);
+ * compute @c with kpx_model_ns_config().  -EINVAL for more than
+ * KPX_CIDRS_MAX prefixes or a kernel rejection (extack in kpx_nl_errmsg()).
+ */
+int kpx_nl_set_config(struct kpx_nl *nl, const struct kpx_ns_config *c);
+
 #endif

@@ -62,6 +62,20 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg);
 /* Frees what a dumpbuf holds and empties it. */
 void kpx_nl_dump_reset(struct kpx_nl_dumpbuf *d);
 
+/*
+ * Builds the KPX_CMD_SET_CONFIG message for @c (all three settings).
+ * -EINVAL for too many prefixes, -EAFNOSUPPORT for a bad family, -ENOMEM,
+ * -EMSGSIZE.
+ */
+int kpx_nl_build_config(struct kpx_nl *nl, const struct kpx_ns_config *c,
+			struct nl_msg **out);
+
+/*
+ * Parses a nest of KPX_CIDRS_A_CIDR (source ranges, local prefixes) into a
+ * malloc'd array (NULL when empty).  -EBADMSG when malformed, -ENOMEM.
+ */
+int kpx_nl_parse_cidrs(struct nlattr *list, struct kpx_cidr **out, size_t *n);
+
 /* Parses a KPX_CMD_GET_STATS reply into @arg (struct kpx_nl_stats). */
 int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg);
 

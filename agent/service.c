@@ -56,13 +56,29 @@ static int backend_cmp_weight(const void *pa, const void *pb)
 	return r ? r : cmp_num(b->weight, a->weight);
 }
 
+int kpx_cidr_cmp(const void *pa, const void *pb)
+{
+	const struct kpx_cidr *a = pa, *b = pb;
+	int r = cmp_num((uint64_t)a->family, (uint64_t)b->family);
+
+	if (!r)
+		r = cmp_num(a->len, b->len);
+	if (!r)
+		r = memcmp(&a->addr, &b->addr, kpx_addr_len(a->family));
+	return r < 0 ? -1 : r > 0;
+}
+
 bool kpx_service_same_config(const struct kpx_service *a,
 			     const struct kpx_service *b)
 {
 	size_t alen = kpx_addr_len(a->family);
 
-	if (a->flags != b->flags || a->nbackends != b->nbackends)
+	if (a->flags != b->flags || a->nbackends != b->nbackends ||
+	    a->nsource_ranges != b->nsource_ranges)
 		return false;
+	for (size_t i = 0; i < a->nsource_ranges; i++)
+		if (kpx_cidr_cmp(&a->source_ranges[i], &b->source_ranges[i]))
+			return false;
 	for (size_t i = 0; i < a->nbackends; i++) {
 		const struct kpx_backend *x = &a->backends[i];
 		const struct kpx_backend *y = &b->backends[i];
@@ -97,6 +113,17 @@ void kpx_service_normalize(struct kpx_service *s, size_t addrlen)
 		if (!be->weight)
 			be->weight = 1;
 	}
+	if (s->nsource_ranges > 1) {
+		qsort(s->source_ranges, s->nsource_ranges,
+		      sizeof(*s->source_ranges), kpx_cidr_cmp);
+		for (i = 1, out = 1; i < s->nsource_ranges; i++) {
+			if (!kpx_cidr_cmp(&s->source_ranges[out - 1],
+					  &s->source_ranges[i]))
+				continue;
+			s->source_ranges[out++] = s->source_ranges[i];
+		}
+		s->nsource_ranges = out;
+	}
 	if (s->nbackends < 2)
 		return;
 	qsort(s->backends, s->nbackends, sizeof(*s->backends),
@@ -118,6 +145,9 @@ void kpx_service_free(struct kpx_service *s)
 	free(s->backends);
 	s->backends = NULL;
 	s->nbackends = 0;
+	free(s->source_ranges);
+	s->source_ranges = NULL;
+	s->nsource_ranges = 0;
 }
 
 void kpx_services_free(struct kpx_service *v, size_t n)

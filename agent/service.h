@@ -9,7 +9,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <netinet/in.h>
+#include <net/if.h>
+#include "config.h"	/* struct kpx_cidr, plain data */
 
 struct kpx_backend {
 	union {
@@ -33,16 +36,43 @@ struct kpx_service {
 	uint64_t conns, rejects;	/* read back from the module */
 	size_t nbackends;
 	struct kpx_backend *backends;	/* sorted by kpx_backend_cmp() */
+	/*
+	 * KPX_SVC_A_SOURCE_RANGES (Service.spec.loadBalancerSourceRanges on
+	 * a LoadBalancer IP frontend): when not empty, new connections from
+	 * other sources are dropped.  Same family as the frontend, host bits
+	 * zero, sorted by kpx_cidr_cmp() without duplicates (normalize).
+	 * Owned (malloc'd): a copy of a struct kpx_service must not be freed
+	 * twice.
+	 */
+	size_t nsource_ranges;
+	struct kpx_cidr *source_ranges;
+};
+
+/*
+ * The namespace settings of KPX_CMD_SET_CONFIG: what is a "local" source
+ * for KPX_SVC_F_MASQ_NONLOCAL (kube-proxy --detect-local-mode).  Plain
+ * data; zero it before filling so that memcmp() compares two.
+ */
+struct kpx_ns_config {
+	size_t nlocal_cidrs;
+	struct kpx_cidr local_cidrs[KPX_CONFIG_CIDRS_MAX];	/* KPX_CFG_A_LOCAL_CIDRS */
+	char local_ifname[IF_NAMESIZE];		/* KPX_CFG_A_LOCAL_IFNAME, "" = none */
+	char local_ifprefix[IF_NAMESIZE];	/* KPX_CFG_A_LOCAL_IFPREFIX, "" = none */
 };
 
 /* Orders frontends by key (family, protocol, addr, port); for sorting and diffs. */
 int kpx_service_key_cmp(const struct kpx_service *a, const struct kpx_service *b);
+/* Orders CIDRs by (family, prefix length, address). */
+int kpx_cidr_cmp(const void *a, const void *b);
 /* Orders backends by (addr, port). */
 int kpx_backend_cmp(const void *a, const void *b);
-/* True when two frontends with the same key need no update (flags, backends, weights). */
+/* True when two frontends with the same key need no update (flags, backends, weights,
+ * source ranges). */
 bool kpx_service_same_config(const struct kpx_service *a, const struct kpx_service *b);
-/* Sorts the backend array and removes duplicates (same addr and port). */
+/* Sorts the backend array and removes duplicates (same addr and port); the
+ * same for the source ranges. */
 void kpx_service_normalize(struct kpx_service *s, size_t addrlen);
+/* Frees what @s points to (backends, source ranges), not @s itself. */
 void kpx_service_free(struct kpx_service *s);
 /* "10.96.0.10:80/tcp" or "[fd00::1]:80/udp" into buf; returns buf. */
 const char *kpx_service_str(const struct kpx_service *s, char *buf, size_t len);

@@ -23,7 +23,22 @@ struct kpx_sync {
 	int64_t last, last_full;	/* monotonic ms */
 	struct kpx_service *actual;	/* last known module state, sorted */
 	size_t nactual;
+	struct kpx_metrics *metrics;	/* or NULL */
 };
+
+void kpx_sync_set_metrics(struct kpx_sync *s, struct kpx_metrics *m)
+{
+	s->metrics = m;
+}
+
+/* CLOCK_MONOTONIC in seconds, for durations. */
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_nl *nl,
 			      int64_t min_period_ms, int64_t period_ms)
@@ -123,8 +138,10 @@ static int send_op(struct kpx_sync *s, const struct kpx_op *op)
 }
 
 /* A sync that could not run: retry it, in full, after min-sync-period. */
-static int sync_failed(struct kpx_sync *s, int64_t t0, int err)
+static int sync_failed(struct kpx_sync *s, int64_t t0, int err, double t0s,
+		       bool full)
 {
+	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, 0, 1);
 	s->synced = true;
 	s->need_full = true;
 	s->last = t0;
@@ -134,6 +151,7 @@ static int sync_failed(struct kpx_sync *s, int64_t t0, int err)
 int kpx_sync_run(struct kpx_sync *s)
 {
 	int64_t t0 = kpx_now_ms();
+	double t0s = mono_s();
 	bool full = !s->synced || s->need_full || t0 - s->last_full >= s->period;
 	struct kpx_service *desired = NULL;
 	size_t ndesired = 0, i;
@@ -150,7 +168,7 @@ int kpx_sync_run(struct kpx_sync *s)
 		r = kpx_nl_dump(s->nl, &cur, &ncur);
 		if (r) {
 			kpx_err("sync", "reading the module's state: %s", strerror(-r));
-			return sync_failed(s, t0, r);
+			return sync_failed(s, t0, r, t0s, full);
 		}
 		kpx_services_free(s->actual, s->nactual);
 		s->actual = cur;
@@ -159,13 +177,13 @@ int kpx_sync_run(struct kpx_sync *s)
 	r = kpx_model_desired(s->model, &desired, &ndesired);
 	if (r) {
 		kpx_err("sync", "computing the desired state: %s", strerror(-r));
-		return sync_failed(s, t0, r);
+		return sync_failed(s, t0, r, t0s, full);
 	}
 	nops = kpx_reconcile(desired, ndesired, s->actual, s->nactual, &ops);
 	if (nops < 0) {
 		kpx_err("sync", "reconcile: %s", strerror((int)-nops));
 		kpx_services_free(desired, ndesired);
-		return sync_failed(s, t0, (int)nops);
+		return sync_failed(s, t0, (int)nops, t0s, full);
 	}
 	for (i = 0; i < (size_t)nops; i++) {
 		if (send_op(s, &ops[i]))
@@ -176,6 +194,9 @@ int kpx_sync_run(struct kpx_sync *s)
 			dels++;
 	}
 	free(ops);
+	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
+	if (!s->nl && s->metrics)
+		kpx_metrics_set_frontends(s->metrics, desired, ndesired);
 	/*
 	 * The module now holds the desired state, except where a change
 	 * failed: that is repaired by the next sync, which is then full.

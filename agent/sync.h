@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "metrics.h"
 #include "model.h"
 #include "nl.h"
 
@@ -25,6 +26,12 @@ struct kpx_sync;
 struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_nl *nl,
 			      int64_t min_period_ms, int64_t period_ms);
 void kpx_sync_free(struct kpx_sync *s);
+
+/*
+ * Records every sync into @m (may be NULL): duration, errors, success
+ * time; in dry run also the frontends it would have programmed.
+ */
+void kpx_sync_set_metrics(struct kpx_sync *s, struct kpx_metrics *m);
 
 /*
  * When (monotonic ms) the next sync is due: INT64_MIN before the first sync

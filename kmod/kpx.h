@@ -87,6 +87,12 @@ struct kpx_net {
 	bool hooks_on;			/* under lock */
 };
 
+/*
+ * The KPX_SVC_F_* flags this module implements; a request with any other
+ * bit (including ones the uapi header reserves for later) gets EINVAL.
+ */
+#define KPX_SVC_F_SUPPORTED	KPX_SVC_F_DROP_EMPTY
+
 /* A backend as parsed from a request, before the set is built. */
 struct kpx_be_cfg {
 	union kpx_addr addr;

@@ -43,7 +43,7 @@ static const struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_PROTOCOL] = { .type = NLA_U8 },
 	[KPX_SVC_A_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
 	[KPX_SVC_A_PORT] = { .type = NLA_BE16 },
-	[KPX_SVC_A_FLAGS] = NLA_POLICY_MASK(NLA_U32, __KPX_SVC_F_ALL),
+	[KPX_SVC_A_FLAGS] = NLA_POLICY_MASK(NLA_U32, KPX_SVC_F_SUPPORTED),
 	[KPX_SVC_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),
 };
 

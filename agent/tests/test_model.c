@@ -4,80 +4,12 @@
  * real API documents (tests/data, paths relative to agent/) and on small
  * inline objects.  TAP output; exits non-zero on any failure.
  */
-#include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/socket.h>
-#include <json-c/json.h>
 
-#include "addr.h"
 #include "log.h"
-#include "model.h"
-#include "nl.h"
-#include "service.h"
-
-static int tests, failures;
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	tests++;
-	if (!cond)
-		failures++;
-	printf("%sok %d - ", cond ? "" : "not ", tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-/* Compares two strings; on a difference prints both as TAP comments. */
-static void ok_str(const char *got, const char *want, const char *desc)
-{
-	ok(!strcmp(got, want), "%s", desc);
-	if (strcmp(got, want))
-		printf("# want:\n%s# got:\n%s", want, got);
-}
-
-/*
- * Parses JSON written with ' for " (to keep the inline objects readable),
- * after printf-formatting.  Aborts on a syntax error: a bug in the test.
- */
-static struct json_object *J(const char *fmt, ...)
-{
-	static char buf[1 << 16];
-	struct json_object *o;
-	va_list ap;
-	char *p;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	for (p = buf; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	o = json_tokener_parse(buf);
-	if (!o) {
-		fprintf(stderr, "bad test JSON: %s\n", buf);
-		abort();
-	}
-	return o;
-}
-
-static int apply(struct kpx_model *m, enum kpx_kind kind, enum kpx_event ev,
-		 struct json_object *o)
-{
-	int ret = kpx_model_apply(m, kind, ev, o);
-
-	json_object_put(o);
-	return ret;
-}
+#include "testlib_model.h"
 
 /* A Service: @ips a JSON list body, @ports one, @extra more spec fields. */
 static struct json_object *svc(const char *ns, const char *name,
@@ -98,87 +30,6 @@ static struct json_object *slice(const char *ns, const char *name,
 		 "{'kubernetes.io/service-name':'%s'}},'addressType':'%s',"
 		 "'ports':[%s],'endpoints':[%s]}",
 		 name, ns, service, type, ports, eps);
-}
-
-/*
- * The desired state as text, one frontend a line in output order:
- * "10.96.0.10:53/udp -> 10.244.0.3:53 10.244.0.4:53".  A weight other than
- * 1, an unsorted frontend or backend list or nonzero counters show up in it.
- */
-static char *render(struct kpx_model *m)
-{
-	struct kpx_service *v;
-	size_t n, i, j, len;
-	char *buf, fe[KPX_SERVICE_STRLEN], be[KPX_HOSTPORT_STRLEN];
-	FILE *f;
-
-	if (kpx_model_desired(m, &v, &n))
-		return strdup("ENOMEM");
-	f = open_memstream(&buf, &len);
-	for (i = 0; i < n; i++) {
-		if (i && kpx_service_key_cmp(&v[i - 1], &v[i]) >= 0)
-			fprintf(f, "UNSORTED ");
-		fprintf(f, "%s ->", kpx_service_str(&v[i], fe, sizeof(fe)));
-		if (v[i].flags || v[i].conns || v[i].rejects)
-			fprintf(f, " FLAGS/COUNTERS");
-		for (j = 0; j < v[i].nbackends; j++) {
-			const struct kpx_backend *b = &v[i].backends[j];
-
-			if (j && kpx_backend_cmp(&b[-1], b) >= 0)
-				fprintf(f, " UNSORTED");
-			fprintf(f, " %s", kpx_hostport_str(v[i].family, &b->addr,
-							   b->port, be,
-							   sizeof(be)));
-			if (b->weight != 1 || b->conns)
-				fprintf(f, "@%u", b->weight);
-		}
-		fputc('\n', f);
-	}
-	fclose(f);
-	kpx_services_free(v, n);
-	return buf;
-}
-
-static void ok_state(struct kpx_model *m, const char *want, const char *desc)
-{
-	char *got = render(m);
-
-	ok_str(got, want, desc);
-	free(got);
-}
-
-/* Applies every object of a file: a List, an EndpointSliceList or one. */
-static int load(struct kpx_model *m, const char *path)
-{
-	struct json_object *doc = json_object_from_file(path), *items, *it, *k;
-	const char *kind, *list;
-	size_t i, n;
-	int ret, bad = 0;
-
-	if (!doc) {
-		printf("# cannot read %s (run from agent/)\n", path);
-		return -1;
-	}
-	list = json_object_get_string(json_object_object_get(doc, "kind"));
-	items = json_object_object_get(doc, "items");
-	n = items ? json_object_array_length(items) : 1;
-	for (i = 0; i < n; i++) {
-		it = items ? json_object_array_get_idx(items, i) : doc;
-		kind = json_object_object_get_ex(it, "kind", &k) ?
-		       json_object_get_string(k) : list;
-		if (!strcmp(kind, "Service"))
-			ret = kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, it);
-		else if (!strncmp(kind, "EndpointSlice", 13))
-			ret = kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE,
-					      KPX_EV_ADDED, it);
-		else if (!strcmp(kind, "Node"))
-			ret = kpx_model_apply(m, KPX_KIND_NODE, KPX_EV_ADDED, it);
-		else
-			ret = -ENOENT;
-		bad += ret != 0;
-	}
-	json_object_put(doc);
-	return bad;
 }
 
 /* Log lines written by the model, captured in a temporary file. */
@@ -233,9 +84,15 @@ static void test_real_objects(void)
 		 "10.96.199.145:18001/tcp ->\n"
 		 "10.96.199.145:19001/tcp ->\n"
 		 "10.96.234.211:80/tcp ->\n"
+		 "198.51.100.205:80/tcp ->\n"
 		 "10.96.0.10:53/udp -> 10.244.0.3:53 10.244.0.4:53\n"
-		 "10.96.91.35:5300/udp ->\n",
-		 "real: kubernetes, kube-dns (dns/dns-tcp/metrics by name), LB Services' ClusterIPs");
+		 "10.96.91.35:5300/udp ->\n"
+		 "198.51.100.208:5300/udp ->\n",
+		 "real: kubernetes, kube-dns (dns/dns-tcp/metrics by name), LB Services' ClusterIPs "
+		 "and MetalLB ingress IPs (eTP Local, no endpoints anywhere: reject; no config: no NodePorts)");
+	ok_hc(m, "gateway-system/envoy-shop-storefront-http:32751 local=0 healthy\n"
+		 "gateway-system/envoy-shop-storefront-udp:31739 local=0 healthy\n",
+		 "real: the two eTP Local LB Services get health checks, 0 local endpoints");
 	ok(!kpx_model_dirty(m), "real: desired() clears dirty");
 
 	/* GKE slice during a rollout: the ready:false terminating pod is out */
@@ -293,8 +150,12 @@ static void test_case08(void)
 	   "case08: placeholder slice (endpoints null, no ports) accepted");
 	ok_state(m,
 		 "10.96.70.50:80/tcp ->\n"
-		 "10.96.70.50:514/udp ->\n",
-		 "case08: frontends present with 0 backends (ClusterIP only)");
+		 "198.51.100.50:80/tcp [masqnl] ->\n"
+		 "203.0.113.50:80/tcp [masqnl] ->\n"
+		 "10.96.70.50:514/udp ->\n"
+		 "198.51.100.50:514/udp [masqnl] ->\n"
+		 "203.0.113.50:514/udp [masqnl] ->\n",
+		 "case08 (no config): ClusterIP, LB IP, externalIP with 0 backends, no drop flag: reject");
 	kpx_model_free(m);
 }
 
@@ -682,8 +543,5 @@ int main(void)
 	test_duplicate_vip();
 	test_order();
 	test_scale();
-	printf("1..%d\n", tests);
-	if (failures)
-		printf("# %d of %d failed\n", failures, tests);
-	return failures != 0;
+	return done_testing();
 }

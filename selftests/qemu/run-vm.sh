@@ -10,6 +10,9 @@
 # Exit status 124 = timeout, 125 = harness failure (no exit line, boot
 # failure), 126 = kernel panic/oops/BUG/WARNING in the log.
 #
+# A boot that does not reach the guest's stage 2 within KPX_VM_BOOT_TIMEOUT
+# seconds (default 180) is retried once.
+#
 # Environment: KPX_VM_TIMEOUT (seconds, default 600), KPX_VM_LOG (default
 # $KPX_VM_CACHE/last-vm.log), KPX_VM_MEM (MiB, default 1024), KPX_VM_SMP
 # (default 2), KPX_KVER, KPX_VM_CACHE (see vm-env.sh).  Every other
@@ -18,7 +21,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
-	sed -n '4,17s/^# \{0,1\}//p' "$0" >&2
+	sed -n '4,20s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -62,15 +65,56 @@ append="console=ttyS0 loglevel=4 panic=-1 oops=panic panic_on_warn=1"
 append+=" kpx.init=$here/guest-init.sh kpx.kimg=$kimg kpx.cmdfile=$rundir/cmd"
 
 raw=$rundir/console.raw
+boot_tmo=${KPX_VM_BOOT_TIMEOUT:-180}
+
+# boot_once: one QEMU run; streams the console; sets qrc (124 = timeout)
+# and hung=1 if the guest did not reach stage 2 within boot_tmo seconds
+# (TCG on a loaded host occasionally loses timer interrupts while booting).
+boot_once() {
+	local qpid tpid t=0 booted=0
+
+	hung=0
+	: >"$raw"
+	qemu-system-x86_64 \
+		-accel tcg -cpu max -m "${KPX_VM_MEM:-1024}" -smp "${KPX_VM_SMP:-2}" \
+		-nographic -no-reboot -nic none \
+		-kernel "$kimg/boot/vmlinuz-$kver" -initrd "$initrd" \
+		-append "$append" \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		</dev/null >"$raw" 2>&1 &
+	qpid=$!
+	tail -n +1 -s 0.2 -f --pid=$qpid "$raw" | tr -d '\r' &
+	tpid=$!
+	qrc=
+	while kill -0 $qpid 2>/dev/null; do
+		if [ $booted = 0 ] && grep -a -q '^KPX-VM: guest ready' "$raw"; then
+			booted=1
+		fi
+		if [ $booted = 0 ] && [ $t -ge "$boot_tmo" ]; then
+			hung=1
+			qrc=124
+			kill $qpid
+			break
+		fi
+		if [ $t -ge "$tmo" ]; then
+			qrc=124
+			kill $qpid
+			break
+		fi
+		sleep 1
+		t=$((t + 1))
+	done
+	wait $qpid
+	[ -n "$qrc" ] || qrc=$?
+	wait $tpid 2>/dev/null
+}
+
 start=$(date +%s.%N)
-timeout --foreground -k 5 "$tmo" qemu-system-x86_64 \
-	-accel tcg -cpu max -m "${KPX_VM_MEM:-1024}" -smp "${KPX_VM_SMP:-2}" \
-	-nographic -no-reboot -nic none \
-	-kernel "$kimg/boot/vmlinuz-$kver" -initrd "$initrd" \
-	-append "$append" \
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	</dev/null 2>&1 | tee "$raw" | tr -d '\r'
-qrc=${PIPESTATUS[0]}
+for try in 1 2; do
+	boot_once
+	[ $hung = 1 ] || break
+	echo "run-vm: guest did not boot within $boot_tmo s (try $try)" >&2
+done
 end=$(date +%s.%N)
 tr -d '\r' <"$raw" >"$log"
 
@@ -81,7 +125,10 @@ if grep -a -q -E 'Kernel panic|^(\[ *[0-9.]+\] )?(BUG:|WARNING:|Oops)' "$log"; t
 	echo "run-vm: kernel panic/oops/BUG/WARNING in the log ($log)" >&2
 	grep -a -n -E 'Kernel panic|^(\[ *[0-9.]+\] )?(BUG:|WARNING:|Oops)' "$log" | head -n 5 >&2
 	rc=126
-elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+elif [ "$hung" = 1 ]; then
+	echo "run-vm: the guest did not boot (twice)" >&2
+	rc=125
+elif [ "$qrc" = 124 ]; then
 	echo "run-vm: timeout after $tmo s" >&2
 	rc=124
 elif [ -z "$exit_line" ]; then

@@ -1,0 +1,1141 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx-agent's configuration: kube-proxy's flags and the
+ * KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1) file, read with
+ * the libyaml document API.  One table (settings[]) names every flag and
+ * field kube-proxy has, with the setter kpx uses, or none when kpx has no
+ * use for it (then a non-zero value is logged once and ignored).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <yaml.h>
+
+#include "config.h"
+#include "duration.h"
+#include "log.h"
+
+#define HEALTHZ_PORT	10256
+#define METRICS_PORT	10249
+#define API_VERSION	"kubeproxy.config.k8s.io/v1alpha1"
+#define KIND		"KubeProxyConfiguration"
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+void kpx_config_defaults(struct kpx_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->kube_api_qps = 5;
+	c->kube_api_burst = 10;
+	c->min_sync_ms = 1000;
+	c->sync_ms = 30000;
+	c->detect_local = KPX_DETECT_LOCAL_CLUSTER_CIDR;
+	c->nodeport_primary = true;
+	strcpy(c->scheduler, "random");
+	snprintf(c->healthz_bind, sizeof(c->healthz_bind), "0.0.0.0:%d", HEALTHZ_PORT);
+	snprintf(c->metrics_bind, sizeof(c->metrics_bind), "127.0.0.1:%d", METRICS_PORT);
+	c->health_timeout_ms = 2 * c->sync_ms;
+	c->request_timeout_ms = 60000;
+	c->watch_stall_ms = 150000;
+}
+
+void kpx_config_free(struct kpx_config *c)
+{
+	free(c->kubeconfig);
+	free(c->master);
+	free(c->config_file);
+	c->kubeconfig = c->master = c->config_file = NULL;
+}
+
+int kpx_cidr_parse(const char *s, struct kpx_cidr *out)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	unsigned char *a;
+	long len;
+	int max, i;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (!slash || !slash[1])
+		return -EINVAL;
+	*slash = '\0';
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, buf, &out->addr.v4) == 1)
+		out->family = AF_INET;
+	else if (inet_pton(AF_INET6, buf, &out->addr.v6) == 1)
+		out->family = AF_INET6;
+	else
+		return -EINVAL;
+	max = out->family == AF_INET ? 32 : 128;
+	errno = 0;
+	len = strtol(slash + 1, &end, 10);
+	if (errno || *end || !isdigit((unsigned char)slash[1]) || len < 0 || len > max)
+		return -EINVAL;
+	out->len = (uint8_t)len;
+	a = (unsigned char *)&out->addr;
+	for (i = 0; i < max / 8; i++) {
+		int keep = (int)len - i * 8;
+
+		if (keep <= 0)
+			a[i] = 0;
+		else if (keep < 8)
+			a[i] &= (unsigned char)(0xff << (8 - keep));
+	}
+	return 0;
+}
+
+/* ---- value parsers: each returns 0 or -EINVAL with a reason ---------- */
+
+/* Go's strconv.ParseBool plus YAML 1.1 yes/no/on/off. */
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const t[] = { "1", "t", "true", "yes", "y", "on" };
+	static const char *const f[] = { "0", "f", "false", "no", "n", "off" };
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (!strcasecmp(v, t[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(v, f[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_long(const char *v, long min, long max, long *out)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno || end == v || *end || x < min || x > max)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+/*
+ * "IP:PORT", "[IPv6]:PORT" or a bare IP (then @defport) into @out,
+ * normalized; port 0 means "disabled" and stores "".
+ */
+static int parse_bind(const char *v, int defport, char *out, size_t outlen)
+{
+	char host[INET6_ADDRSTRLEN + 2], *colon;
+	unsigned char a[16];
+	long port = defport;
+	int fam;
+
+	if (strlen(v) >= sizeof(host) + 6)
+		return -EINVAL;
+	if (v[0] == '[') {
+		const char *rb = strchr(v, ']');
+
+		if (!rb || (size_t)(rb - v - 1) >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, v + 1, rb - v - 1);
+		host[rb - v - 1] = '\0';
+		if (rb[1] && (rb[1] != ':' || parse_long(rb + 2, 0, 65535, &port)))
+			return -EINVAL;
+		fam = AF_INET6;
+	} else if (strchr(v, ':') && strchr(v, ':') == strrchr(v, ':')) {
+		colon = strchr(v, ':');
+		if ((size_t)(colon - v) >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, v, colon - v);
+		host[colon - v] = '\0';
+		if (parse_long(colon + 1, 0, 65535, &port))
+			return -EINVAL;
+		fam = AF_INET;
+	} else {
+		if (strlen(v) >= sizeof(host))
+			return -EINVAL;
+		strcpy(host, v);	/* bare address */
+		fam = strchr(v, ':') ? AF_INET6 : AF_INET;
+	}
+	if (inet_pton(fam, host, a) != 1)
+		return -EINVAL;
+	if (!port)
+		out[0] = '\0';
+	else
+		snprintf(out, outlen, fam == AF_INET6 ? "[%s]:%ld" : "%s:%ld", host, port);
+	return 0;
+}
+
+/* ---- the settings table ------------------------------------------- */
+
+enum vtype {
+	V_STR, V_BOOL, V_INT, V_FLOAT, V_DUR,
+	V_LIST,		/* comma-separated flag; YAML sequence of strings */
+	V_MAP,		/* featureGates: "k=v,..." flag; YAML map of booleans */
+	V_ANY,		/* logging.options etc.: any YAML */
+};
+
+struct setting;
+typedef int (*setter)(struct kpx_config *c, const struct setting *s,
+		      const char *v, bool from_file, char *err, size_t len);
+
+struct setting {
+	const char *flag;	/* kube-proxy flag without "--", or NULL */
+	const char *field;	/* path in the config file, or NULL */
+	enum vtype type;
+	setter set;		/* NULL: kpx does not use it */
+	bool always;		/* flag applies even with --config */
+};
+
+#define BAD(what) fail(err, len, "%s: invalid value \"%.128s\"%s", name(s, from_file), v, what)
+
+static const char *name(const struct setting *s, bool from_file)
+{
+	static char buf[96];
+
+	if (from_file || !s->flag)
+		return s->field;
+	snprintf(buf, sizeof(buf), "--%s", s->flag);
+	return buf;
+}
+
+static int set_dup(char **dst, const char *v)
+{
+	char *d = strdup(v);
+
+	if (!d)
+		return -ENOMEM;
+	free(*dst);
+	*dst = d;
+	return 0;
+}
+
+static int set_kubeconfig(struct kpx_config *c, const struct setting *s,
+			  const char *v, bool from_file, char *err, size_t len)
+{
+	return set_dup(&c->kubeconfig, v);
+}
+
+static int set_master(struct kpx_config *c, const struct setting *s,
+		      const char *v, bool from_file, char *err, size_t len)
+{
+	if (strncmp(v, "https://", 8) && strncmp(v, "http://", 7))
+		return BAD(" (want an http:// or https:// URL)");
+	return set_dup(&c->master, v);
+}
+
+static int set_config(struct kpx_config *c, const struct setting *s,
+		      const char *v, bool from_file, char *err, size_t len)
+{
+	return set_dup(&c->config_file, v);
+}
+
+static int set_hostname(struct kpx_config *c, const struct setting *s,
+			const char *v, bool from_file, char *err, size_t len)
+{
+	size_t n;
+	char *p;
+
+	while (isspace((unsigned char)*v))
+		v++;
+	n = strlen(v);
+	while (n && isspace((unsigned char)v[n - 1]))
+		n--;
+	if (n > HOST_NAME_MAX)
+		return BAD(" (longer than 64 characters)");
+	memcpy(c->hostname, v, n);
+	c->hostname[n] = '\0';
+	for (p = c->hostname; *p; p++) {
+		*p = (char)tolower((unsigned char)*p);
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.')
+			return BAD(" (not a node name)");
+	}
+	return 0;
+}
+
+static int set_qps(struct kpx_config *c, const struct setting *s,
+		   const char *v, bool from_file, char *err, size_t len)
+{
+	char *end;
+	double q;
+
+	errno = 0;
+	q = strtod(v, &end);
+	if (errno || end == v || *end || !isfinite(q))
+		return BAD("");
+	c->kube_api_qps = q;	/* < 0: no limit, as client-go */
+	return 0;
+}
+
+static int set_burst(struct kpx_config *c, const struct setting *s,
+		     const char *v, bool from_file, char *err, size_t len)
+{
+	long b;
+
+	if (parse_long(v, 0, 1000000, &b))
+		return BAD(" (want 0..1000000)");
+	c->kube_api_burst = (int)b;
+	return 0;
+}
+
+static int set_content_type(struct kpx_config *c, const struct setting *s,
+			    const char *v, bool from_file, char *err, size_t len)
+{
+	if (strcmp(v, "application/json") &&
+	    strcmp(v, "application/vnd.kubernetes.protobuf"))
+		return BAD(" (want application/json or application/vnd.kubernetes.protobuf)");
+	if (strcmp(v, "application/json")) {
+		kpx_info("config", "%s=%s: kpx-agent always speaks application/json",
+			 name(s, from_file), v);
+	}
+	return 0;
+}
+
+static int set_period(struct kpx_config *c, const struct setting *s,
+		      const char *v, bool from_file, char *err, size_t len,
+		      int64_t *out, bool positive)
+{
+	int64_t ms;
+
+	if (kpx_parse_duration(v, &ms) || (positive && ms <= 0))
+		return BAD(positive ? " (want a duration > 0, e.g. 30s)" :
+			   " (want a duration, e.g. 1s)");
+	*out = ms;
+	return 0;
+}
+
+static int set_sync(struct kpx_config *c, const struct setting *s,
+		    const char *v, bool from_file, char *err, size_t len)
+{
+	return set_period(c, s, v, from_file, err, len, &c->sync_ms, true);
+}
+
+static int set_min_sync(struct kpx_config *c, const struct setting *s,
+			const char *v, bool from_file, char *err, size_t len)
+{
+	return set_period(c, s, v, from_file, err, len, &c->min_sync_ms, false);
+}
+
+static int set_req_timeout(struct kpx_config *c, const struct setting *s,
+			   const char *v, bool from_file, char *err, size_t len)
+{
+	int r = set_period(c, s, v, from_file, err, len, &c->request_timeout_ms, true);
+
+	return r ? r : c->request_timeout_ms < 1000 ? BAD(" (at least 1s)") : 0;
+}
+
+static int set_stall(struct kpx_config *c, const struct setting *s,
+		     const char *v, bool from_file, char *err, size_t len)
+{
+	int r = set_period(c, s, v, from_file, err, len, &c->watch_stall_ms, true);
+
+	return r ? r : c->watch_stall_ms < 1000 ? BAD(" (at least 1s)") : 0;
+}
+
+static int set_cluster_cidr(struct kpx_config *c, const struct setting *s,
+			    const char *v, bool from_file, char *err, size_t len)
+{
+	char *dup = strdup(v), *tok, *save = NULL;
+	struct kpx_cidr cidrs[2];
+	int n = 0, r = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		if (n == 2 || kpx_cidr_parse(tok, &cidrs[n])) {
+			r = BAD(" (want a CIDR, or an IPv4,IPv6 pair of CIDRs)");
+			goto out;
+		}
+		n++;
+	}
+	if (n == 2 && cidrs[0].family == cidrs[1].family) {
+		r = BAD(" (a pair must be one IPv4 and one IPv6 CIDR)");
+		goto out;
+	}
+	memcpy(c->cluster_cidrs, cidrs, n * sizeof(cidrs[0]));
+	c->n_cluster_cidrs = n;
+out:
+	free(dup);
+	return r;
+}
+
+static int set_nodeport(struct kpx_config *c, const struct setting *s,
+			const char *v, bool from_file, char *err, size_t len)
+{
+	char *dup = strdup(v), *tok, *save = NULL;
+	struct kpx_cidr cidrs[KPX_CONFIG_CIDRS_MAX];
+	bool primary = false;
+	int n = 0, r = 0;
+	const char *add[2];
+	int i, nadd;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		nadd = 0;
+		if (!strcmp(tok, "primary")) {
+			primary = true;
+		} else if (!strcmp(tok, "all")) {
+			add[nadd++] = "0.0.0.0/0";
+			add[nadd++] = "::/0";
+		} else if (!strcmp(tok, "localhost")) {
+			add[nadd++] = "127.0.0.0/8";
+			add[nadd++] = "::1/128";
+		} else {
+			add[nadd++] = tok;
+		}
+		for (i = 0; i < nadd; i++) {
+			if (n == KPX_CONFIG_CIDRS_MAX || kpx_cidr_parse(add[i], &cidrs[n])) {
+				r = BAD(" (want CIDRs and/or primary, all, localhost)");
+				goto out;
+			}
+			n++;
+		}
+	}
+	memcpy(c->nodeport_cidrs, cidrs, n * sizeof(cidrs[0]));
+	c->n_nodeport_cidrs = n;
+	c->nodeport_primary = primary || n == 0;
+out:
+	free(dup);
+	return r;
+}
+
+static int set_detect_local(struct kpx_config *c, const struct setting *s,
+			    const char *v, bool from_file, char *err, size_t len)
+{
+	static const struct {
+		const char *name;
+		enum kpx_detect_local mode;
+	} modes[] = {
+		{ "ClusterCIDR", KPX_DETECT_LOCAL_CLUSTER_CIDR },
+		{ "NodeCIDR", KPX_DETECT_LOCAL_NODE_CIDR },
+		{ "BridgeInterface", KPX_DETECT_LOCAL_BRIDGE },
+		{ "InterfaceNamePrefix", KPX_DETECT_LOCAL_IFPREFIX },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (!strcmp(v, modes[i].name)) {
+			c->detect_local = modes[i].mode;
+			return 0;
+		}
+	}
+	return BAD(" (want ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix)");
+}
+
+static int set_ifname(const struct setting *s, const char *v, bool from_file,
+		      char *err, size_t len, char *out)
+{
+	if (strlen(v) >= IF_NAMESIZE || strchr(v, '/') || strchr(v, ' '))
+		return BAD(" (not an interface name)");
+	strcpy(out, v);
+	return 0;
+}
+
+static int set_bridge(struct kpx_config *c, const struct setting *s,
+		      const char *v, bool from_file, char *err, size_t len)
+{
+	return set_ifname(s, v, from_file, err, len, c->pod_bridge_interface);
+}
+
+static int set_ifprefix(struct kpx_config *c, const struct setting *s,
+			const char *v, bool from_file, char *err, size_t len)
+{
+	return set_ifname(s, v, from_file, err, len, c->pod_interface_prefix);
+}
+
+static int set_masq_all(struct kpx_config *c, const struct setting *s,
+			const char *v, bool from_file, char *err, size_t len)
+{
+	if (parse_bool(v, &c->masquerade_all))
+		return BAD(" (want true or false)");
+	return 0;
+}
+
+static int set_scheduler(struct kpx_config *c, const struct setting *s,
+			 const char *v, bool from_file, char *err, size_t len)
+{
+	static const char *const names[] = { "random", "rr", "wrr", "lc", "sh", "mh" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(v, names[i])) {
+			strcpy(c->scheduler, v);
+			return 0;
+		}
+	}
+	return BAD(" (want random, rr, wrr, lc, sh or mh)");
+}
+
+static int set_healthz(struct kpx_config *c, const struct setting *s,
+		       const char *v, bool from_file, char *err, size_t len)
+{
+	if (!*v) {	/* a flag set to "": disabled */
+		c->healthz_bind[0] = '\0';
+		return 0;
+	}
+	if (parse_bind(v, HEALTHZ_PORT, c->healthz_bind, sizeof(c->healthz_bind)))
+		return BAD(" (want IP:PORT, e.g. 0.0.0.0:10256)");
+	return 0;
+}
+
+static int set_metrics(struct kpx_config *c, const struct setting *s,
+		       const char *v, bool from_file, char *err, size_t len)
+{
+	if (!*v) {
+		c->metrics_bind[0] = '\0';
+		return 0;
+	}
+	if (parse_bind(v, METRICS_PORT, c->metrics_bind, sizeof(c->metrics_bind)))
+		return BAD(" (want IP:PORT, e.g. 127.0.0.1:10249)");
+	return 0;
+}
+
+static int set_bind_address(struct kpx_config *c, const struct setting *s,
+			    const char *v, bool from_file, char *err, size_t len)
+{
+	unsigned char a[16];
+
+	if (inet_pton(AF_INET, v, a) != 1 && inet_pton(AF_INET6, v, a) != 1)
+		return BAD(" (want an IP address)");
+	snprintf(c->bind_address, sizeof(c->bind_address), "%s", v);
+	return 0;
+}
+
+static int set_mode(struct kpx_config *c, const struct setting *s,
+		    const char *v, bool from_file, char *err, size_t len)
+{
+	static const char *const later[] = { "iptables", "ipvs", "nftables", "kernelspace" };
+	size_t i;
+
+	if (!*v || !strcmp(v, "kpx")) {
+		strcpy(c->proxy_mode, v);
+		return 0;
+	}
+	for (i = 0; i < sizeof(later) / sizeof(later[0]); i++)
+		if (!strcmp(v, later[i]))
+			return fail(err, len, "%s: proxy mode \"%s\" is not supported yet by kpx-agent (use \"\" or \"kpx\")",
+				    name(s, from_file), v);
+	return BAD(" (unknown proxy mode; kpx-agent supports \"\" and \"kpx\")");
+}
+
+static int set_verbosity(struct kpx_config *c, const struct setting *s,
+			 const char *v, bool from_file, char *err, size_t len)
+{
+	long x;
+
+	if (parse_long(v, 0, 10, &x))
+		return BAD(" (want a level 0..10)");
+	c->verbosity = (int)x;
+	return 0;
+}
+
+static int set_bool_field(const struct setting *s, const char *v, bool from_file,
+			  char *err, size_t len, bool *out)
+{
+	if (parse_bool(v, out))
+		return BAD(" (want true or false)");
+	return 0;
+}
+
+static int set_cleanup(struct kpx_config *c, const struct setting *s,
+		       const char *v, bool from_file, char *err, size_t len)
+{
+	return set_bool_field(s, v, from_file, err, len, &c->cleanup);
+}
+
+static int set_once(struct kpx_config *c, const struct setting *s,
+		    const char *v, bool from_file, char *err, size_t len)
+{
+	return set_bool_field(s, v, from_file, err, len, &c->once);
+}
+
+static int set_dry_run(struct kpx_config *c, const struct setting *s,
+		       const char *v, bool from_file, char *err, size_t len)
+{
+	return set_bool_field(s, v, from_file, err, len, &c->dry_run);
+}
+
+static int set_init_only(struct kpx_config *c, const struct setting *s,
+			 const char *v, bool from_file, char *err, size_t len)
+{
+	return set_bool_field(s, v, from_file, err, len, &c->init_only);
+}
+
+static const struct setting settings[] = {
+	/* flags without a field: always apply */
+	{ "config", NULL, V_STR, set_config, true },
+	{ "master", NULL, V_STR, set_master, true },
+	{ "cleanup", NULL, V_BOOL, set_cleanup, true },
+	{ "init-only", NULL, V_BOOL, set_init_only, true },
+	{ "once", NULL, V_BOOL, set_once, true },		/* kpx */
+	{ "dry-run", NULL, V_BOOL, set_dry_run, true },	/* kpx */
+	{ "scheduler", NULL, V_STR, set_scheduler, true },	/* kpx */
+	{ "kube-api-timeout", NULL, V_DUR, set_req_timeout, true },	/* kpx */
+	{ "watch-stall-timeout", NULL, V_DUR, set_stall, true },	/* kpx */
+	{ "min-sync-period", NULL, V_DUR, set_min_sync, false },
+	{ "sync-period", NULL, V_DUR, set_sync, false },
+	{ "v", "logging.verbosity", V_INT, set_verbosity, true },
+	{ "hostname-override", "hostnameOverride", V_STR, set_hostname, true },
+	{ "boot-id-file", NULL, V_STR, NULL, true },
+	{ "vmodule", "logging.vmodule", V_ANY, NULL, true },
+	{ "log-flush-frequency", "logging.flushFrequency", V_ANY, NULL, true },
+	{ "logging-format", "logging.format", V_STR, NULL, true },
+	{ NULL, "logging.options", V_ANY, NULL, false },
+
+	/* flags and fields */
+	{ "kubeconfig", "clientConnection.kubeconfig", V_STR, set_kubeconfig, false },
+	{ "kube-api-qps", "clientConnection.qps", V_FLOAT, set_qps, false },
+	{ "kube-api-burst", "clientConnection.burst", V_INT, set_burst, false },
+	{ "kube-api-content-type", "clientConnection.contentType", V_STR, set_content_type, false },
+	{ NULL, "clientConnection.acceptContentTypes", V_STR, set_content_type, false },
+	{ "bind-address", "bindAddress", V_STR, set_bind_address, false },
+	{ "healthz-bind-address", "healthzBindAddress", V_STR, set_healthz, false },
+	{ "metrics-bind-address", "metricsBindAddress", V_STR, set_metrics, false },
+	{ "proxy-mode", "mode", V_STR, set_mode, false },
+	{ "cluster-cidr", "clusterCIDR", V_STR, set_cluster_cidr, false },
+	{ "detect-local-mode", "detectLocalMode", V_STR, set_detect_local, false },
+	{ "pod-bridge-interface", "detectLocal.bridgeInterface", V_STR, set_bridge, false },
+	{ "pod-interface-name-prefix", "detectLocal.interfaceNamePrefix", V_STR, set_ifprefix, false },
+	{ "masquerade-all", "iptables.masqueradeAll", V_BOOL, set_masq_all, false },
+	{ NULL, "nftables.masqueradeAll", V_BOOL, set_masq_all, false },
+	{ "nodeport-addresses", "nodePortAddresses", V_LIST, set_nodeport, false },
+	{ "iptables-sync-period", "iptables.syncPeriod", V_DUR, set_sync, false },
+	{ "iptables-min-sync-period", "iptables.minSyncPeriod", V_DUR, set_min_sync, false },
+
+	/* kube-proxy settings kpx has no use for */
+	{ "feature-gates", "featureGates", V_MAP, NULL, false },
+	{ "bind-address-hard-fail", "bindAddressHardFail", V_BOOL, NULL, false },
+	{ "profiling", "enableProfiling", V_BOOL, NULL, false },
+	{ "show-hidden-metrics-for-version", "showHiddenMetricsForVersion", V_STR, NULL, false },
+	{ "oom-score-adj", "oomScoreAdj", V_INT, NULL, false },
+	{ "config-sync-period", "configSyncPeriod", V_DUR, NULL, false },
+	{ "proxy-port-range", "portRange", V_STR, NULL, false },
+	{ NULL, "windowsRunAsService", V_BOOL, NULL, false },
+	{ "iptables-masquerade-bit", "iptables.masqueradeBit", V_INT, NULL, false },
+	{ "iptables-localhost-nodeports", "iptables.localhostNodePorts", V_BOOL, NULL, false },
+	{ NULL, "iptables.snatNodeInternalIP", V_BOOL, NULL, false },
+	{ NULL, "nftables.masqueradeBit", V_INT, NULL, false },
+	{ NULL, "nftables.syncPeriod", V_DUR, NULL, false },
+	{ NULL, "nftables.minSyncPeriod", V_DUR, NULL, false },
+	{ "ipvs-sync-period", "ipvs.syncPeriod", V_DUR, NULL, false },
+	{ "ipvs-min-sync-period", "ipvs.minSyncPeriod", V_DUR, NULL, false },
+	{ "ipvs-scheduler", "ipvs.scheduler", V_STR, NULL, false },
+	{ "ipvs-exclude-cidrs", "ipvs.excludeCIDRs", V_LIST, NULL, false },
+	{ "ipvs-strict-arp", "ipvs.strictARP", V_BOOL, NULL, false },
+	{ "ipvs-tcp-timeout", "ipvs.tcpTimeout", V_DUR, NULL, false },
+	{ "ipvs-tcpfin-timeout", "ipvs.tcpFinTimeout", V_DUR, NULL, false },
+	{ "ipvs-udp-timeout", "ipvs.udpTimeout", V_DUR, NULL, false },
+	{ NULL, "winkernel.networkName", V_STR, NULL, false },
+	{ NULL, "winkernel.sourceVip", V_STR, NULL, false },
+	{ NULL, "winkernel.enableDSR", V_BOOL, NULL, false },
+	{ NULL, "winkernel.rootHnsEndpointName", V_STR, NULL, false },
+	{ NULL, "winkernel.forwardHealthCheckVip", V_BOOL, NULL, false },
+	{ "conntrack-max-per-core", "conntrack.maxPerCore", V_INT, NULL, false },
+	{ "conntrack-min", "conntrack.min", V_INT, NULL, false },
+	{ "conntrack-tcp-timeout-established", "conntrack.tcpEstablishedTimeout", V_DUR, NULL, false },
+	{ "conntrack-tcp-timeout-close-wait", "conntrack.tcpCloseWaitTimeout", V_DUR, NULL, false },
+	{ "conntrack-tcp-be-liberal", "conntrack.tcpBeLiberal", V_BOOL, NULL, false },
+	{ "conntrack-udp-timeout", "conntrack.udpTimeout", V_DUR, NULL, false },
+	{ "conntrack-udp-timeout-stream", "conntrack.udpStreamTimeout", V_DUR, NULL, false },
+};
+
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+/* Sections of the file whose members are in settings[]. */
+static const char *const sections[] = {
+	"clientConnection", "logging", "iptables", "ipvs", "nftables",
+	"winkernel", "detectLocal", "conntrack",
+};
+
+/* Checks @v's syntax for a setting kpx ignores, so typos still fail. */
+static int check_ignored(const struct setting *s, const char *v, bool from_file,
+			 char *err, size_t len)
+{
+	int64_t ms;
+	bool b;
+	long x;
+
+	switch (s->type) {
+	case V_BOOL:
+		return parse_bool(v, &b) ? BAD(" (want true or false)") : 0;
+	case V_INT:
+		return parse_long(v, -2147483648L, 2147483647L, &x) ? BAD(" (want an integer)") : 0;
+	case V_DUR:
+		return kpx_parse_duration(v, &ms) ? BAD(" (want a duration)") : 0;
+	default:
+		return 0;
+	}
+}
+
+static int apply(struct kpx_config *c, const struct setting *s, const char *v,
+		 bool from_file, char *err, size_t len)
+{
+	int r;
+
+	if (s->set) {
+		r = s->set(c, s, v, from_file, err, len);
+		if (r == -ENOMEM)
+			return fail(err, len, "out of memory");
+		return r;
+	}
+	r = check_ignored(s, v, from_file, err, len);
+	if (r)
+		return r;
+	c->n_ignored++;
+	kpx_logkv(KPX_LOG_WARN, "config", "setting not used by kpx-agent, ignored",
+		  "setting", name(s, from_file), "value", v, NULL);
+	return 0;
+}
+
+/* ---- YAML -------------------------------------------------------------- */
+
+struct yctx {
+	struct kpx_config *c;
+	yaml_document_t *doc;
+	char *err;
+	size_t len;
+};
+
+static bool is_null(const yaml_node_t *n)
+{
+	const char *v;
+
+	if (!n)
+		return true;
+	if (n->type != YAML_SCALAR_NODE)
+		return false;
+	v = (const char *)n->data.scalar.value;
+	return !*v || (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+		       (!strcmp(v, "null") || !strcmp(v, "~") || !strcmp(v, "Null") ||
+			!strcmp(v, "NULL")));
+}
+
+/* Zero values are unset: kube-proxy's defaulting replaces them. */
+static bool is_zero(const struct setting *s, const char *v)
+{
+	int64_t ms;
+	bool b;
+
+	switch (s->type) {
+	case V_BOOL:
+		return !parse_bool(v, &b) && !b;
+	case V_INT:
+	case V_FLOAT:
+		return strspn(v, "0.") == strlen(v);
+	case V_DUR:
+		return !kpx_parse_duration(v, &ms) && !ms;
+	default:
+		return !*v;
+	}
+}
+
+/* The value of a sequence of strings, comma-joined (malloc'd). */
+static char *join_seq(struct yctx *y, const struct setting *s, yaml_node_t *n)
+{
+	yaml_node_item_t *it;
+	size_t cap = 1, off = 0;
+	char *out;
+
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		yaml_node_t *e = yaml_document_get_node(y->doc, *it);
+
+		if (!e || e->type != YAML_SCALAR_NODE) {
+			fail(y->err, y->len, "%s: want a list of strings", s->field);
+			return NULL;
+		}
+		cap += e->data.scalar.length + 1;
+	}
+	out = malloc(cap);
+	if (!out) {
+		fail(y->err, y->len, "out of memory");
+		return NULL;
+	}
+	out[0] = '\0';
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		yaml_node_t *e = yaml_document_get_node(y->doc, *it);
+
+		off += sprintf(out + off, "%s%s", off ? "," : "", (char *)e->data.scalar.value);
+	}
+	return out;
+}
+
+static int field_value(struct yctx *y, const struct setting *s, yaml_node_t *n)
+{
+	const char *v;
+	char *joined;
+	int r;
+
+	if (is_null(n))
+		return 0;
+	switch (s->type) {
+	case V_ANY:
+		if (n->type == YAML_SCALAR_NODE) {
+			v = (const char *)n->data.scalar.value;
+			if (!strcmp(v, "0") || !strcmp(v, "0s") || !strcmp(v, "false"))
+				return 0;
+		}
+		y->c->n_ignored++;
+		kpx_logkv(KPX_LOG_WARN, "config", "setting not used by kpx-agent, ignored",
+			  "setting", s->field, NULL);
+		return 0;
+	case V_MAP:
+		if (n->type != YAML_MAPPING_NODE)
+			return fail(y->err, y->len, "%s: want a map", s->field);
+		if (n->data.mapping.pairs.start == n->data.mapping.pairs.top)
+			return 0;
+		for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+		     p < n->data.mapping.pairs.top; p++) {
+			yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
+			yaml_node_t *val = yaml_document_get_node(y->doc, p->value);
+			bool b;
+
+			if (!k || k->type != YAML_SCALAR_NODE || !val ||
+			    val->type != YAML_SCALAR_NODE ||
+			    parse_bool((char *)val->data.scalar.value, &b))
+				return fail(y->err, y->len, "%s: want a map of names to true/false",
+					    s->field);
+		}
+		y->c->n_ignored++;
+		kpx_logkv(KPX_LOG_WARN, "config", "setting not used by kpx-agent, ignored",
+			  "setting", s->field, NULL);
+		return 0;
+	case V_LIST:
+		if (n->type != YAML_SEQUENCE_NODE)
+			return fail(y->err, y->len, "%s: want a list", s->field);
+		if (n->data.sequence.items.start == n->data.sequence.items.top)
+			return 0;
+		joined = join_seq(y, s, n);
+		if (!joined)
+			return -EINVAL;
+		r = apply(y->c, s, joined, true, y->err, y->len);
+		free(joined);
+		return r;
+	default:
+		break;
+	}
+	if (n->type != YAML_SCALAR_NODE)
+		return fail(y->err, y->len, "%s: want a %s", s->field,
+			    s->type == V_STR || s->type == V_DUR ? "string" : "scalar");
+	v = (const char *)n->data.scalar.value;
+	if ((s->type == V_BOOL || s->type == V_INT || s->type == V_FLOAT) &&
+	    n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return fail(y->err, y->len, "%s: want a %s, not a quoted string", s->field,
+			    s->type == V_BOOL ? "boolean" : "number");
+	if (is_zero(s, v))
+		return 0;
+	return apply(y->c, s, v, true, y->err, y->len);
+}
+
+static const struct setting *find_field(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < NSETTINGS; i++)
+		if (settings[i].field && !strcmp(settings[i].field, path))
+			return &settings[i];
+	return NULL;
+}
+
+static bool is_section(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (!strcmp(sections[i], key))
+			return true;
+	return false;
+}
+
+static int walk(struct yctx *y, yaml_node_t *map, const char *prefix)
+{
+	yaml_node_pair_t *p;
+	char path[160];
+	int r;
+
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
+		const struct setting *s;
+		const char *key;
+
+		if (!k || k->type != YAML_SCALAR_NODE)
+			return fail(y->err, y->len, "%s: a key is not a string", prefix ? prefix : "(top)");
+		key = (const char *)k->data.scalar.value;
+		snprintf(path, sizeof(path), "%s%s%s", prefix ? prefix : "",
+			 prefix ? "." : "", key);
+		if (!prefix && (!strcmp(key, "apiVersion") || !strcmp(key, "kind")))
+			continue;	/* checked by the caller */
+		s = find_field(path);
+		if (s) {
+			r = field_value(y, s, v);
+			if (r)
+				return r;
+			continue;
+		}
+		if (!prefix && is_section(key)) {
+			if (is_null(v))
+				continue;
+			if (v->type != YAML_MAPPING_NODE)
+				return fail(y->err, y->len, "%s: want a map", key);
+			r = walk(y, v, key);
+			if (r)
+				return r;
+			continue;
+		}
+		return fail(y->err, y->len, "unknown field \"%.128s\"", path);
+	}
+	return 0;
+}
+
+static const char *top_str(yaml_document_t *doc, yaml_node_t *root, const char *key)
+{
+	yaml_node_pair_t *p;
+
+	for (p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(doc, p->value);
+
+		if (k && k->type == YAML_SCALAR_NODE && v && v->type == YAML_SCALAR_NODE &&
+		    !strcmp((char *)k->data.scalar.value, key))
+			return (const char *)v->data.scalar.value;
+	}
+	return NULL;
+}
+
+int kpx_config_load_yaml(struct kpx_config *c, const char *data, size_t len,
+			 char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root;
+	struct yctx y = { .c = c, .doc = &doc, .err = err, .len = errlen };
+	const char *av, *kind;
+	int r;
+
+	if (!yaml_parser_initialize(&parser))
+		return fail(err, errlen, "out of memory");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		r = fail(err, errlen, "YAML syntax error at line %zu: %s",
+			 parser.problem_mark.line + 1,
+			 parser.problem ? parser.problem : "unknown");
+		yaml_parser_delete(&parser);
+		return r;
+	}
+	root = yaml_document_get_root_node(&doc);
+	if (!root) {
+		r = fail(err, errlen, "empty configuration");
+	} else if (root->type != YAML_MAPPING_NODE) {
+		r = fail(err, errlen, "the configuration is not a map");
+	} else {
+		av = top_str(&doc, root, "apiVersion");
+		kind = top_str(&doc, root, "kind");
+		if (!av || strcmp(av, API_VERSION))
+			r = fail(err, errlen, "apiVersion \"%.64s\": want %s",
+				 av ? av : "", API_VERSION);
+		else if (!kind || strcmp(kind, KIND))
+			r = fail(err, errlen, "kind \"%.64s\": want %s", kind ? kind : "", KIND);
+		else
+			r = walk(&y, root, NULL);
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	return r;
+}
+
+int kpx_config_load_file(struct kpx_config *c, const char *path, char *err,
+			 size_t errlen)
+{
+	char *data = NULL, msg[256];
+	size_t size = 0;
+	FILE *f = fopen(path, "re");
+	int r, e;
+
+	if (!f) {
+		e = errno;
+		snprintf(err, errlen, "--config %s: %s", path, strerror(e));
+		return -e;
+	}
+	data = malloc(1 << 20);
+	if (data)
+		size = fread(data, 1, 1 << 20, f);
+	e = ferror(f) ? errno : 0;
+	if (!data || e || !feof(f)) {
+		snprintf(err, errlen, "--config %s: %s", path,
+			 !data ? "out of memory" : e ? strerror(e) : "larger than 1 MiB");
+		free(data);
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	r = kpx_config_load_yaml(c, data, size, msg, sizeof(msg));
+	if (r)
+		snprintf(err, errlen, "--config %s: %s", path, msg);
+	free(data);
+	return r;
+}
+
+/* ---- command line -------------------------------------------------------- */
+
+/* Prints the flags of settings[] that kpx uses (@used) or ignores, wrapped. */
+static void list_flags(bool used)
+{
+	size_t i, col = 0;
+
+	for (i = 0; i < NSETTINGS; i++) {
+		if (!settings[i].flag || !settings[i].set != !used)
+			continue;
+		if (col + strlen(settings[i].flag) + 3 > 78) {
+			printf("\n");
+			col = 0;
+		}
+		col += (size_t)printf(" --%s", settings[i].flag);
+	}
+	printf("\n");
+}
+
+static void usage(void)
+{
+	printf("Usage: kpx-agent [FLAGS]\n"
+	       "Watches Services and EndpointSlices and programs the kpx kernel module.\n"
+	       "Flags and --config (KubeProxyConfiguration v1alpha1) are kube-proxy's; with\n"
+	       "--config, flags other than --v and --hostname-override that map to a field\n"
+	       "are ignored, as in kube-proxy.  kpx-agent's own flags:\n"
+	       "  --once          list, sync once and exit (for tests)\n"
+	       "  --dry-run       do not touch the module: sync against an empty state\n"
+	       "                  and log the changes instead\n"
+	       "  --scheduler S   default scheduler: random, rr, wrr, lc, sh, mh\n"
+	       "  --kube-api-timeout DUR      list request timeout (default 60s)\n"
+	       "  --watch-stall-timeout DUR   re-watch after this long without data\n"
+	       "                  (default 150s; API servers send bookmarks each minute)\n"
+	       "  --min-sync-period, --sync-period DUR   (as kube-proxy >= 1.30)\n"
+	       "  --proxy-mode    \"\" or \"kpx\" (iptables, ipvs, nftables: not yet)\n"
+	       "kube-proxy flags used by kpx:\n");
+	list_flags(true);
+	printf("kube-proxy flags accepted, reported and ignored:\n");
+	list_flags(false);
+	printf("  --help, --version\nDUR is a kube duration such as 500ms, 1s, 1m30s.\n");
+}
+
+#define OPT_HELP	(int)(NSETTINGS + 1)
+#define OPT_VERSION	(int)(NSETTINGS + 2)
+
+int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
+		     size_t errlen)
+{
+	struct option opts[NSETTINGS + 3];
+	struct {
+		const struct setting *s;
+		const char *v;
+	} given[256];
+	size_t i, n = 0, ngiven = 0;
+	int ch, r, idx;
+
+	kpx_config_defaults(c);
+	for (i = 0; i < NSETTINGS; i++) {
+		if (!settings[i].flag)
+			continue;
+		opts[n++] = (struct option){
+			settings[i].flag,
+			settings[i].type == V_BOOL ? optional_argument : required_argument,
+			NULL, (int)i + 1,
+		};
+	}
+	opts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	opts[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+	opts[n] = (struct option){ 0 };
+
+	optind = 0;	/* full re-initialization (tests parse several times) */
+	opterr = 0;
+	while ((ch = getopt_long_only(argc, argv, ":h", opts, &idx)) != -1) {
+		if (ch == 'h' || ch == OPT_HELP) {
+			usage();
+			return 1;
+		}
+		if (ch == OPT_VERSION)
+			return 2;
+		if (ch == ':')
+			return fail(err, errlen, "flag %s needs a value", argv[optind - 1]);
+		if (ch == '?' || ch < 1 || ch > (int)NSETTINGS)
+			return fail(err, errlen, "unknown flag %s", argv[optind - 1]);
+		if (ngiven == sizeof(given) / sizeof(given[0]))
+			return fail(err, errlen, "too many flags");
+		given[ngiven].s = &settings[ch - 1];
+		given[ngiven].v = optarg ? optarg : "true";
+		ngiven++;
+	}
+	if (optind < argc)
+		return fail(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+
+	/* --config first (the last one given wins), then the flags. */
+	for (i = 0; i < ngiven; i++) {
+		if (given[i].s->set == set_config) {
+			r = apply(c, given[i].s, given[i].v, false, err, errlen);
+			if (r)
+				return r;
+		}
+	}
+	if (c->config_file) {
+		r = kpx_config_load_file(c, c->config_file, err, errlen);
+		if (r)
+			return -EINVAL;
+	}
+	for (i = 0; i < ngiven; i++) {
+		const struct setting *s = given[i].s;
+
+		if (s->set == set_config)
+			continue;
+		if (c->config_file && !s->always) {
+			c->n_ignored++;
+			kpx_logkv(KPX_LOG_WARN, "config",
+				  "flag ignored because --config is given (as kube-proxy)",
+				  "flag", name(s, false), "value", given[i].v, NULL);
+			continue;
+		}
+		r = apply(c, s, given[i].v, false, err, errlen);
+		if (r)
+			return r;
+	}
+
+	/* Cross-field checks, as kube-proxy's validation. */
+	if (c->detect_local == KPX_DETECT_LOCAL_BRIDGE && !c->pod_bridge_interface[0])
+		return fail(err, errlen, "detectLocalMode BridgeInterface needs --pod-bridge-interface (detectLocal.bridgeInterface)");
+	if (c->detect_local == KPX_DETECT_LOCAL_IFPREFIX && !c->pod_interface_prefix[0])
+		return fail(err, errlen, "detectLocalMode InterfaceNamePrefix needs --pod-interface-name-prefix (detectLocal.interfaceNamePrefix)");
+	if (c->min_sync_ms > c->sync_ms)
+		return fail(err, errlen, "min-sync-period (%lld ms) is longer than sync-period (%lld ms)",
+			    (long long)c->min_sync_ms, (long long)c->sync_ms);
+	c->health_timeout_ms = 2 * c->sync_ms;
+	if (!c->hostname[0]) {
+		if (gethostname(c->hostname, sizeof(c->hostname)))
+			return fail(err, errlen, "gethostname: %s", strerror(errno));
+		c->hostname[sizeof(c->hostname) - 1] = '\0';
+		for (char *p = c->hostname; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+	}
+	return 0;
+}

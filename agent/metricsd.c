@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The /metrics server (see metricsd.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "metricsd.h"
+
+int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
+{
+	struct kpx_metricsd *md = ctx;
+	struct kpx_service *v = NULL;
+	struct kpx_nl_stats st, *stp = NULL;
+	size_t n = 0;
+	int r;
+
+	rep->status = 200;
+	rep->content_type = "text/plain; charset=utf-8";
+	if (!strcmp(path, "/healthz")) {
+		rep->body = strdup("ok");
+		return rep->body ? 0 : -ENOMEM;
+	}
+	if (!strcmp(path, "/proxyMode")) {
+		rep->body = strdup("kpx");
+		return rep->body ? 0 : -ENOMEM;
+	}
+	if (strcmp(path, "/metrics")) {
+		rep->status = 404;
+		rep->body = strdup("404 page not found\n");
+		return rep->body ? 0 : -ENOMEM;
+	}
+	if (md->nl) {
+		r = kpx_nl_dump(md->nl, &v, &n);
+		if (r) {
+			kpx_warn("metrics", "dumping the module: %s", strerror(-r));
+			v = NULL;
+			n = 0;
+		}
+		if (!kpx_nl_stats(md->nl, &st))
+			stp = &st;
+	}
+	rep->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	rep->body = kpx_metrics_render(md->m, v, n, stp, &rep->len);
+	kpx_services_free(v, n);
+	return rep->body ? 0 : -ENOMEM;
+}
+
+struct kpx_httpd *kpx_metricsd_start(const char *bind, struct kpx_metricsd *md,
+				     char *err, size_t errlen)
+{
+	struct kpx_httpd *d;
+	int r;
+
+	if (!md->dry_run && !md->nl) {
+		r = kpx_nl_open(&md->nl);
+		if (r) {
+			snprintf(err, errlen, "netlink: %s", strerror(-r));
+			errno = -r;
+			return NULL;
+		}
+	}
+	d = kpx_httpd_start(bind, kpx_metricsd_handle, md, err, errlen);
+	if (!d && md->nl) {
+		kpx_nl_close(md->nl);
+		md->nl = NULL;
+	}
+	return d;
+}
+
+void kpx_metricsd_stop(struct kpx_httpd *d, struct kpx_metricsd *md)
+{
+	kpx_httpd_stop(d);
+	if (md->nl)
+		kpx_nl_close(md->nl);
+	md->nl = NULL;
+}

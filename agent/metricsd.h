@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kube-proxy's metrics server on --metrics-bind-address: GET /metrics
+ * (Prometheus text format 0.0.4, see metrics.h), /healthz ("ok", as
+ * kube-proxy's metrics mux), /proxyMode ("kpx").  With a module, each
+ * scrape dumps it on the server's own netlink socket for fresh counters.
+ */
+#ifndef KPX_METRICSD_H
+#define KPX_METRICSD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "httpd.h"
+#include "metrics.h"
+#include "nl.h"
+
+struct kpx_metricsd {
+	struct kpx_metrics *m;
+	struct kpx_nl *nl;	/* NULL: dry run */
+	bool dry_run;
+};
+
+/* The handler, exposed for tests; @ctx is a struct kpx_metricsd. */
+int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep);
+
+/*
+ * Serves @md on @bind; unless @md->dry_run, opens md->nl (closed by
+ * kpx_metricsd_stop()).  As kpx_httpd_start().
+ */
+struct kpx_httpd *kpx_metricsd_start(const char *bind, struct kpx_metricsd *md,
+				     char *err, size_t errlen);
+void kpx_metricsd_stop(struct kpx_httpd *d, struct kpx_metricsd *md);
+
+#endif

@@ -1,0 +1,216 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kpx-agent fault tests on the host, loopback only, --dry-run, against the
+# test API server, through selftests/apiserver/faultproxy.py for the faults
+# the server cannot produce.  After each fault the agent's state (its dry-run
+# SET/DEL log replayed) must equal what a fresh "--once --dry-run" agent
+# computes from the API server directly ("the API's state"):
+#  1. watches dropped mid-stream (socket shut down), with changes around it
+#  2. 410 Gone: history compacted past the agent's resourceVersion -> relist
+#  3. a malformed Service: logged and skipped, every other change applied
+#  4. a stalled watch (proxy stops forwarding): detected within
+#     --watch-stall-timeout, re-watched, changes made meanwhile arrive
+#  5. an HTTP 500 burst: retried with backoff, no crash
+#  6. a server certificate from another CA: a clear TLS error, retried,
+#     recovers when the right certificate is back
+#  7. a rotated service-account token: 401 with the old one, the new one is
+#     read from the token file on the next retry
+#  8. 10,000 Services listed in pages of 500 (--once)
+# Usage: tests/agent-faults.sh [path/to/kpx-agent]   TAP on stdout.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+agent=${1:-$top/agent/kpx-agent}
+api=$top/selftests/apiserver
+objects=$top/selftests/data
+tmp=$(mktemp -d /tmp/kpx-agent-faults.XXXXXX)
+n=0 failed=0 pids=() ag=
+
+ok() {	# ok COND-STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
+}
+cleanup() {
+	[ -n "$ag" ] && kill "$ag" 2>/dev/null
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ "$failed" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
+}
+trap cleanup EXIT
+wait_log() {	# FILE ERE [TENTHS]: default 20 s
+	for _ in $(seq "${3:-200}"); do grep -Eq "$2" "$1" && return 0; sleep 0.1; done
+	return 1
+}
+wait_port() { for _ in $(seq 150); do [ -s "$1/port" ] && return 0; sleep 0.1; done; return 1; }
+apictl() { "$api/kpx-test-apictl" --kubeconfig "$tmp/state/kubeconfig" "$@" >/dev/null; }
+fault() { curl -sS -f -X POST --cacert "$tmp/certs/ca.crt" "https://127.0.0.1:$pport/_fault/$1" >/dev/null; }
+
+# replay LOG: the dry-run state a log leads to, one "KEY backends=[...]" per line
+replay() {
+	sed -n 's/.*msg="dry run: \(set\|del\) \([^ "]*\)\( flags=[^ ]*\)\{0,1\}\( backends=\[[^]]*\]\)\{0,1\}".*/\1 \2\4/p' "$1" |
+		awk '$1 == "set" { s[$2] = $3 } $1 == "del" { delete s[$2] }
+		     END { for (k in s) print k, s[k] }' | sort
+}
+# truth: what a fresh agent computes from the API server directly
+truth() {
+	timeout 60 "$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
+		--dry-run --once 2>"$tmp/truth.log" || return 1
+	replay "$tmp/truth.log"
+}
+# converged DESC: the agent's state equals the truth within 20 s
+converged() {
+	local want got
+
+	want=$(truth)
+	for _ in $(seq 100); do
+		got=$(replay "$tmp/agent.log")
+		[ "$got" = "$want" ] && break
+		sleep 0.2
+	done
+	[ -n "$want" ] && [ "$got" = "$want" ]
+	ok $? "$1: state equals the API's ($(wc -l <<<"$want") frontends)"
+	[ "$got" = "$want" ] || diff <(echo "$want") <(echo "$got") | sed 's/^/#   /' | head -20
+}
+svc() {	# svc NAME IP PORT [EP...]: a Service and its slice as a List
+	local name=$1 ip=$2 port=$3 eps="" e
+	shift 3
+	for e; do eps+="${eps:+,}{\"addresses\": [\"$e\"], \"conditions\": {\"ready\": true}}"; done
+	cat <<EOF
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "$name", "namespace": "t"},
+  "spec": {"clusterIP": "$ip", "clusterIPs": ["$ip"], "ports": [{"port": $port, "targetPort": 8080}]}},
+ {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+  "metadata": {"name": "$name-1", "namespace": "t", "labels": {"kubernetes.io/service-name": "$name"}},
+  "addressType": "IPv4", "ports": [{"port": 8080, "protocol": "TCP"}], "endpoints": [$eps]}]}
+EOF
+}
+apply_svc() { svc "$@" >"$tmp/svc.json" && apictl apply "$tmp/svc.json"; }
+
+echo "TAP version 13"
+mkdir -p "$tmp/state" "$tmp/proxy"
+"$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 &&
+	"$api/gen-certs.sh" "$tmp/other-ca" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
+python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/certs" \
+	--bookmark-interval 1 --objects "$objects"/0[12]*.json 2>"$tmp/server.log" &
+pids+=($!)
+wait_port "$tmp/state" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
+python3 "$api/faultproxy.py" --dir "$tmp/proxy" --certs "$tmp/certs" --alt-certs "$tmp/other-ca" \
+	--upstream "https://127.0.0.1:$(cat "$tmp/state/port")" 2>"$tmp/proxy.log" &
+pids+=($!)
+wait_port "$tmp/proxy" || { echo "Bail out! no fault proxy"; cat "$tmp/proxy.log"; exit 1; }
+pport=$(cat "$tmp/proxy/port")
+# The agent's kubeconfig: through the proxy, token from a file (rotation).
+cp "$tmp/certs/token" "$tmp/sa-token"
+sed -e "s|server: https://127.0.0.1:[0-9]*|server: https://127.0.0.1:$pport|" \
+    -e "s|token: .*|tokenFile: $tmp/sa-token|" "$tmp/state/kubeconfig" >"$tmp/agent-kubeconfig"
+grep -q "tokenFile: $tmp/sa-token" "$tmp/agent-kubeconfig" || { echo "Bail out! kubeconfig"; exit 1; }
+
+"$agent" --kubeconfig "$tmp/agent-kubeconfig" --hostname-override node-a --dry-run \
+	--min-sync-period 100ms --watch-stall-timeout 3s --healthz-bind-address 127.0.0.1:0 \
+	--metrics-bind-address 127.0.0.1:0 --v 2 2>"$tmp/agent.log" &
+ag=$!
+wait_log "$tmp/agent.log" 'sync done'
+ok $? "agent through the proxy: first sync"
+converged "start"
+
+# 1. dropped mid-stream
+apply_svc a 10.96.1.1 80 10.244.1.1
+apictl drop-watches
+apply_svc b 10.96.1.2 80 10.244.1.2 10.244.1.3
+wait_log "$tmp/agent.log" 'watch failed: transfer closed'
+ok $? "dropped: the watch failure is logged"
+converged "dropped mid-stream"
+
+# 2. 410 Gone
+apictl compact && apictl drop-watches && apply_svc c 10.96.1.3 80 10.244.1.4
+wait_log "$tmp/agent.log" 'resourceVersion [0-9]+ expired, relisting'
+ok $? "410: expired resourceVersion seen, relisting"
+converged "410 Gone"
+
+# 3. malformed object
+cat >"$tmp/bad.json" <<'EOF'
+{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "bad", "namespace": "t"},
+ "spec": {"clusterIP": "banana", "clusterIPs": ["banana"], "ports": [{"port": 80}]}}
+EOF
+apictl apply "$tmp/bad.json" && apply_svc d 10.96.1.4 80 10.244.1.5
+wait_log "$tmp/agent.log" 'skipping malformed object t/bad'
+ok $? "malformed Service logged and skipped"
+wait_log "$tmp/agent.log" 'dry run: set 10.96.1.4:80/tcp'
+ok $? "the next Service is still applied"
+converged "malformed object"
+
+# 4. stalled watch
+restarts0=$(grep -c 'watch stalled' "$tmp/agent.log")
+fault 'stall?on=1' && apply_svc e 10.96.1.5 80 10.244.1.6
+sleep 1
+grep -q 'dry run: set 10.96.1.5:80/tcp' "$tmp/agent.log"
+ok $((! $?)) "stalled: the change does not arrive"
+wait_log "$tmp/agent.log" 'watch stalled or timed out' 100
+ok $? "stall detected within the 3 s stall timeout (+ margin)"
+fault 'stall?on=0'
+converged "stalled watch"
+
+# 5. HTTP 500 burst
+fault 'http500?n=5' && apictl drop-watches && apply_svc f 10.96.1.6 80 10.244.1.7
+wait_log "$tmp/agent.log" 'HTTP 500: injected by faultproxy'
+ok $? "500s logged"
+converged "HTTP 500 burst"
+kill -0 "$ag"
+ok $? "agent still running"
+
+# 6. wrong CA
+fault 'cert?alt=1' && apictl drop-watches && apply_svc g 10.96.1.7 80 10.244.1.8
+wait_log "$tmp/agent.log" 'watch failed: SSL certificate problem|certificate verify failed'
+ok $? "wrong CA: a clear TLS error ($(grep -Eo 'watch failed: [^"]*(SSL|certificate)[^"]*' "$tmp/agent.log" | head -n1))"
+sleep 2
+kill -0 "$ag"
+ok $? "wrong CA: agent still running, retrying"
+fault 'cert?alt=0'
+converged "wrong CA, then the right one"
+
+# 7. rotated token
+openssl rand -hex 24 >"$tmp/new-token"
+fault "token?file=$tmp/new-token" && apictl drop-watches && apply_svc h 10.96.1.8 80 10.244.1.9
+wait_log "$tmp/agent.log" 'HTTP 401'
+ok $? "old token: 401 logged"
+cp "$tmp/new-token" "$tmp/sa-token.new" && mv "$tmp/sa-token.new" "$tmp/sa-token"
+converged "rotated token"
+fault 'token?file='
+
+kill -TERM "$ag"
+wait "$ag"
+ok $? "SIGTERM after the faults: exit 0"
+ag=
+
+# 8. 10,000 Services in pages
+mkdir -p "$tmp/big"
+python3 - "$tmp/big/objects.json" <<'EOF'
+import json, sys
+items = []
+for i in range(10000):
+    ip = "10.100.%d.%d" % (i // 250, i % 250 + 1)
+    items.append({"apiVersion": "v1", "kind": "Service",
+                  "metadata": {"name": "s%d" % i, "namespace": "big"},
+                  "spec": {"clusterIP": ip, "clusterIPs": [ip],
+                           "ports": [{"port": 80, "targetPort": 8080}]}})
+json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[1], "w"))
+EOF
+mkdir -p "$tmp/bigstate"
+python3 "$api/kpx-test-apiserver.py" --dir "$tmp/bigstate" --port 0 --certs "$tmp/certs" \
+	--objects "$tmp/big/objects.json" 2>"$tmp/big.log" &
+pids+=($!)
+wait_port "$tmp/bigstate" || { echo "Bail out! no big API server"; exit 1; }
+timeout 120 "$agent" --kubeconfig "$tmp/bigstate/kubeconfig" --hostname-override node-a \
+	--dry-run --once --kube-api-qps 0 2>"$tmp/big-agent.log"
+ok $? "10,000 Services: --once exits 0"
+grep -q 'msg="services: listed 10000 at' "$tmp/big-agent.log"
+ok $? "listed 10000 Services"
+pages=$(grep -c 'GET /api/v1/services?.*limit=500' "$tmp/big.log")
+ok $([ "$pages" = 20 ] && echo 0 || echo 1) "in 20 pages of 500 ($pages requests)"
+grep -q 'sync done" .*frontends=10000 sets=10000 dels=0 errors=0' "$tmp/big-agent.log"
+ok $? "one sync of 10000 frontends"
+
+[ "$failed" = 0 ] || { echo "# agent log (tail):"; tail -n 30 "$tmp/agent.log" | sed 's/^/#   /'; }
+echo "1..$n"
+exit $failed

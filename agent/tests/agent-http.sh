@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kpx-agent's /healthz, /livez and /metrics on the host, loopback only, with
+# --dry-run against the test API server (selftests/apiserver):
+#  1. /healthz and /livez: 200, application/json, kube-proxy's body
+#     {"lastUpdated": "<Go time>","currentTime": "<Go time>", "nodeEligible": true};
+#  2. /metrics: Prometheus text with kube-proxy's names and bucket counts,
+#     change counters equal to the objects listed, per-frontend kpx_* series
+#     equal to the frontends of the dry run;
+#  3. an EndpointSlice with endpoints.kubernetes.io/last-change-trigger-time
+#     2 s in the past: one network_programming_duration_seconds observation
+#     between 2 and 4 s, endpoint_changes_total + 1;
+#  4. the own Node tainted ToBeDeletedByClusterAutoscaler: /healthz 503 with
+#     "nodeEligible": false, /livez still 200; healthz_total counts codes;
+#  5. a dropped watch shows in kpx_watch_restarts_total.
+# Usage: tests/agent-http.sh [path/to/kpx-agent]   TAP on stdout.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+agent=${1:-$top/agent/kpx-agent}
+api=$top/selftests/apiserver
+objects=${KPX_REAL_OBJECTS:-$top/selftests/data}
+tmp=$(mktemp -d /tmp/kpx-agent-http.XXXXXX)
+n=0 failed=0 srv= ag=
+
+ok() {	# ok COND-STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
+}
+cleanup() {
+	[ -n "$ag" ] && kill "$ag" 2>/dev/null
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	wait 2>/dev/null
+	[ "$failed" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
+}
+trap cleanup EXIT
+wait_log() {	# FILE ERE: up to 10 s
+	for _ in $(seq 100); do grep -Eq "$2" "$1" && return 0; sleep 0.1; done
+	return 1
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+apictl() { "$api/kpx-test-apictl" --kubeconfig "$tmp/state/kubeconfig" "$@" >/dev/null; }
+# metric NAME{LABELS}: the sample's value ("" if absent)
+metric() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/metrics"; }
+scrape() { curl -sS -o "$tmp/metrics" "http://127.0.0.1:$mport/metrics"; }
+
+echo "TAP version 13"
+mkdir -p "$tmp/state"
+"$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
+python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/certs" \
+	--bookmark-interval 1000 --objects "$objects"/0[12]*.json 2>"$tmp/server.log" &
+srv=$!
+for _ in $(seq 100); do [ -s "$tmp/state/port" ] && break; sleep 0.1; done
+[ -s "$tmp/state/port" ] || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
+hport=$(free_port) mport=$(free_port)
+
+"$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a --dry-run \
+	--min-sync-period 100ms --sync-period 2s \
+	--healthz-bind-address "127.0.0.1:$hport" --metrics-bind-address "127.0.0.1:$mport" \
+	2>"$tmp/agent.log" &
+ag=$!
+wait_log "$tmp/agent.log" 'sync done'
+ok $? "agent synced once"
+
+# 1. health
+code=$(curl -sS -D "$tmp/h.hdr" -o "$tmp/h.body" -w '%{http_code}' "http://127.0.0.1:$hport/healthz")
+ok $([ "$code" = 200 ] && echo 0 || echo 1) "/healthz: 200 ($code)"
+grep -qi '^content-type: application/json' "$tmp/h.hdr"
+ok $? "/healthz: Content-Type application/json"
+gotime='[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? \+0000 UTC m=\+[0-9]+\.[0-9]{9}'
+grep -Eq "^\{\"lastUpdated\": \"$gotime\",\"currentTime\": \"$gotime\", \"nodeEligible\": true\}$" "$tmp/h.body"
+ok $? "/healthz body shape: $(cat "$tmp/h.body")"
+jq -e '.lastUpdated == .currentTime and .nodeEligible == true' "$tmp/h.body" >/dev/null
+ok $? "/healthz: valid JSON, lastUpdated == currentTime when healthy"
+code=$(curl -sS -o "$tmp/l.body" -w '%{http_code}' "http://127.0.0.1:$hport/livez")
+jq -e 'keys == ["currentTime", "lastUpdated"]' "$tmp/l.body" >/dev/null && [ "$code" = 200 ]
+ok $? "/livez: 200 with lastUpdated and currentTime only"
+code=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hport/nope")
+ok $([ "$code" = 404 ] && echo 0 || echo 1) "other path on the health port: 404"
+
+# 2. metrics
+scrape
+ok $? "/metrics scraped"
+grep -q '^# TYPE kubeproxy_sync_proxy_rules_duration_seconds histogram$' "$tmp/metrics" &&
+	[ "$(grep -c '^kubeproxy_sync_proxy_rules_duration_seconds_bucket{' "$tmp/metrics")" = 16 ]
+ok $? "sync duration histogram: 16 buckets"
+c=$(metric kubeproxy_sync_proxy_rules_duration_seconds_count)
+[ "${c:-0}" -ge 1 ]
+ok $? "sync count >= 1 ($c)"
+last=$(metric kubeproxy_sync_proxy_rules_last_timestamp_seconds)
+awk -v t="$last" -v now="$(date +%s.%N)" 'BEGIN { exit !(t > now - 30 && t <= now + 1) }'
+ok $? "last sync timestamp is recent ($last)"
+ok $([ "$(metric kubeproxy_sync_proxy_rules_service_changes_total)" = 5 ] && echo 0 || echo 1) \
+	"service_changes_total == 5 Services listed ($(metric kubeproxy_sync_proxy_rules_service_changes_total))"
+ok $([ "$(metric kubeproxy_sync_proxy_rules_endpoint_changes_total)" = 2 ] && echo 0 || echo 1) \
+	"endpoint_changes_total == 2 slices listed ($(metric kubeproxy_sync_proxy_rules_endpoint_changes_total))"
+[ "$(metric kubeproxy_sync_proxy_rules_endpoint_changes_pending)" = 0.000 ]
+ok $? "nothing pending after the sync"
+[ "$(grep -c '^kpx_frontend_connections_total{' "$tmp/metrics")" = 10 ] &&
+	grep -q '^kpx_frontend_backends{protocol="udp",vip="10.96.0.10",port="53"} 2$' "$tmp/metrics" &&
+	grep -q '^kpx_backend_connections_total{protocol="tcp",vip="10.96.0.1",port="443",backend_ip="192.0.2.10",backend_port="6443"} 0$' "$tmp/metrics"
+ok $? "kpx_frontend_*/kpx_backend_*: the 10 dry-run frontends"
+awk '!/^#/ && NF { if (NF != 2 || $2 !~ /^[-+0-9.e]+$/ && $2 != "+Inf") bad = 1 } END { exit bad }' "$tmp/metrics"
+ok $? "every sample line is NAME[{LABELS}] VALUE"
+[ "$(curl -sS "http://127.0.0.1:$mport/proxyMode")" = kpx ] &&
+	[ "$(curl -sS "http://127.0.0.1:$mport/healthz")" = ok ]
+ok $? "metrics port: /proxyMode kpx, /healthz ok"
+
+# 3. network programming latency from the trigger-time annotation (only
+#    trigger times after the agent started count, as in kube-proxy)
+sleep 3
+trig=$(date -u -d '-2 seconds' +%Y-%m-%dT%H:%M:%SZ)
+cat >"$tmp/slice.json" <<EOF
+{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+ "metadata": {"name": "web-xyz", "namespace": "shop",
+              "labels": {"kubernetes.io/service-name": "web"},
+              "annotations": {"endpoints.kubernetes.io/last-change-trigger-time": "$trig"}},
+ "addressType": "IPv4", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+ "endpoints": [{"addresses": ["10.244.1.5"], "conditions": {"ready": true}}]}
+EOF
+apictl apply "$tmp/slice.json"
+ok $? "apply a slice triggered at $trig"
+for _ in $(seq 50); do
+	scrape
+	[ "$(metric kubeproxy_network_programming_duration_seconds_count)" = 1 ] && break
+	sleep 0.1
+done
+ok $([ "$(metric kubeproxy_network_programming_duration_seconds_count)" = 1 ] && echo 0 || echo 1) \
+	"one network programming observation"
+s=$(metric kubeproxy_network_programming_duration_seconds_sum)
+awk -v s="$s" 'BEGIN { exit !(s >= 1 && s < 5) }'
+ok $? "its latency is about 2 s ($s; the trigger time has 1 s resolution)"
+[ "$(metric 'kubeproxy_network_programming_duration_seconds_bucket{le="1"}')" = 0 ] &&
+	[ "$(metric 'kubeproxy_network_programming_duration_seconds_bucket{le="5"}')" = 1 ]
+ok $? "in a bucket between 1 and 5 s"
+ok $([ "$(metric kubeproxy_sync_proxy_rules_endpoint_changes_total)" = 3 ] && echo 0 || echo 1) \
+	"endpoint_changes_total 3"
+
+# 4. node eligibility
+cat >"$tmp/node.json" <<'EOF'
+{"apiVersion": "v1", "kind": "Node",
+ "metadata": {"name": "node-a", "labels": {"topology.kubernetes.io/zone": "z1"}},
+ "spec": {"taints": [{"key": "ToBeDeletedByClusterAutoscaler", "effect": "NoSchedule"}]}}
+EOF
+apictl apply "$tmp/node.json"
+for _ in $(seq 50); do
+	code=$(curl -sS -o "$tmp/h.body" -w '%{http_code}' "http://127.0.0.1:$hport/healthz")
+	[ "$code" = 503 ] && break
+	sleep 0.1
+done
+ok $([ "$code" = 503 ] && jq -e '.nodeEligible == false' "$tmp/h.body" >/dev/null && echo 0 || echo 1) \
+	"tainted node: /healthz 503, nodeEligible false ($(cat "$tmp/h.body"))"
+code=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hport/livez")
+ok $([ "$code" = 200 ] && echo 0 || echo 1) "tainted node: /livez 200"
+scrape
+[ "$(metric 'kubeproxy_proxy_healthz_total{code="503"}')" -ge 1 ] &&
+	[ "$(metric 'kubeproxy_proxy_healthz_total{code="200"}')" -ge 1 ] &&
+	[ "$(metric 'kubeproxy_proxy_livez_total{code="200"}')" -ge 2 ]
+ok $? "proxy_healthz_total / proxy_livez_total by code"
+
+# 5. watch restarts
+apictl drop-watches
+for _ in $(seq 50); do
+	scrape
+	[ "$(metric 'kpx_watch_restarts_total{resource="services"}')" -ge 1 ] 2>/dev/null && break
+	sleep 0.1
+done
+[ "$(metric 'kpx_watch_restarts_total{resource="services"}')" -ge 1 ] &&
+	[ "$(metric 'kpx_watch_restarts_total{resource="endpointslices"}')" -ge 1 ]
+ok $? "dropped watches counted in kpx_watch_restarts_total"
+
+kill -TERM "$ag"
+wait "$ag"
+ok $? "SIGTERM: exit 0"
+ag=
+[ "$failed" = 0 ] || { echo "# agent log:"; sed 's/^/#   /' "$tmp/agent.log" | tail -40; }
+echo "1..$n"
+exit $failed

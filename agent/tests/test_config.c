@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * config.c: defaults, the sample KubeProxyConfiguration files in
+ * tests/data/config (kubeadm's zero values, every field kpx uses), invalid
+ * documents, flags, flags vs --config, CIDR parsing.  TAP.
+ * Run from agent/ (make test does).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+
+static int test_no, failures;
+
+#define ok(cond, ...)							\
+	do {								\
+		bool ok_ = (cond);					\
+		test_no++;						\
+		if (!ok_)						\
+			failures++;					\
+		printf("%sok %d - ", ok_ ? "" : "not ", test_no);	\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+	} while (0)
+
+#define DATA "tests/data/config/"
+
+static char err[512];
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+static const char *cidr_str(const struct kpx_cidr *c)
+{
+	static char buf[INET6_ADDRSTRLEN + 8];
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(c->family, &c->addr, a, sizeof(a));
+	snprintf(buf, sizeof(buf), "%s/%u", a, c->len);
+	return buf;
+}
+
+/* Parses a NULL-terminated flag list; returns kpx_config_parse()'s value. */
+static int parse(struct kpx_config *c, const char *const *args)
+{
+	char *argv[64];
+	int argc = 0;
+
+	argv[argc++] = (char *)"kpx-agent";
+	while (*args)
+		argv[argc++] = (char *)*args++;
+	argv[argc] = NULL;
+	return kpx_config_parse(c, argc, argv, err, sizeof(err));
+}
+
+/* Loads YAML text over defaults; returns kpx_config_load_yaml()'s value. */
+static int yaml(struct kpx_config *c, const char *text)
+{
+	kpx_config_defaults(c);
+	err[0] = '\0';
+	return kpx_config_load_yaml(c, text, strlen(text), err, sizeof(err));
+}
+
+#define HDR "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+
+static void test_defaults(void)
+{
+	struct kpx_config c;
+
+	kpx_config_defaults(&c);
+	ok(c.kube_api_qps == 5 && c.kube_api_burst == 10, "defaults: qps 5, burst 10");
+	ok(c.min_sync_ms == 1000 && c.sync_ms == 30000, "defaults: min-sync 1s, sync 30s");
+	ok(streq(c.healthz_bind, "0.0.0.0:10256") && streq(c.metrics_bind, "127.0.0.1:10249"),
+	   "defaults: healthz 0.0.0.0:10256, metrics 127.0.0.1:10249");
+	ok(c.nodeport_primary && c.n_nodeport_cidrs == 0, "defaults: nodeport-addresses primary");
+	ok(c.detect_local == KPX_DETECT_LOCAL_CLUSTER_CIDR && !c.masquerade_all,
+	   "defaults: detect-local ClusterCIDR, no masquerade-all");
+	ok(streq(c.proxy_mode, "") && streq(c.scheduler, "random") && c.verbosity == 0,
+	   "defaults: mode \"\", scheduler random, --v 0");
+	ok(c.health_timeout_ms == 60000, "defaults: health timeout 2 x sync-period");
+}
+
+static void test_kubeadm(void)
+{
+	struct kpx_config c;
+	const char *const args[] = { "--config", DATA "kubeadm.yaml", "--hostname-override", "n1", NULL };
+	int r = parse(&c, args);
+
+	ok(r == 0, "kubeadm.yaml loads (%s)", r ? err : "ok");
+	ok(streq(c.kubeconfig, "/var/lib/kube-proxy/kubeconfig.conf"), "kubeadm: kubeconfig path");
+	ok(c.kube_api_qps == 5 && c.kube_api_burst == 10, "kubeadm: qps 0/burst 0 keep defaults");
+	ok(c.min_sync_ms == 1000 && c.sync_ms == 30000, "kubeadm: 0s periods keep defaults");
+	ok(streq(c.healthz_bind, "0.0.0.0:10256") && streq(c.metrics_bind, "127.0.0.1:10249"),
+	   "kubeadm: empty bind addresses keep defaults");
+	ok(c.n_cluster_cidrs == 1 && streq(cidr_str(&c.cluster_cidrs[0]), "10.244.0.0/16"),
+	   "kubeadm: clusterCIDR 10.244.0.0/16");
+	ok(c.masquerade_all, "kubeadm: iptables.masqueradeAll true");
+	ok(streq(c.bind_address, "0.0.0.0"), "kubeadm: bindAddress");
+	ok(c.n_ignored == 1, "kubeadm: only logging.options reported as ignored (%u)", c.n_ignored);
+	ok(streq(c.hostname, "n1"), "kubeadm: --hostname-override applies with --config");
+	kpx_config_free(&c);
+}
+
+static void test_full(void)
+{
+	struct kpx_config c;
+	const char *const args[] = { "--config=" DATA "full.yaml", NULL };
+	int r = parse(&c, args);
+
+	ok(r == 0, "full.yaml loads (%s)", r ? err : "ok");
+	ok(streq(c.kubeconfig, "/etc/kpx/kubeconfig"), "full: kubeconfig");
+	ok(c.kube_api_qps == 50.5 && c.kube_api_burst == 100, "full: qps 50.5 burst 100");
+	ok(streq(c.hostname, "node-a.example"), "full: hostnameOverride trimmed, lower-cased (%s)",
+	   c.hostname);
+	ok(streq(c.bind_address, "192.0.2.7"), "full: bindAddress");
+	ok(streq(c.healthz_bind, "[::]:20256") && streq(c.metrics_bind, "0.0.0.0:20249"),
+	   "full: healthz [::]:20256, metrics 0.0.0.0:20249 (%s %s)", c.healthz_bind, c.metrics_bind);
+	ok(streq(c.proxy_mode, "kpx"), "full: mode kpx");
+	ok(c.n_cluster_cidrs == 2 && streq(cidr_str(&c.cluster_cidrs[0]), "10.244.0.0/16") &&
+	   streq(cidr_str(&c.cluster_cidrs[1]), "fd00:10:244::/56"), "full: dual-stack clusterCIDR");
+	ok(c.detect_local == KPX_DETECT_LOCAL_BRIDGE && streq(c.pod_bridge_interface, "cbr0"),
+	   "full: detectLocalMode BridgeInterface cbr0");
+	ok(c.masquerade_all, "full: masqueradeAll");
+	ok(c.sync_ms == 90000 && c.min_sync_ms == 250, "full: syncPeriod 1m30s, minSyncPeriod 250ms");
+	ok(c.health_timeout_ms == 180000, "full: health timeout 2 x 90 s");
+	ok(c.nodeport_primary && c.n_nodeport_cidrs == 2 &&
+	   streq(cidr_str(&c.nodeport_cidrs[0]), "10.0.0.0/8") &&
+	   streq(cidr_str(&c.nodeport_cidrs[1]), "fd00:1::/64"),
+	   "full: nodePortAddresses primary + 10.0.0.0/8 (host bits cleared) + fd00:1::/64");
+	ok(c.verbosity == 4, "full: logging.verbosity 4");
+	ok(c.n_ignored == 4, "full: 4 ignored settings reported (%u)", c.n_ignored);
+	kpx_config_free(&c);
+}
+
+static void test_bad_yaml(void)
+{
+	static const struct {
+		const char *doc, *want, *what;
+	} bad[] = {
+		{ HDR "clusterCIDRs: 10.0.0.0/8\n", "unknown field \"clusterCIDRs\"", "unknown top-level field" },
+		{ HDR "iptables:\n  syncPeriods: 1s\n", "unknown field \"iptables.syncPeriods\"", "unknown nested field" },
+		{ "apiVersion: v1\nkind: KubeProxyConfiguration\n", "apiVersion", "wrong apiVersion" },
+		{ "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: Pod\n", "kind", "wrong kind" },
+		{ HDR "mode: ipvs\n", "not supported yet", "mode ipvs: not yet" },
+		{ HDR "mode: userspace\n", "unknown proxy mode", "unknown mode" },
+		{ HDR "clusterCIDR: 10.0.0.0/33\n", "clusterCIDR: invalid value", "bad CIDR" },
+		{ HDR "clusterCIDR: 10.0.0.0/8,10.1.0.0/16\n", "one IPv4 and one IPv6", "two IPv4 CIDRs" },
+		{ HDR "iptables:\n  masqueradeAll: \"true\"\n", "not a quoted string", "quoted boolean" },
+		{ HDR "iptables:\n  masqueradeAll: maybe\n", "masqueradeAll: invalid value", "bad boolean" },
+		{ HDR "iptables:\n  syncPeriod: soon\n", "syncPeriod: invalid value", "bad duration" },
+		{ HDR "nodePortAddresses: 10.0.0.0/8\n", "want a list", "list given as a string" },
+		{ HDR "nodePortAddresses: [everything]\n", "nodePortAddresses: invalid value", "bad nodeport keyword" },
+		{ HDR "healthzBindAddress: 300.0.0.1:10256\n", "healthzBindAddress: invalid value", "bad bind address" },
+		{ HDR "detectLocalMode: Magic\n", "detectLocalMode: invalid value", "bad detect-local mode" },
+		{ HDR "clientConnection:\n  burst: -1\n", "burst: invalid value", "negative burst" },
+		{ HDR "conntrack:\n  maxPerCore: lots\n", "maxPerCore: invalid value", "ignored field still type-checked" },
+		{ HDR "featureGates:\n  X: perhaps\n", "featureGates", "feature gate not a boolean" },
+		{ HDR "iptables: [1]\n", "iptables: want a map", "section not a map" },
+		{ HDR "mode: [kpx\n", "YAML syntax error", "YAML syntax error" },
+		{ "- 1\n", "not a map", "document not a map" },
+		{ "", "empty", "empty document" },
+	};
+	struct kpx_config c;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int r = yaml(&c, bad[i].doc);
+
+		ok(r == -EINVAL && strstr(err, bad[i].want), "rejected: %s (%s)", bad[i].what, err);
+		kpx_config_free(&c);
+	}
+}
+
+static void test_flags(void)
+{
+	struct kpx_config c;
+	int r;
+
+	{
+		const char *const a[] = { "--kubeconfig", "/k", "--master=https://10.0.0.1:6443",
+			"--cluster-cidr=10.244.0.0/16,fd00::/48", "-v=3", "--masquerade-all",
+			"--min-sync-period", "0", "--sync-period=10s", "--nodeport-addresses",
+			"all", "--healthz-bind-address", "0.0.0.0", "--metrics-bind-address=[::1]:9999",
+			"--hostname-override", "MyNode", "--kube-api-qps", "-1",
+			"--detect-local-mode", "InterfaceNamePrefix", "--pod-interface-name-prefix",
+			"veth", "--proxy-mode", "", "--scheduler", "mh", "--dry-run", "--once", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0, "flags parse (%s)", r ? err : "ok");
+		ok(streq(c.kubeconfig, "/k") && streq(c.master, "https://10.0.0.1:6443"),
+		   "flags: --kubeconfig, --master");
+		ok(c.n_cluster_cidrs == 2 && c.cluster_cidrs[1].family == AF_INET6,
+		   "flags: dual-stack --cluster-cidr");
+		ok(c.verbosity == 3 && c.masquerade_all, "flags: -v=3, bare --masquerade-all");
+		ok(c.min_sync_ms == 0 && c.sync_ms == 10000, "flags: --min-sync-period 0, --sync-period 10s");
+		ok(!c.nodeport_primary && c.n_nodeport_cidrs == 2 &&
+		   streq(cidr_str(&c.nodeport_cidrs[0]), "0.0.0.0/0") &&
+		   streq(cidr_str(&c.nodeport_cidrs[1]), "::/0"), "flags: --nodeport-addresses all");
+		ok(streq(c.healthz_bind, "0.0.0.0:10256"), "flags: bare IP gets the default port (%s)",
+		   c.healthz_bind);
+		ok(streq(c.metrics_bind, "[::1]:9999"), "flags: IPv6 metrics address");
+		ok(streq(c.hostname, "mynode"), "flags: hostname lower-cased");
+		ok(c.kube_api_qps == -1, "flags: negative qps = no limit");
+		ok(c.detect_local == KPX_DETECT_LOCAL_IFPREFIX && streq(c.pod_interface_prefix, "veth"),
+		   "flags: InterfaceNamePrefix veth");
+		ok(streq(c.scheduler, "mh") && c.dry_run && c.once, "flags: --scheduler, --dry-run, --once");
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--masquerade-all=false", "--healthz-bind-address=",
+			"--metrics-bind-address", "127.0.0.1:0", "--conntrack-max-per-core=0",
+			"--hostname-override", "x", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && !c.masquerade_all, "flags: --masquerade-all=false (%s)", r ? err : "ok");
+		ok(!c.healthz_bind[0] && !c.metrics_bind[0], "flags: empty / port 0 disable the servers");
+		ok(c.n_ignored == 1, "flags: --conntrack-max-per-core reported as ignored");
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--config", DATA "kubeadm.yaml", "--cluster-cidr=10.9.0.0/16",
+			"--masquerade-all=false", "--v", "5", "--master", "https://h:1", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0, "--config with flags parses (%s)", r ? err : "ok");
+		ok(c.n_cluster_cidrs == 1 && streq(cidr_str(&c.cluster_cidrs[0]), "10.244.0.0/16") &&
+		   c.masquerade_all, "--config: field flags ignored, as kube-proxy");
+		ok(c.verbosity == 5 && streq(c.master, "https://h:1"), "--config: --v and --master apply");
+		ok(c.n_ignored == 3, "--config: the 2 flags + logging.options reported (%u)", c.n_ignored);
+		kpx_config_free(&c);
+	}
+	{
+		static const struct {
+			const char *a[4], *want;
+		} bad[] = {
+			{ { "--no-such-flag", NULL }, "unknown flag" },
+			{ { "--kubeconfig", NULL }, "needs a value" },
+			{ { "stray", NULL }, "unexpected argument" },
+			{ { "--proxy-mode", "nftables", NULL }, "not supported yet" },
+			{ { "--proxy-mode=bpf", NULL }, "unknown proxy mode" },
+			{ { "--v", "11", NULL }, "--v: invalid value" },
+			{ { "--masquerade-all=maybe", NULL }, "--masquerade-all: invalid value" },
+			{ { "--sync-period", "0s", NULL }, "--sync-period: invalid value" },
+			{ { "--min-sync-period=1m", NULL }, "longer than sync-period" },
+			{ { "--detect-local-mode=BridgeInterface", NULL }, "needs --pod-bridge-interface" },
+			{ { "--master", "10.0.0.1:6443", NULL }, "--master: invalid value" },
+			{ { "--config", DATA "missing.yaml", NULL }, "No such file" },
+			{ { "--scheduler", "fastest", NULL }, "--scheduler: invalid value" },
+			{ { "--conntrack-min", "many", NULL }, "--conntrack-min: invalid value" },
+			{ { "--hostname-override", "bad/name", NULL }, "--hostname-override: invalid value" },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			r = parse(&c, bad[i].a);
+			ok(r == -EINVAL && strstr(err, bad[i].want), "flags rejected: %s %s (%s)",
+			   bad[i].a[0], bad[i].a[1] ? bad[i].a[1] : "", err);
+			kpx_config_free(&c);
+		}
+	}
+	{
+		const char *const h[] = { "--help", NULL }, *const v[] = { "--version", NULL };
+		FILE *saved = stdout;
+
+		stdout = fopen("/dev/null", "w");
+		r = parse(&c, h);
+		fclose(stdout);
+		stdout = saved;
+		ok(r == 1, "--help returns 1");
+		kpx_config_free(&c);
+		ok(parse(&c, v) == 2, "--version returns 2");
+		kpx_config_free(&c);
+	}
+}
+
+static void test_cidr(void)
+{
+	struct kpx_cidr c;
+
+	ok(!kpx_cidr_parse("10.1.2.3/12", &c) && streq(cidr_str(&c), "10.0.0.0/12"),
+	   "cidr: 10.1.2.3/12 -> 10.0.0.0/12");
+	ok(!kpx_cidr_parse("fd00::ffff/120", &c) && streq(cidr_str(&c), "fd00::ff00/120"),
+	   "cidr: fd00::ffff/120 -> fd00::ff00/120");
+	ok(!kpx_cidr_parse("0.0.0.0/0", &c) && c.len == 0, "cidr: /0");
+	ok(kpx_cidr_parse("10.0.0.0", &c) == -EINVAL, "cidr: no length rejected");
+	ok(kpx_cidr_parse("10.0.0.0/", &c) == -EINVAL, "cidr: empty length rejected");
+	ok(kpx_cidr_parse("10.0.0.0/+8", &c) == -EINVAL, "cidr: signed length rejected");
+	ok(kpx_cidr_parse("::/129", &c) == -EINVAL, "cidr: /129 rejected");
+}
+
+int main(void)
+{
+	int fd = open("/dev/null", 1);
+
+	kpx_log_set_fd(fd);	/* the "ignored" warnings */
+	printf("TAP version 13\n");
+	test_defaults();
+	test_kubeadm();
+	test_full();
+	test_bad_yaml();
+	test_flags();
+	test_cidr();
+	printf("1..%d\n", test_no);
+	return failures ? 1 : 0;
+}
