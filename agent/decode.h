@@ -41,7 +41,8 @@ enum kpx_api_svc_type {
 	KPX_API_LOAD_BALANCER,	/* LoadBalancer */
 };
 
-/* spec.trafficDistribution (KEP-4444, KEP-3015) */
+/* spec.trafficDistribution (KEP-4444, KEP-3015); informational: like
+ * kube-proxy, the model goes by the endpoints' hints alone */
 enum kpx_api_traffic_dist {
 	KPX_API_TD_NONE,	/* absent or unknown */
 	KPX_API_TD_PREFER_ZONE,	/* PreferClose, PreferSameZone */

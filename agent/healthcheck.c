@@ -22,6 +22,13 @@
 
 #define COMP "healthcheck"
 #define HC_ADDRS_MAX 16
+/*
+ * Each listening socket is one libmicrohttpd daemon with its own polling
+ * thread (Services x bind addresses threads); a small stack keeps that
+ * cheap.  Probes are answered in that thread: at most 64 connections a
+ * socket, idle ones closed after 10 s.
+ */
+#define HC_STACK ((size_t)256 * 1024)
 
 struct hc_inst {
 	struct kpx_hc *hc;
@@ -211,6 +218,7 @@ static struct MHD_Daemon *start_one(struct hc_inst *in,
 				     on_request, in,
 				     MHD_OPTION_CONNECTION_LIMIT, 64U,
 				     MHD_OPTION_CONNECTION_TIMEOUT, 10U,
+				     MHD_OPTION_THREAD_STACK_SIZE, HC_STACK,
 				     MHD_OPTION_END);
 		if (d)
 			return d;
@@ -218,6 +226,7 @@ static struct MHD_Daemon *start_one(struct hc_inst *in,
 		return MHD_start_daemon(flags, port, NULL, NULL, on_request, in,
 					MHD_OPTION_CONNECTION_LIMIT, 64U,
 					MHD_OPTION_CONNECTION_TIMEOUT, 10U,
+					MHD_OPTION_THREAD_STACK_SIZE, HC_STACK,
 					MHD_OPTION_END);
 	}
 	a = *sa;
@@ -231,6 +240,7 @@ static struct MHD_Daemon *start_one(struct hc_inst *in,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
 				MHD_OPTION_CONNECTION_LIMIT, 64U,
 				MHD_OPTION_CONNECTION_TIMEOUT, 10U,
+				MHD_OPTION_THREAD_STACK_SIZE, HC_STACK,
 				MHD_OPTION_END);
 }
 

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "duration.h"
+#include "healthcheck.h"
 #include "healthz.h"
 #include "k8s.h"
 #include "kubeconfig.h"
@@ -77,12 +78,16 @@ static int signal_fd(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* Ready to sync: never before the first lists (see the brief in sync.h). */
-static bool lists_done(const struct kpx_k8s *k, bool node_too)
+/*
+ * Ready to sync: never before the first lists, the own Node's included
+ * (without it NodePort frontends a previous agent left would be deleted
+ * and re-added; see model.h).
+ */
+static bool lists_done(const struct kpx_k8s *k)
 {
 	return kpx_k8s_synced(k, KPX_KIND_SERVICE) &&
 	       kpx_k8s_synced(k, KPX_KIND_ENDPOINTSLICE) &&
-	       (!node_too || kpx_k8s_synced(k, KPX_KIND_NODE));
+	       kpx_k8s_synced(k, KPX_KIND_NODE);
 }
 
 /* The health and metrics servers; a bind failure is logged, not fatal (as kube-proxy). */
@@ -130,6 +135,7 @@ static int run(const struct kpx_config *o, struct kpx_nl *nl,
 	struct kpx_sync *sync = model ? kpx_sync_new(model, nl, o->min_sync_ms, o->sync_ms) : NULL;
 	struct kpx_k8s *k = sync ? kpx_k8s_new(kc, o->hostname, model) : NULL;
 	struct servers sv = { 0 };
+	struct kpx_hc *hc = NULL;
 	int sfd = signal_fd(), status = 0, r;
 
 	if (!k || sfd < 0) {
@@ -137,9 +143,16 @@ static int run(const struct kpx_config *o, struct kpx_nl *nl,
 		status = 1;
 		goto out;
 	}
-#ifdef KPX_HAVE_MODEL_SET_CONFIG
 	kpx_model_set_config(model, o);
-#endif
+	if (!o->dry_run && !o->once) {
+		hc = kpx_hc_new(NULL, 0);
+		if (!hc) {
+			fprintf(stderr, "kpx-agent: setup failed: %s\n", strerror(errno));
+			status = 1;
+			goto out;
+		}
+		kpx_sync_set_healthchecks(sync, hc, o->health_timeout_ms);
+	}
 	kpx_sync_set_metrics(sync, metrics);
 	kpx_k8s_set_metrics(k, metrics);
 	kpx_k8s_set_limits(k, o->kube_api_qps, o->kube_api_burst,
@@ -151,7 +164,7 @@ static int run(const struct kpx_config *o, struct kpx_nl *nl,
 	for (;;) {
 		int64_t now = kpx_now_ms(), wait = 1000;
 
-		if (lists_done(k, o->once)) {
+		if (lists_done(k)) {
 			int64_t due = kpx_sync_due(sync);
 
 			if (due <= now) {
@@ -184,6 +197,7 @@ static int run(const struct kpx_config *o, struct kpx_nl *nl,
 	}
 out:
 	servers_stop(&sv);
+	kpx_hc_free(hc);
 	if (sfd >= 0)
 		close(sfd);
 	kpx_k8s_free(k);

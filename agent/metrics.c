@@ -274,6 +274,17 @@ bool kpx_metrics_health(struct kpx_metrics *m, bool with_node,
 	return healthy;
 }
 
+bool kpx_metrics_healthy(struct kpx_metrics *m, int64_t timeout_ms)
+{
+	bool healthy;
+
+	pthread_mutex_lock(&m->lock);
+	healthy = !m->last_updated.tv_sec || !m->pending_since ||
+		  kpx_now_ms() - m->pending_since < timeout_ms;
+	pthread_mutex_unlock(&m->lock);
+	return healthy;
+}
+
 void kpx_metrics_gotime(const struct kpx_metrics *m, const struct timespec *ts,
 			char *buf, size_t len)
 {

@@ -76,6 +76,9 @@ bool kpx_metrics_health(struct kpx_metrics *m, bool with_node,
 			int64_t timeout_ms, struct timespec *last_updated,
 			bool *eligible);
 
+/* Health as /livez without counting it: for serviceProxyHealthy. */
+bool kpx_metrics_healthy(struct kpx_metrics *m, int64_t timeout_ms);
+
 /*
  * The Prometheus text exposition (format 0.0.4) into a malloc'd string of
  * *len bytes: kube-proxy's metrics, then kpx_frontend_* / kpx_backend_* for

@@ -12,6 +12,8 @@
  *	... kpx_model_apply() for Services, EndpointSlices and the agent's own
  *	    Node (metadata.name == cfg.hostname: addresses for NodePorts, zone
  *	    label for topology, podCIDRs for --detect-local-mode=NodeCIDR) ...
+ *	first sync only once the Node list is done too (else NodePort
+ *	frontends left by a previous agent would be deleted and re-added)
  *	at each sync:
  *	    kpx_model_ns_config(m, &nc);	// if it differs from the last
  *		kpx_nl_set_config(nl, &nc);	// one sent (memcmp), send it
@@ -57,6 +59,7 @@ void kpx_model_free(struct kpx_model *m);
  * endpoint), nodeport-addresses "primary", no local detection.
  */
 void kpx_model_set_config(struct kpx_model *m, const struct kpx_config *c);
+#define KPX_HAVE_MODEL_SET_CONFIG 1	/* for main.c's transition */
 
 /*
  * The namespace settings for kpx_nl_set_config() (KPX_CMD_SET_CONFIG), from

@@ -24,7 +24,75 @@ struct kpx_sync {
 	struct kpx_service *actual;	/* last known module state, sorted */
 	size_t nactual;
 	struct kpx_metrics *metrics;	/* or NULL */
+	struct kpx_hc *hc;		/* or NULL */
+	int64_t health_timeout;		/* ms */
+	bool ns_sent;			/* ns_last is in the module */
+	struct kpx_ns_config ns_last;
 };
+
+void kpx_sync_set_healthchecks(struct kpx_sync *s, struct kpx_hc *hc,
+			       int64_t health_timeout_ms)
+{
+	s->hc = hc;
+	s->health_timeout = health_timeout_ms;
+}
+
+/* Sends the namespace settings when they changed; returns 0 or -errno. */
+static int sync_ns_config(struct kpx_sync *s)
+{
+	struct kpx_ns_config nc;
+	int r;
+
+	kpx_model_ns_config(s->model, &nc);
+	if (s->ns_sent && !memcmp(&nc, &s->ns_last, sizeof(nc)))
+		return 0;
+	if (!s->nl) {
+		kpx_info("sync", "dry run: namespace config: %zu local prefixes, local interface \"%s\", prefix \"%s\"",
+			 nc.nlocal_cidrs, nc.local_ifname, nc.local_ifprefix);
+	} else {
+		r = kpx_nl_set_config(s->nl, &nc);
+		if (r) {
+			kpx_err("sync", "namespace config: %s%s%s", strerror(-r),
+				*kpx_nl_errmsg(s->nl) ? ": " : "", kpx_nl_errmsg(s->nl));
+			return r;
+		}
+		kpx_info("sync", "namespace config set: %zu local prefixes, local interface \"%s\", prefix \"%s\"",
+			 nc.nlocal_cidrs, nc.local_ifname, nc.local_ifprefix);
+	}
+	s->ns_last = nc;
+	s->ns_sent = true;
+	return 0;
+}
+
+/* Updates the health-check servers after a sync with @errors failures. */
+static void sync_healthchecks(struct kpx_sync *s, unsigned int errors)
+{
+	char ips[32][INET6_ADDRSTRLEN];
+	const char *ptrs[32];
+	struct kpx_hc_service *v = NULL;
+	size_t n, i;
+	bool healthy = !errors;
+	int r;
+
+	if (!s->hc)
+		return;
+	n = kpx_model_nodeport_ips(s->model, ips, 32);
+	for (i = 0; i < n; i++)
+		ptrs[i] = ips[i];
+	kpx_hc_set_addrs(s->hc, ptrs, n);
+	if (kpx_model_healthchecks(s->model, &v, &n)) {
+		kpx_err("sync", "health checks: out of memory");
+		return;
+	}
+	if (s->metrics)
+		healthy = healthy && kpx_metrics_healthy(s->metrics, s->health_timeout);
+	for (i = 0; i < n; i++)
+		v[i].healthy = healthy;
+	r = kpx_hc_sync(s->hc, v, n);
+	if (r > 0)
+		kpx_warn("sync", "%d health-check ports could not be opened, retried at the next sync", r);
+	free(v);
+}
 
 void kpx_sync_set_metrics(struct kpx_sync *s, struct kpx_metrics *m)
 {
@@ -156,7 +224,7 @@ int kpx_sync_run(struct kpx_sync *s)
 	struct kpx_service *desired = NULL;
 	size_t ndesired = 0, i;
 	struct kpx_op *ops = NULL;
-	unsigned int sets = 0, dels = 0, errors = 0;
+	unsigned int sets = 0, dels = 0, errors = 0, nserr;
 	char b[5][24];
 	long nops;
 	int r;
@@ -174,6 +242,7 @@ int kpx_sync_run(struct kpx_sync *s)
 		s->actual = cur;
 		s->nactual = ncur;
 	}
+	nserr = sync_ns_config(s) ? 1 : 0;
 	r = kpx_model_desired(s->model, &desired, &ndesired);
 	if (r) {
 		kpx_err("sync", "computing the desired state: %s", strerror(-r));
@@ -194,6 +263,7 @@ int kpx_sync_run(struct kpx_sync *s)
 			dels++;
 	}
 	free(ops);
+	errors += nserr;
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
 	if (!s->nl && s->metrics)
 		kpx_metrics_set_frontends(s->metrics, desired, ndesired);
@@ -209,6 +279,7 @@ int kpx_sync_run(struct kpx_sync *s)
 	s->last = t0;
 	if (full)
 		s->last_full = t0;
+	sync_healthchecks(s, errors);
 
 	snprintf(b[0], sizeof(b[0]), "%" PRId64, kpx_now_ms() - t0);
 	snprintf(b[1], sizeof(b[1]), "%zu", ndesired);

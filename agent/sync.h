@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "healthcheck.h"
 #include "metrics.h"
 #include "model.h"
 #include "nl.h"
@@ -34,6 +35,15 @@ void kpx_sync_free(struct kpx_sync *s);
 void kpx_sync_set_metrics(struct kpx_sync *s, struct kpx_metrics *m);
 
 /*
+ * After every sync, serve the model's healthCheckNodePorts with @hc (may be
+ * NULL: none) on the node's NodePort addresses; "serviceProxyHealthy" is
+ * false when the sync had errors or the proxy is unhealthy (an update pending
+ * longer than @health_timeout_ms, see metrics.h).
+ */
+void kpx_sync_set_healthchecks(struct kpx_sync *s, struct kpx_hc *hc,
+			       int64_t health_timeout_ms);
+
+/*
  * When (monotonic ms) the next sync is due: INT64_MIN before the first sync
  * (due now); else last + @min_period when @dirty, but never later than
  * last_full + @period.  Pure, for tests.
@@ -46,7 +56,10 @@ int64_t kpx_sync_due(const struct kpx_sync *s);
 
 /*
  * Runs one sync now: full (dump first) when sync-period has passed since
- * the last full one or the previous sync had errors.  Each failed change
+ * the last full one or the previous sync had errors.  First the namespace
+ * settings (kpx_model_ns_config()) are sent if they differ from the last
+ * ones sent (KPX_CMD_SET_CONFIG), then the frontend changes, then the
+ * health-check servers are updated.  Each failed change
  * is logged with the kernel's extack message and retried at the next
  * (then full) sync; it does not stop the others.  Logs one "sync done"
  * line.  Returns the number of failed changes, or a negative errno when

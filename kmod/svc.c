@@ -135,11 +135,12 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	}
 
 	if (svc) {
+		/* Count before the old set is handed to RCU to be freed. */
+		WRITE_ONCE(kn->n_backends,
+			   kn->n_backends - (old ? old->count : 0) + n);
 		WRITE_ONCE(svc->flags, flags);
 		rcu_assign_pointer(svc->bset, set);
 		kpx_bset_free_rcu(old);
-		WRITE_ONCE(kn->n_backends,
-			   kn->n_backends - (old ? old->count : 0) + n);
 		gen_bump(kn);
 		goto out;
 	}

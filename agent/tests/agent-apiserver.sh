@@ -4,7 +4,8 @@
 # kpx-agent against the test API server (selftests/apiserver), on the host,
 # loopback only, without the module (--dry-run):
 #  1. --dry-run --once with the real-objects documents: lists everything and
-#     logs exactly the expected SETs, exits 0;
+#     logs exactly the expected SETs (ClusterIPs and MetalLB ingress IPs),
+#     exits 0;
 #  2. a running agent sees a Service + EndpointSlice added through the
 #     server's control API (one SET with the backends), then deleted (DEL);
 #  3. without --dry-run it exits 1 with the "module not loaded" message
@@ -50,7 +51,7 @@ wait_log "$tmp/server.log" "listening on" || { echo "Bail out! no API server"; c
 timeout 30 "$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
 	--dry-run --once 2>"$tmp/once.log"
 ok $? "--dry-run --once exits 0"
-grep -o 'msg="dry run: [^"]*"' "$tmp/once.log" | sort >"$tmp/got"
+grep -Eo 'msg="dry run: (set|del) [^"]*"' "$tmp/once.log" | sort >"$tmp/got"
 sort >"$tmp/want" <<'WANT'
 msg="dry run: set 10.96.0.1:443/tcp flags=0x0 backends=[192.0.2.10:6443@1]"
 msg="dry run: set 10.96.0.10:53/tcp flags=0x0 backends=[10.244.0.3:53@1 10.244.0.4:53@1]"
@@ -62,20 +63,22 @@ msg="dry run: set 10.96.199.145:19001/tcp flags=0x0 backends=[]"
 msg="dry run: set 10.96.199.145:9443/tcp flags=0x0 backends=[]"
 msg="dry run: set 10.96.234.211:80/tcp flags=0x0 backends=[]"
 msg="dry run: set 10.96.91.35:5300/udp flags=0x0 backends=[]"
+msg="dry run: set 198.51.100.205:80/tcp flags=0x0 backends=[]"
+msg="dry run: set 198.51.100.208:5300/udp flags=0x0 backends=[]"
 WANT
 diff -u "$tmp/want" "$tmp/got" >&2
-ok $? "the 10 expected SETs, nothing else"
+ok $? "the 12 expected SETs (10 ClusterIPs, 2 LoadBalancer IPs), nothing else"
 grep -q 'msg="services: listed 5 at' "$tmp/once.log" &&
 	grep -q 'msg="endpointslices: listed 3 at' "$tmp/once.log"
 ok $? "listed 5 Services and 3 EndpointSlices"
-grep -q 'msg="sync done" .*frontends=10 sets=10 dels=0 errors=0' "$tmp/once.log"
-ok $? "one sync: frontends=10 sets=10 dels=0 errors=0"
+grep -q 'msg="sync done" .*frontends=12 sets=12 dels=0 errors=0' "$tmp/once.log"
+ok $? "one sync: frontends=12 sets=12 dels=0 errors=0"
 
 # 2. Watch: add, then delete, a Service with its slice.
 "$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
 	--dry-run --min-sync-period 200ms 2>"$tmp/watch.log" &
 ag=$!
-wait_log "$tmp/watch.log" 'sync done.*sets=10'
+wait_log "$tmp/watch.log" 'sync done.*sets=12'
 ok $? "running agent: initial sync"
 cat >"$tmp/add.json" <<'ADD'
 {"apiVersion": "v1", "kind": "List", "items": [
@@ -100,7 +103,7 @@ ok $? "control API: delete them"
 wait_log "$tmp/watch.log" 'dry run: del 10.96.50.50:80/tcp'
 ok $? "watch: DEL 10.96.50.50:80/tcp"
 sets=$(grep -c 'dry run: set' "$tmp/watch.log")
-ok $((sets > 10 && sets <= 12 ? 0 : 1)) "only changes sent after the first sync ($sets SETs in all)"
+ok $((sets > 12 && sets <= 14 ? 0 : 1)) "only changes sent after the first sync ($sets SETs in all)"
 
 # 3. A Service excluded by kube-proxy's label selector is never seen; with
 #    history compacted past the agent's resourceVersion the re-watch gets

@@ -229,12 +229,40 @@ static void test_case04(void)
 	kpx_hc_free(hc);
 }
 
+/* 50 Services at once, each answering with its own count. */
+static void test_many(void)
+{
+	enum { N = 50 };
+	const char *lo[] = { "127.0.0.1" };
+	struct kpx_hc *hc = kpx_hc_new(lo, 1);
+	struct kpx_hc_service v[N];
+	char name[32];
+	int i, good = 0;
+
+	for (i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "svc-%02d", i);
+		v[i] = hc_svc("many", name, (unsigned int)i, true);
+	}
+	ok(kpx_hc_sync(hc, v, N) == 0 && kpx_hc_count(hc) == N, "many: %d servers", N);
+	for (i = 0; i < N; i++) {
+		struct reply r;
+
+		snprintf(name, sizeof(name), "svc-%02d", i);
+		r = get(kpx_hc_bound_port(hc, "many", name), "/", NULL);
+		good += r.status == (i ? 200 : 503) && local_of(r.body) == i &&
+			strstr(r.body, name) != NULL;
+	}
+	ok(good == N, "many: each answers with its own name and count (%d of %d)", good, N);
+	kpx_hc_free(hc);
+}
+
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	test_server();
 	test_busy_port();
 	test_case04();
+	test_many();
 	curl_global_cleanup();
 	return done_testing();
 }

@@ -281,9 +281,20 @@ static void test_prefer_same_node(void)
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(eps_fmt, "node-x"));
 	ok_state(m, "10.96.4.4:80/tcp [masqnl] -> 10.244.1.1:8080\n",
 		 "topo: PreferSameNode: the endpoint hinted for this node");
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED, J(eps_fmt, "node-b"));
+	ok_state(m, "10.96.4.4:80/tcp [masqnl] -> 10.244.1.1:8080\n",
+		 "topo: another endpoint hinted for node-b: still only ours");
 	apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED, J(svc_fmt, "PreferClose"));
+	ok_state(m, "10.96.4.4:80/tcp [masqnl] -> 10.244.1.1:8080\n",
+		 "topo: the hints decide, not the Service field (as kube-proxy)");
+	apply(m, KPX_KIND_NODE, KPX_EV_MODIFIED,
+	      J("{'metadata':{'name':'node-a','labels':{'topology.kubernetes.io/zone':'zone-1'}}}"));
+	set_node(m, "node-x");
+	apply(m, KPX_KIND_NODE, KPX_EV_ADDED,
+	      J("{'metadata':{'name':'node-x','labels':{'topology.kubernetes.io/zone':'zone-1'}}}"));
 	ok_state(m, "10.96.4.4:80/tcp [masqnl] -> 10.244.1.1:8080 10.244.1.2:8080\n",
-		 "topo: PreferClose: the zone-1 hints");
+		 "topo: node-x in zone-1 with no node hint for it: the zone-1 hints");
+	set_node(m, "node-a");
 	apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED, J(svc_fmt, "PreferSameNode"));
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
 	      J("{'metadata':{'name':'n-1','namespace':'t','labels':{'kubernetes.io/service-name':'n'}},"

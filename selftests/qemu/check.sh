@@ -8,8 +8,10 @@
 # The TAP output is also written to $KPX_VM_CACHE/last-tap.txt.
 #
 # Environment: KPX_TESTS (subset of tests, e.g. "kpx_reject kpx_genl"),
-# KPX_TEST_TIMEOUT (per test, s), and those of run-vm.sh (KPX_VM_TIMEOUT,
-# KPX_KVER, KPX_VM_CACHE, ...).
+# KPX_TEST_TIMEOUT (per test, s, default 300), KPX_VM_TIMEOUT (whole VM, s,
+# default here 1200), KPX_CHECK_NO_BUILD=1 (do not build kmod/ and agent/;
+# with KPX_KO, KPXCTL, KPX_AGENT pointing at other builds if wanted), and
+# those of run-vm.sh (KPX_KVER, KPX_VM_CACHE, ...).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,19 +22,23 @@ step() { echo "check: $*" >&2; }
 
 step "building the selftest tools"
 make -C "$repo/selftests" all || exit 1
-if [ -e "$repo/kmod/Makefile" ]; then
+if [ -n "${KPX_CHECK_NO_BUILD:-}" ]; then
+	step "KPX_CHECK_NO_BUILD set: using the kmod/agent binaries as they are"
+elif [ -e "$repo/kmod/Makefile" ]; then
 	step "building kmod/kpx.ko for $KPX_KVER"
 	make -C "$repo/kmod" KVER="$KPX_KVER" || exit 1
 else
 	step "no kmod/Makefile: tests needing the module will fail"
 fi
-if [ -e "$repo/agent/Makefile" ]; then
+if [ -z "${KPX_CHECK_NO_BUILD:-}" ] && [ -e "$repo/agent/Makefile" ]; then
 	step "building agent/kpxctl and agent/kpx-agent"
 	make -C "$repo/agent" kpxctl kpx-agent || exit 1
 fi
 "$here/get-kernel.sh" >/dev/null || exit 1
 "$here/mkinitramfs.sh" >/dev/null || exit 1
 
+: "${KPX_VM_TIMEOUT:=1200}"
+export KPX_VM_TIMEOUT
 log=$KPX_VM_CACHE/last-check.log
 step "booting the VM (log $log)"
 cd "$repo" || exit 1

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Internals of the model shared by model.c (the object cache) and
+ * policy.c (the desired state computed from it).  Nothing else includes it.
+ */
+#ifndef KPX_MODEL_PRIV_H
+#define KPX_MODEL_PRIV_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include "config.h"
+#include "decode.h"
+#include "model.h"
+
+/* ---- A chained hash table keyed by C string --------------------------- */
+
+struct hnode {
+	struct hnode *next;
+	uint32_t hash;
+	unsigned int seen;	/* relist generation of the last apply */
+	char *key;		/* owned */
+};
+
+struct htab {
+	struct hnode **b;
+	size_t nb, n;		/* nb: 0 or a power of two */
+};
+
+static inline uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static inline struct hnode *ht_find(const struct htab *t, const char *key)
+{
+	struct hnode *n;
+	uint32_t h;
+
+	if (!t->nb)
+		return NULL;
+	h = hash_str(key);
+	for (n = t->b[h & (t->nb - 1)]; n; n = n->next)
+		if (n->hash == h && !strcmp(n->key, key))
+			return n;
+	return NULL;
+}
+
+#define ht_for_each_safe(t, i, n, tmp)					\
+	for ((i) = 0; (i) < (t)->nb; (i)++)				\
+		for ((n) = (t)->b[i]; (n) && ((tmp) = (n)->next, 1);	\
+		     (n) = (tmp))
+
+/* ---- Cached objects: decoded structs with their hash node ------------ */
+
+struct m_service {
+	struct hnode node;	/* "ns/name" */
+	struct kpx_api_service o;
+};
+
+struct m_slice;
+
+/* The slices of one Service: "ns/service-name" -> list. */
+struct slice_group {
+	struct hnode node;
+	struct m_slice *head;
+};
+
+struct m_slice {
+	struct hnode node;	/* "ns/name" */
+	struct slice_group *group;
+	struct m_slice *gnext, *gprev;
+	struct kpx_api_slice o;
+};
+
+struct m_node {
+	struct hnode node;	/* "name" */
+	struct kpx_api_node o;
+};
+
+/* What the model uses of struct kpx_config (kpx_model_set_config()). */
+struct settings {
+	char hostname[HOST_NAME_MAX + 1];	/* "" until configured */
+	struct kpx_cidr cluster_cidrs[KPX_CONFIG_CIDRS_MAX];
+	int n_cluster_cidrs;
+	enum kpx_detect_local detect_local;
+	char bridge[IF_NAMESIZE], ifprefix[IF_NAMESIZE];
+	bool masquerade_all;
+	struct kpx_cidr nodeport_cidrs[KPX_CONFIG_CIDRS_MAX];
+	int n_nodeport_cidrs;
+	bool nodeport_primary;
+};
+
+struct kpx_model {
+	struct htab objs[KPX_KIND_MAX];
+	struct htab groups;		/* struct slice_group */
+	unsigned int gen[KPX_KIND_MAX];
+	bool relisting[KPX_KIND_MAX];
+	bool dirty;
+	struct settings cfg;
+};
+
+#endif

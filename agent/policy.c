@@ -1,0 +1,839 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The desired state of the node computed from the model's cache, with
+ * kube-proxy's semantics (see model.h): frontends and backends with their
+ * flags and source ranges, the namespace settings for KPX_CMD_SET_CONFIG,
+ * the NodePort addresses and the health checks.  Pure: no I/O.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <linux/kpx.h>
+#include "addr.h"
+#include "log.h"
+#include "model_priv.h"
+
+#define COMP "model"
+
+_Static_assert(sizeof(union kpx_api_addr) ==
+	       sizeof(((struct kpx_backend *)0)->addr),
+	       "address unions differ");
+
+/* ---- Namespace settings (KPX_CMD_SET_CONFIG) -------------------------- */
+
+static const struct kpx_api_node *own_node(const struct kpx_model *m)
+{
+	const struct hnode *n;
+
+	if (!m->cfg.hostname[0])
+		return NULL;
+	n = ht_find(&m->objs[KPX_KIND_NODE], m->cfg.hostname);
+	return n ? &((const struct m_node *)n)->o : NULL;
+}
+
+/*
+ * kube-proxy's --detect-local-mode (pkg/proxy/util/localdetector.go):
+ * ClusterCIDR: sources in --cluster-cidr; NodeCIDR: in the Node's
+ * spec.podCIDRs; BridgeInterface / InterfaceNamePrefix: arriving through
+ * that interface.  Pure: @nd is the own Node or NULL.
+ */
+static void ns_config(const struct settings *s, const struct kpx_api_node *nd,
+		      struct kpx_ns_config *out)
+{
+	const struct kpx_cidr *v = NULL;
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	switch (s->detect_local) {
+	case KPX_DETECT_LOCAL_CLUSTER_CIDR:
+		v = s->cluster_cidrs;
+		n = (size_t)s->n_cluster_cidrs;
+		break;
+	case KPX_DETECT_LOCAL_NODE_CIDR:
+		if (nd) {
+			v = nd->pod_cidrs;
+			n = nd->npod_cidrs;
+		}
+		break;
+	case KPX_DETECT_LOCAL_BRIDGE:
+		snprintf(out->local_ifname, sizeof(out->local_ifname), "%s",
+			 s->bridge);
+		break;
+	case KPX_DETECT_LOCAL_IFPREFIX:
+		snprintf(out->local_ifprefix, sizeof(out->local_ifprefix), "%s",
+			 s->ifprefix);
+		break;
+	default:
+		break;
+	}
+	if (n > KPX_CONFIG_CIDRS_MAX)
+		n = KPX_CONFIG_CIDRS_MAX;
+	if (n)
+		memcpy(out->local_cidrs, v, n * sizeof(*v));
+	out->nlocal_cidrs = n;
+}
+
+void kpx_model_ns_config(const struct kpx_model *m, struct kpx_ns_config *out)
+{
+	ns_config(&m->cfg, own_node(m), out);
+}
+
+/*
+ * kube-proxy's localDetector.IsImplemented() for one family: a detector
+ * that can tell pod traffic apart exists.
+ */
+static bool detect_local(const struct kpx_ns_config *nc, int family)
+{
+	size_t i;
+
+	if (nc->local_ifname[0] || nc->local_ifprefix[0])
+		return true;
+	for (i = 0; i < nc->nlocal_cidrs; i++)
+		if (nc->local_cidrs[i].family == family)
+			return true;
+	return false;
+}
+
+/* ---- NodePort addresses ------------------------------------------------ */
+
+/* A NodePort address of this node; @localhost: 127.0.0.1 (needs MASQ). */
+struct np_addr {
+	struct kpx_api_ip ip;
+	bool localhost;
+};
+
+#define NP_ADDRS_MAX 64
+
+static bool np_has(const struct np_addr *v, size_t n, const struct kpx_api_ip *ip)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].ip.family == ip->family &&
+		    !memcmp(&v[i].ip.addr, &ip->addr, sizeof(ip->addr)))
+			return true;
+	return false;
+}
+
+static void np_add(struct np_addr *v, size_t *n, const struct kpx_api_ip *ip,
+		   bool localhost)
+{
+	if (*n < NP_ADDRS_MAX && !np_has(v, *n, ip)) {
+		v[*n].ip = *ip;
+		v[*n].localhost = localhost;
+		(*n)++;
+	}
+}
+
+/* The Node's primary IP of @family: its first InternalIP, else its first
+ * ExternalIP (as utilnode.GetNodeHostIPs()); NULL if none. */
+static const struct kpx_api_ip *primary_ip(const struct kpx_api_node *nd,
+					   int family)
+{
+	const struct kpx_api_ip *ext = NULL;
+	size_t i;
+
+	for (i = 0; nd && i < nd->naddrs; i++) {
+		if (nd->addrs[i].ip.family != family)
+			continue;
+		if (nd->addrs[i].type == KPX_API_INTERNAL_IP)
+			return &nd->addrs[i].ip;
+		if (!ext)
+			ext = &nd->addrs[i].ip;
+	}
+	return ext;
+}
+
+/*
+ * --nodeport-addresses: "primary" (the nftables default) gives the Node's
+ * primary IP per family; CIDRs select the Node's InternalIP/ExternalIP
+ * addresses inside them.  A CIDR holding 127.0.0.1 also gives the IPv4
+ * localhost NodePort of kube-proxy's iptables mode (route_localnet; always
+ * masqueraded).  IPv6 ::1 is never served (#90236).
+ */
+static size_t nodeport_addrs(const struct settings *s,
+			     const struct kpx_api_node *nd, struct np_addr *v)
+{
+	static const int fams[2] = { AF_INET, AF_INET6 };
+	const struct kpx_api_ip *ip;
+	struct kpx_api_ip lo;
+	size_t n = 0, i;
+	int j, f;
+
+	if (s->nodeport_primary) {
+		for (f = 0; f < 2; f++) {
+			ip = primary_ip(nd, fams[f]);
+			if (ip)
+				np_add(v, &n, ip, false);
+		}
+	}
+	for (i = 0; nd && i < nd->naddrs; i++)
+		for (j = 0; j < s->n_nodeport_cidrs; j++)
+			if (kpx_cidr_contains(&s->nodeport_cidrs[j],
+					      nd->addrs[i].ip.family,
+					      &nd->addrs[i].ip.addr))
+				np_add(v, &n, &nd->addrs[i].ip, false);
+	memset(&lo, 0, sizeof(lo));
+	lo.family = AF_INET;
+	lo.addr.v4.s_addr = htonl(INADDR_LOOPBACK);
+	for (j = 0; j < s->n_nodeport_cidrs; j++)
+		if (kpx_cidr_contains(&s->nodeport_cidrs[j], AF_INET, &lo.addr))
+			np_add(v, &n, &lo, true);
+	return n;
+}
+
+/* ---- Endpoint selection (kube-proxy pkg/proxy/topology.go) ------------ */
+
+/* One endpoint of a Service port: the slice's target port with it. */
+struct cand {
+	const struct kpx_api_endpoint *e;
+	uint16_t port;
+	bool local;		/* e->node_name is this node (IsLocal()) */
+};
+
+/* Per-call scratch and context of kpx_model_desired(). */
+struct ctx {
+	const struct kpx_model *m;
+	const char *zone;	/* own Node's topology.kubernetes.io/zone, "" */
+	struct cand *c;
+	size_t nc, capc;
+	struct kpx_ns_config nc_cfg;
+	struct np_addr np[NP_ADDRS_MAX];
+	size_t nnp;
+};
+
+/* The backend sets of one Service port in one family. */
+struct epsets {
+	struct kpx_backend *cluster, *local;
+	size_t ncluster, nlocal;
+	/* some endpoint is usable anywhere in the cluster (ready, or serving
+	 * and terminating): with no usable one, drop instead of reject */
+	bool has_any;
+};
+
+static bool has_str(char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(v[i], s))
+			return true;
+	return false;
+}
+
+enum topo { TOPO_NONE, TOPO_ZONE, TOPO_NODE };
+
+/*
+ * topologyModeFromHints(): decided from the hints alone (the EndpointSlice
+ * controller writes them only for Services that ask: trafficDistribution,
+ * topology-mode Auto); only ready endpoints count.  Node hints (forNodes,
+ * trafficDistribution PreferSameNode, KEP-3015) apply when every ready
+ * endpoint has one and one is for this node; else zone hints (forZones,
+ * KEP-2433 / PreferClose, PreferSameZone, KEP-4444) when every ready
+ * endpoint has one and one is for this node's zone.  Else (an unhinted
+ * endpoint, nothing for our zone, a node without a zone label, no ready
+ * endpoint) every endpoint is used.
+ */
+static enum topo topo_mode(const struct ctx *x)
+{
+	bool node_all = true, node_hit = false, zone_all = true, zone_hit = false;
+	const char *host = x->m->cfg.hostname;
+	size_t i;
+
+	for (i = 0; i < x->nc; i++) {
+		const struct kpx_api_endpoint *e = x->c[i].e;
+
+		if (!e->ready)
+			continue;
+		if (!e->nnode_hints)
+			node_all = false;
+		else if (has_str(e->node_hints, e->nnode_hints, host))
+			node_hit = true;
+		if (!e->nzone_hints)
+			zone_all = false;
+		else if (has_str(e->zone_hints, e->nzone_hints, x->zone))
+			zone_hit = true;
+	}
+	if (node_all && node_hit)
+		return TOPO_NODE;
+	if (zone_all && zone_hit && x->zone[0])
+		return TOPO_ZONE;
+	return TOPO_NONE;
+}
+
+static bool topo_ok(const struct ctx *x, const struct kpx_api_endpoint *e,
+		    enum topo t)
+{
+	switch (t) {
+	case TOPO_NODE:
+		return has_str(e->node_hints, e->nnode_hints, x->m->cfg.hostname);
+	case TOPO_ZONE:
+		return has_str(e->zone_hints, e->nzone_hints, x->zone);
+	default:
+		return true;
+	}
+}
+
+enum pick { PICK_READY_TOPO, PICK_SERVING_TERM, PICK_LOCAL_READY,
+	    PICK_LOCAL_SERVING_TERM };
+
+static bool picked(const struct ctx *x, const struct cand *c, enum pick p,
+		   enum topo t)
+{
+	const struct kpx_api_endpoint *e = c->e;
+
+	switch (p) {
+	case PICK_READY_TOPO:
+		return e->ready && topo_ok(x, e, t);
+	case PICK_SERVING_TERM:
+		return e->serving && e->terminating;
+	case PICK_LOCAL_READY:
+		return c->local && e->ready;
+	default:
+		return c->local && e->serving && e->terminating;
+	}
+}
+
+/* The candidates @p accepts as backends into *out (NULL when none). */
+static int collect(const struct ctx *x, enum pick p, enum topo t,
+		   struct kpx_backend **out, size_t *nout)
+{
+	struct kpx_backend *b;
+	size_t i, n = 0;
+
+	*out = NULL;
+	*nout = 0;
+	for (i = 0; i < x->nc; i++)
+		n += picked(x, &x->c[i], p, t);
+	if (!n)
+		return 0;
+	b = calloc(n, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (i = 0, n = 0; i < x->nc; i++) {
+		if (!picked(x, &x->c[i], p, t))
+			continue;
+		memcpy(&b[n].addr, &x->c[i].e->addr, sizeof(b[n].addr));
+		b[n].port = x->c[i].port;
+		b[n].weight = 1;
+		n++;
+	}
+	*out = b;
+	*nout = n;
+	return 0;
+}
+
+/*
+ * CategorizeEndpoints() (KEP-1669, KEP-2086, KEP-2433): the cluster set is
+ * the ready endpoints allowed by topology, else (none ready anywhere) the
+ * serving-and-terminating ones; the local set is the ready endpoints on
+ * this node, else the serving-and-terminating ones on this node.
+ */
+static int categorize(const struct ctx *x, struct epsets *es)
+{
+	enum topo t = topo_mode(x);
+	size_t i;
+	int r;
+
+	memset(es, 0, sizeof(*es));
+	for (i = 0; i < x->nc; i++)
+		if (x->c[i].e->ready ||
+		    (x->c[i].e->serving && x->c[i].e->terminating))
+			es->has_any = true;
+	r = collect(x, PICK_READY_TOPO, t, &es->cluster, &es->ncluster);
+	if (!r && !es->ncluster)
+		r = collect(x, PICK_SERVING_TERM, t, &es->cluster,
+			    &es->ncluster);
+	if (!r)
+		r = collect(x, PICK_LOCAL_READY, t, &es->local,
+			    &es->nlocal);
+	if (!r && !es->nlocal)
+		r = collect(x, PICK_LOCAL_SERVING_TERM, t, &es->local,
+			    &es->nlocal);
+	return r;
+}
+
+/* The slice's port for Service port (@name, @proto), or 0 if it has none. */
+static uint16_t slice_port(const struct kpx_api_slice *sl, const char *name,
+			   uint8_t proto)
+{
+	size_t i;
+
+	for (i = 0; i < sl->nports; i++)
+		if (sl->ports[i].protocol == proto &&
+		    !strcmp(sl->ports[i].name, name))
+			return sl->ports[i].port;
+	return 0;
+}
+
+/*
+ * The endpoints for Service port @sp in @family into x->c: from the
+ * Service's slices of that family that carry a port of the same name and
+ * protocol ("" matches ""); the target port is the slice's (named
+ * targetPorts resolve per slice).
+ */
+static int gather(struct ctx *x, const struct slice_group *g,
+		  const struct kpx_api_port *sp, int family)
+{
+	const char *host = x->m->cfg.hostname;
+	const struct m_slice *sl;
+	size_t i;
+	uint16_t port;
+
+	x->nc = 0;
+	for (sl = g ? g->head : NULL; sl; sl = sl->gnext) {
+		if (sl->o.family != family)
+			continue;
+		port = slice_port(&sl->o, sp->name, sp->protocol);
+		if (!port)
+			continue;
+		for (i = 0; i < sl->o.neps; i++) {
+			const struct kpx_api_endpoint *e = &sl->o.eps[i];
+
+			if (x->nc == x->capc) {
+				size_t cap = x->capc ? 2 * x->capc : 64;
+				struct cand *c = realloc(x->c, cap * sizeof(*c));
+
+				if (!c)
+					return -ENOMEM;
+				x->c = c;
+				x->capc = cap;
+			}
+			x->c[x->nc].e = e;
+			x->c[x->nc].port = port;
+			x->c[x->nc].local = host[0] && e->node_name &&
+					    !strcmp(e->node_name, host);
+			x->nc++;
+		}
+	}
+	return 0;
+}
+
+/* ---- Frontends --------------------------------------------------------- */
+
+/* A frontend being built, with the Service it came from (for ties). */
+struct frontend {
+	struct kpx_service s;
+	const char *owner;
+};
+
+struct fevec {
+	struct frontend *v;
+	size_t n, cap;
+};
+
+static void fevec_free(struct fevec *fv)
+{
+	size_t i;
+
+	for (i = 0; i < fv->n; i++)
+		kpx_service_free(&fv->v[i].s);
+	free(fv->v);
+	fv->v = NULL;
+	fv->n = fv->cap = 0;
+}
+
+/* Adds a frontend with copies of @be and @ranges (of @family only). */
+static int emit(struct fevec *fv, const char *owner, int family,
+		const struct kpx_api_port *sp, const union kpx_api_addr *addr,
+		uint16_t port, uint32_t flags, const struct kpx_backend *be,
+		size_t nbe, const struct kpx_cidr *ranges, size_t nranges)
+{
+	struct kpx_service *s;
+	size_t i;
+
+	if (fv->n == fv->cap) {
+		size_t cap = fv->cap ? 2 * fv->cap : 256;
+		struct frontend *v = realloc(fv->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		fv->v = v;
+		fv->cap = cap;
+	}
+	s = &fv->v[fv->n].s;
+	memset(s, 0, sizeof(*s));
+	fv->v[fv->n].owner = owner;
+	fv->n++;
+	s->family = family;
+	s->protocol = sp->protocol;
+	memcpy(&s->addr, addr, sizeof(s->addr));
+	s->port = port;
+	s->flags = flags;
+	if (nbe) {
+		s->backends = malloc(nbe * sizeof(*be));
+		if (!s->backends)
+			return -ENOMEM;
+		memcpy(s->backends, be, nbe * sizeof(*be));
+		s->nbackends = nbe;
+	}
+	for (i = 0; i < nranges; i++) {
+		if (ranges[i].family != family)
+			continue;
+		if (!s->source_ranges) {
+			s->source_ranges = calloc(nranges, sizeof(*ranges));
+			if (!s->source_ranges)
+				return -ENOMEM;
+		}
+		s->source_ranges[s->nsource_ranges++] = ranges[i];
+	}
+	kpx_service_normalize(s, kpx_addr_len(family));
+	return 0;
+}
+
+/* With no backend: drop when endpoints exist elsewhere (a Local policy
+ * found none here), else reject (no KPX_SVC_F_DROP_EMPTY).  kube-proxy
+ * iptables: "has no local endpoints" DROP vs "has no endpoints" REJECT. */
+static uint32_t empty_flag(size_t nbe, bool has_any)
+{
+	return !nbe && has_any ? KPX_SVC_F_DROP_EMPTY : 0;
+}
+
+/*
+ * loadBalancerSourceRanges of @family for the LB IPs, plus the LB IPs
+ * themselves when a range holds the node's primary IP (kube-proxy allows
+ * a node's own requests to a VIP-like LB IP that loop back with the VIP as
+ * source).  *out malloc'd or NULL.
+ */
+static int lb_ranges(const struct ctx *x, const struct kpx_api_service *svc,
+		     int family, struct kpx_cidr **out, size_t *nout)
+{
+	const struct kpx_api_ip *nip = primary_ip(own_node(x->m), family);
+	struct kpx_cidr *v;
+	bool node_in = false;
+	size_t i, n = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (!svc->nsource_ranges)
+		return 0;
+	v = calloc(svc->nsource_ranges + svc->nlb_ips, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < svc->nsource_ranges; i++) {
+		if (svc->source_ranges[i].family != family)
+			continue;
+		v[n++] = svc->source_ranges[i];
+		if (nip && kpx_cidr_contains(&svc->source_ranges[i], family,
+					     &nip->addr))
+			node_in = true;
+	}
+	for (i = 0; node_in && i < svc->nlb_ips; i++) {
+		if (svc->lb_ips[i].family != family)
+			continue;
+		memset(&v[n], 0, sizeof(v[n]));
+		v[n].family = family;
+		v[n].addr.v6 = svc->lb_ips[i].addr.v6;
+		v[n].len = family == AF_INET ? 32 : 128;
+		n++;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/*
+ * The frontends of Service port @sp in the family of ClusterIP @cip.
+ *
+ * ClusterIP: internalTrafficPolicy Local uses the local set (KEP-2086),
+ * else the cluster set; masqueraded with --masquerade-all, else sources
+ * that are not local when a local detector exists (kube-proxy masquerades
+ * off-cluster traffic to a ClusterIP).
+ *
+ * External frontends (NodePort on the selected node addresses, externalIPs,
+ * LoadBalancer ingress IPs): externalTrafficPolicy Local uses the local set
+ * with no masquerade (client IP preserved, KEP "Preserve source IP"),
+ * Cluster the cluster set with KPX_SVC_F_MASQ_NONLOCAL (KPX_SVC_F_MASQ
+ * with --masquerade-all).  loadBalancerSourceRanges apply to the LB IPs
+ * only, not the NodePorts (#33586).  The 127.0.0.1 NodePort is always
+ * masqueraded and uses the cluster set (host traffic goes to the cluster
+ * policy chain in kube-proxy).
+ */
+static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
+			  const struct kpx_api_service *svc,
+			  const struct kpx_api_port *sp,
+			  const struct kpx_api_ip *cip, const struct epsets *es)
+{
+	const struct settings *cfg = &x->m->cfg;
+	int fam = cip->family;
+	const struct kpx_backend *ibe = svc->itp_local ? es->local : es->cluster;
+	size_t nibe = svc->itp_local ? es->nlocal : es->ncluster;
+	const struct kpx_backend *ebe = svc->etp_local ? es->local : es->cluster;
+	size_t nebe = svc->etp_local ? es->nlocal : es->ncluster;
+	uint32_t iflags, eflags;
+	struct kpx_cidr *ranges = NULL;
+	size_t nranges = 0, i;
+	int r;
+
+	iflags = cfg->masquerade_all ? KPX_SVC_F_MASQ :
+		 detect_local(&x->nc_cfg, fam) ? KPX_SVC_F_MASQ_NONLOCAL : 0;
+	iflags |= empty_flag(nibe, es->has_any);
+	if (svc->etp_local)
+		eflags = empty_flag(nebe, es->has_any);
+	else
+		eflags = cfg->masquerade_all ? KPX_SVC_F_MASQ :
+					       KPX_SVC_F_MASQ_NONLOCAL;
+
+	r = emit(fv, owner, fam, sp, &cip->addr, sp->port, iflags, ibe, nibe,
+		 NULL, 0);
+	if (r)
+		return r;
+	if (sp->node_port && svc->type != KPX_API_CLUSTER_IP) {
+		for (i = 0; i < x->nnp && !r; i++) {
+			const struct np_addr *a = &x->np[i];
+
+			if (a->ip.family != fam)
+				continue;
+			if (a->localhost)
+				r = emit(fv, owner, fam, sp, &a->ip.addr,
+					 sp->node_port, KPX_SVC_F_MASQ,
+					 es->cluster, es->ncluster, NULL, 0);
+			else
+				r = emit(fv, owner, fam, sp, &a->ip.addr,
+					 sp->node_port, eflags, ebe, nebe,
+					 NULL, 0);
+		}
+	}
+	for (i = 0; i < svc->nexternal_ips && !r; i++)
+		if (svc->external_ips[i].family == fam)
+			r = emit(fv, owner, fam, sp, &svc->external_ips[i].addr,
+				 sp->port, eflags, ebe, nebe, NULL, 0);
+	if (!r && svc->nlb_ips)
+		r = lb_ranges(x, svc, fam, &ranges, &nranges);
+	for (i = 0; i < svc->nlb_ips && !r; i++)
+		if (svc->lb_ips[i].family == fam)
+			r = emit(fv, owner, fam, sp, &svc->lb_ips[i].addr,
+				 sp->port, eflags, ebe, nebe, ranges, nranges);
+	free(ranges);
+	return r;
+}
+
+static int frontend_cmp(const void *a, const void *b)
+{
+	const struct frontend *x = a, *y = b;
+	int r = kpx_service_key_cmp(&x->s, &y->s);
+
+	return r ? r : strcmp(x->owner, y->owner);
+}
+
+static void ctx_init(struct ctx *x, const struct kpx_model *m)
+{
+	const struct kpx_api_node *nd = own_node(m);
+
+	memset(x, 0, sizeof(*x));
+	x->m = m;
+	x->zone = nd && nd->zone ? nd->zone : "";
+	ns_config(&m->cfg, nd, &x->nc_cfg);
+	x->nnp = nodeport_addrs(&m->cfg, nd, x->np);
+}
+
+static int service_frontends(struct ctx *x, struct fevec *fv,
+			     const struct hnode *node)
+{
+	const struct kpx_api_service *svc = &((const struct m_service *)node)->o;
+	const struct slice_group *g;
+	struct epsets es = { 0 };
+	size_t j, k;
+	int r = 0;
+
+	if (svc->skip || !svc->nports)
+		return 0;
+	g = (const struct slice_group *)ht_find(&x->m->groups, node->key);
+	for (j = 0; j < svc->nips && !r; j++) {
+		for (k = 0; k < svc->nports && !r; k++) {
+			r = gather(x, g, &svc->ports[k], svc->ips[j].family);
+			if (!r)
+				r = categorize(x, &es);
+			if (!r)
+				r = port_frontends(x, fv, node->key, svc,
+						   &svc->ports[k], &svc->ips[j],
+						   &es);
+			free(es.cluster);
+			free(es.local);
+			memset(&es, 0, sizeof(es));
+		}
+	}
+	return r;
+}
+
+int kpx_model_desired(struct kpx_model *m, struct kpx_service **out, size_t *n)
+{
+	const struct htab *t = &m->objs[KPX_KIND_SERVICE];
+	struct fevec fv = { 0 };
+	struct kpx_service *res;
+	struct hnode *node, *tmp;
+	struct ctx x;
+	size_t i, nres = 0;
+	int r = 0;
+
+	*out = NULL;
+	*n = 0;
+	ctx_init(&x, m);
+	ht_for_each_safe(t, i, node, tmp) {
+		r = service_frontends(&x, &fv, node);
+		if (r)
+			break;
+	}
+	free(x.c);
+	if (r)
+		goto fail;
+	qsort(fv.v, fv.n, sizeof(*fv.v), frontend_cmp);
+	res = calloc(fv.n ? fv.n : 1, sizeof(*res));
+	if (!res) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < fv.n; i++) {
+		if (nres && !kpx_service_key_cmp(&res[nres - 1], &fv.v[i].s)) {
+			char buf[KPX_SERVICE_STRLEN];
+
+			kpx_dbg(2, COMP, "%s of %s already used by another frontend, ignored",
+				kpx_service_str(&fv.v[i].s, buf, sizeof(buf)),
+				fv.v[i].owner);
+			kpx_service_free(&fv.v[i].s);
+			continue;
+		}
+		res[nres++] = fv.v[i].s;
+	}
+	free(fv.v);
+	m->dirty = false;
+	*out = res;
+	*n = nres;
+	return 0;
+fail:
+	fevec_free(&fv);
+	return r;
+}
+
+/* ---- Health checks ------------------------------------------------------ */
+
+static int addr_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(union kpx_api_addr));
+}
+
+/* True when slice @sl carries a port of Service @svc (so its endpoints are
+ * endpoints of the Service in kube-proxy's EndpointsMap). */
+static bool slice_serves(const struct kpx_api_slice *sl,
+			 const struct kpx_api_service *svc)
+{
+	size_t i;
+
+	for (i = 0; i < svc->nports; i++)
+		if (slice_port(sl, svc->ports[i].name, svc->ports[i].protocol))
+			return true;
+	return false;
+}
+
+/*
+ * kube-proxy's EndpointsMap.LocalReadyEndpoints(): the distinct addresses
+ * of the Service's endpoints on this node that are ready (terminating ones
+ * do not count: the LB must stop sending new flows, KEP-1669), in the
+ * Service's primary family.
+ */
+static long local_ready(const struct kpx_model *m, const struct hnode *node,
+			const struct kpx_api_service *svc)
+{
+	const struct slice_group *g = (const struct slice_group *)
+				      ht_find(&m->groups, node->key);
+	const char *host = m->cfg.hostname;
+	const struct m_slice *sl;
+	union kpx_api_addr *v = NULL, *nv;
+	size_t n = 0, cap = 0, i, uniq = 0;
+
+	for (sl = g ? g->head : NULL; sl && host[0]; sl = sl->gnext) {
+		/* one family, the Service's first: in kube-proxy each family's
+		 * proxier opens the port and the first one serves it */
+		if (sl->o.family != svc->ips[0].family ||
+		    !slice_serves(&sl->o, svc))
+			continue;
+		for (i = 0; i < sl->o.neps; i++) {
+			const struct kpx_api_endpoint *e = &sl->o.eps[i];
+
+			if (!e->ready || !e->node_name || strcmp(e->node_name, host))
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				nv = realloc(v, cap * sizeof(*v));
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+			}
+			v[n++] = e->addr;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), addr_cmp);
+	for (i = 0; i < n; i++)
+		uniq += !i || addr_cmp(&v[i - 1], &v[i]);
+	free(v);
+	return (long)uniq;
+}
+
+int kpx_model_healthchecks(const struct kpx_model *m,
+			   struct kpx_hc_service **out, size_t *n)
+{
+	const struct htab *t = &m->objs[KPX_KIND_SERVICE];
+	struct kpx_hc_service *v = NULL, *nv;
+	struct hnode *node, *tmp;
+	size_t i, cnt = 0, cap = 0;
+	const char *slash;
+	long local;
+
+	*out = NULL;
+	*n = 0;
+	ht_for_each_safe(t, i, node, tmp) {
+		const struct kpx_api_service *svc = &((struct m_service *)node)->o;
+
+		if (svc->skip || !svc->hc_node_port)
+			continue;
+		local = local_ready(m, node, svc);
+		if (local < 0)
+			goto nomem;
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				goto nomem;
+			v = nv;
+		}
+		memset(&v[cnt], 0, sizeof(v[cnt]));
+		slash = strchr(node->key, '/');
+		snprintf(v[cnt].namespace, sizeof(v[cnt].namespace), "%.*s",
+			 (int)(slash - node->key), node->key);
+		snprintf(v[cnt].name, sizeof(v[cnt].name), "%s", slash + 1);
+		v[cnt].port = svc->hc_node_port;
+		v[cnt].local_endpoints = (unsigned int)local;
+		v[cnt].healthy = true;
+		cnt++;
+	}
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), kpx_hc_service_cmp);
+	*out = v;
+	*n = cnt;
+	return 0;
+nomem:
+	free(v);
+	return -ENOMEM;
+}
+
+size_t kpx_model_nodeport_ips(const struct kpx_model *m,
+			      char (*out)[INET6_ADDRSTRLEN], size_t max)
+{
+	struct np_addr v[NP_ADDRS_MAX];
+	size_t n = nodeport_addrs(&m->cfg, own_node(m), v), i, k = 0;
+
+	for (i = 0; i < n && k < max; i++)
+		if (!v[i].localhost &&
+		    inet_ntop(v[i].ip.family, &v[i].ip.addr, out[k],
+			      INET6_ADDRSTRLEN))
+			k++;
+	return k;
+}
