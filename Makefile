@@ -64,7 +64,7 @@ test-packaging: deps
 check: unit dkms-build test-packaging vm-check
 
 demo: all
-	./selftests/qemu/run-vm.sh -- /bin/sh $(CURDIR)/selftests/demo/demo.sh
+	./selftests/qemu/run-vm.sh -- /bin/bash $(CURDIR)/selftests/demo/demo.sh
 
 clean:
 	$(MAKE) -C kmod clean

@@ -87,7 +87,7 @@ boot_once() {
 	tpid=$!
 	qrc=
 	while kill -0 $qpid 2>/dev/null; do
-		if [ $booted = 0 ] && grep -a -q '^KPX-VM: guest ready' "$raw"; then
+		if [ $booted = 0 ] && grep -a -q 'KPX-VM: guest ready' "$raw"; then
 			booted=1
 		fi
 		if [ $booted = 0 ] && [ $t -ge "$boot_tmo" ]; then
