@@ -65,7 +65,7 @@ check_config() {
 		*) continue ;;
 		esac
 		sym=$(echo "$line" | grep -oE 'CONFIG_[A-Za-z0-9_]+')
-		log "did not stick: '$line' (got: $(grep -E "^(# )?$sym[= ]" "$2" ||
+		log "did not stick: '$line' (got: $(grep -E "^(# )?${sym}[= ]" "$2" ||
 			echo absent))"
 		bad=1
 	done <"$1"

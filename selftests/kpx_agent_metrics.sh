@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kpx_agent_metrics: the agent on the real module answers /healthz, /livez
+# and /metrics as kube-proxy does, with kpx's module counters; --cleanup
+# flushes the module.  Expected (issue 5):
+#  - /healthz: 200 application/json {"lastUpdated": ...,"currentTime": ...,
+#    "nodeEligible": true}; /livez: 200 {"lastUpdated","currentTime"};
+#  - /metrics: kube-proxy's histograms and counters (sync count >= 1,
+#    last sync timestamp recent, service/endpoint changes = objects listed);
+#    kpx_frontend_connections_total and kpx_backend_connections_total equal
+#    to kpxctl's counters after N client connections; kpx_module_* totals;
+#  - "kpx-agent --cleanup": exit 0 and no frontend left.
+#
+# Topology (lib.sh): cli 10.0.1.2 --veth-- node (VM root netns, kpx) --veth--
+# pod1 10.244.1.2:8080, pod2 10.244.2.2:8080; VIP 10.96.0.60:80/tcp -> both.
+. "$(dirname "$0")/lib.sh"
+
+APIDIR=$SELFTESTS/apiserver
+HZ=127.0.0.1:10256
+MT=127.0.0.1:10249
+require_guest
+require_module
+require_file "$KPXCTL" "$KPX_AGENT" "$ECHO_BIN" "$CLIENT_BIN" \
+	"$APIDIR/kpx-test-apiserver.py" "$APIDIR/gen-certs.sh"
+setup_trap 'stop_agent; [ -z "${API_PID:-}" ] || kill $API_PID 2>/dev/null'
+
+node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
+echo_start pod1 pod1 10.244.1.2:8080
+echo_start pod2 pod2 10.244.2.2:8080
+
+cat >"$TMPD/objects.json" <<'EOF'
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+  "spec": {"clusterIP": "10.96.0.60", "clusterIPs": ["10.96.0.60"], "ipFamilies": ["IPv4"],
+           "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}]}},
+ {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+  "metadata": {"name": "web-1", "namespace": "default",
+               "labels": {"kubernetes.io/service-name": "web"}},
+  "addressType": "IPv4", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+  "endpoints": [{"addresses": ["10.244.1.2"], "conditions": {"ready": true}},
+                {"addresses": ["10.244.2.2"], "conditions": {"ready": true}}]}]}
+EOF
+"$APIDIR/gen-certs.sh" "$TMPD/certs" >"$TMPD/certs.log" 2>&1 || skip "gen-certs.sh failed"
+mkdir -p "$TMPD/state"
+python3 "$APIDIR/kpx-test-apiserver.py" --dir "$TMPD/state" --port 0 \
+	--certs "$TMPD/certs" --objects "$TMPD/objects.json" 2>"$TMPD/apiserver.log" &
+API_PID=$!
+for _ in $(seq 1 150); do
+	[ -s "$TMPD/state/port" ] && break
+	sleep 0.2
+done
+[ -s "$TMPD/state/port" ] || skip "API server did not start"
+
+AGENT_PID=
+stop_agent() {
+	[ -n "$AGENT_PID" ] || return 0
+	kill -TERM "$AGENT_PID" 2>/dev/null
+	wait "$AGENT_PID"
+	AGENT_PID=
+}
+"$KPX_AGENT" --kubeconfig "$TMPD/state/kubeconfig" --hostname-override node-a \
+	--healthz-bind-address $HZ --metrics-bind-address $MT >"$TMPD/agent.log" 2>&1 &
+AGENT_PID=$!
+t=$(wait_proc_backends tcp 10.96.0.60:80 10.244.1.2:8080,10.244.2.2:8080 60)
+assert_ne "agent programs 10.96.0.60:80" timeout "$t"
+
+# --- health ------------------------------------------------------------------
+gotime='[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? \+0000 UTC m=\+[0-9]+\.[0-9]{9}'
+code=$(curl -sS -D "$TMPD/h.hdr" -o "$TMPD/h.body" -w '%{http_code}' "http://$HZ/healthz")
+assert_eq "/healthz status" 200 "$code"
+assert_match "/healthz content type" '[Cc]ontent-[Tt]ype: application/json' "$(cat "$TMPD/h.hdr")"
+assert_match "/healthz body" "^\{\"lastUpdated\": \"$gotime\",\"currentTime\": \"$gotime\", \"nodeEligible\": true\}$" \
+	"$(cat "$TMPD/h.body")"
+code=$(curl -sS -o "$TMPD/l.body" -w '%{http_code}' "http://$HZ/livez")
+assert_eq "/livez status" 200 "$code"
+assert_match "/livez body" "^\{\"lastUpdated\": \"$gotime\",\"currentTime\": \"$gotime\"\}$" "$(cat "$TMPD/l.body")"
+
+# --- traffic, then the counters in /metrics ------------------------------------
+client cli -n 40 -t 2000 10.96.0.60:80
+assert_eq "40 connections answered" 40 "$(summary_field ok)"
+client_show_if_failed
+curl -sS -o "$TMPD/metrics" "http://$MT/metrics"
+assert_eq "/metrics fetched" 0 $?
+metric() { awk -v k="$1" '$1 == k { print $2 }' "$TMPD/metrics"; }
+kpx_snapshot
+svc=$(svc_counter tcp 10.96.0.60 80 conns)
+b1=$(be_counter tcp 10.96.0.60 80 10.244.1.2 8080)
+b2=$(be_counter tcp 10.96.0.60 80 10.244.2.2 8080)
+assert_ge "kpxctl: frontend conns" 40 "$svc"
+assert_eq "kpx_frontend_connections_total == kpxctl" "$svc" \
+	"$(metric 'kpx_frontend_connections_total{protocol="tcp",vip="10.96.0.60",port="80"}')"
+assert_eq "kpx_backend_connections_total 10.244.1.2 == kpxctl" "$b1" \
+	"$(metric 'kpx_backend_connections_total{protocol="tcp",vip="10.96.0.60",port="80",backend_ip="10.244.1.2",backend_port="8080"}')"
+assert_eq "kpx_backend_connections_total 10.244.2.2 == kpxctl" "$b2" \
+	"$(metric 'kpx_backend_connections_total{protocol="tcp",vip="10.96.0.60",port="80",backend_ip="10.244.2.2",backend_port="8080"}')"
+assert_eq "the backends' counters add up" "$svc" "$((b1 + b2))"
+assert_ge "kpx_module_connections_total" "$svc" "$(metric kpx_module_connections_total)"
+assert_eq "kpx_module_frontends" 1.000 "$(metric kpx_module_frontends)"
+assert_eq "sync histogram buckets" 16 "$(grep -c '^kubeproxy_sync_proxy_rules_duration_seconds_bucket{' "$TMPD/metrics")"
+assert_ge "syncs counted" 1 "$(metric kubeproxy_sync_proxy_rules_duration_seconds_count)"
+assert_eq "service changes = Services listed" 1 "$(metric kubeproxy_sync_proxy_rules_service_changes_total)"
+assert_eq "endpoint changes = slices listed" 1 "$(metric kubeproxy_sync_proxy_rules_endpoint_changes_total)"
+assert_eq "netlink errors" 0 "$(metric kpx_netlink_errors_total)"
+last=$(metric kubeproxy_sync_proxy_rules_last_timestamp_seconds)
+assert_eq "last sync timestamp within 60 s" 0 \
+	"$(awk -v t="$last" -v now="$(date +%s)" 'BEGIN { print !(t > now - 60 && t <= now + 1) }')"
+assert_eq "/proxyMode" kpx "$(curl -sS "http://$MT/proxyMode")"
+
+# --- --cleanup ------------------------------------------------------------------
+stop_agent
+assert_rc "kpx-agent --cleanup" 0 "$KPX_AGENT" --cleanup
+assert_eq "frontends after --cleanup" 0 "$(kpx_json | jq '.services | length')"
+
+if [ "$FAILS" -gt 0 ]; then
+	log "agent log (tail):"
+	tail -n 30 "$TMPD/agent.log" | sed 's/^/#   /'
+fi
+ksft_exit
