@@ -1069,6 +1069,29 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 	opts[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
 	opts[n] = (struct option){ 0 };
 
+	/* Whole names only: getopt would take abbreviations, kube-proxy does not. */
+	for (i = 1; i < (size_t)argc; i++) {
+		const char *a = argv[i], *nm;
+		size_t len, j;
+
+		if (a[0] != '-' || !a[1])
+			continue;
+		if (!strcmp(a, "--"))
+			break;
+		nm = a + (a[1] == '-' ? 2 : 1);
+		len = strcspn(nm, "=");
+		if ((len == 4 && !strncmp(nm, "help", 4)) || (len == 1 && nm[0] == 'h') ||
+		    (len == 7 && !strncmp(nm, "version", 7)))
+			continue;
+		for (j = 0; j < NSETTINGS; j++)
+			if (settings[j].flag && strlen(settings[j].flag) == len &&
+			    !strncmp(settings[j].flag, nm, len))
+				break;
+		if (j == NSETTINGS)
+			return fail(err, errlen, "unknown flag %.*s", (int)(nm - a + len), a);
+		if (settings[j].type != V_BOOL && !nm[len])
+			i++;	/* its value */
+	}
 	optind = 0;	/* full re-initialization (tests parse several times) */
 	opterr = 0;
 	while ((ch = getopt_long_only(argc, argv, ":h", opts, &idx)) != -1) {

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +235,12 @@ int main(int argc, char **argv)
 	char err[512];
 	int r;
 
+	/*
+	 * json-c builds and frees a tree of small objects per list page and
+	 * per event; with glibc's fastbins a third of the initial sync went to
+	 * malloc_consolidate() (perf, bench/agent: 10k Services, 0.9 -> 0.7 s).
+	 */
+	mallopt(M_MXFAST, 0);
 	r = kpx_config_parse(&o, argc, argv, err, sizeof(err));
 	if (r == 1 || r == 2) {
 		if (r == 2)

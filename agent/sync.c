@@ -51,13 +51,19 @@ static int sync_ns_config(struct kpx_sync *s)
 			 nc.nlocal_cidrs, nc.local_ifname, nc.local_ifprefix);
 	} else {
 		r = kpx_nl_set_config(s->nl, &nc);
-		if (r) {
+		if (r == -EOPNOTSUPP && !nc.nlocal_cidrs && !nc.local_ifname[0] &&
+		    !nc.local_ifprefix[0]) {
+			/* A module without KPX_CMD_SET_CONFIG: nothing to set anyway. */
+			kpx_info("sync", "the module has no namespace config; none needed");
+			r = 0;
+		} else if (r) {
 			kpx_err("sync", "namespace config: %s%s%s", strerror(-r),
 				*kpx_nl_errmsg(s->nl) ? ": " : "", kpx_nl_errmsg(s->nl));
 			return r;
+		} else {
+			kpx_info("sync", "namespace config set: %zu local prefixes, local interface \"%s\", prefix \"%s\"",
+				 nc.nlocal_cidrs, nc.local_ifname, nc.local_ifprefix);
 		}
-		kpx_info("sync", "namespace config set: %zu local prefixes, local interface \"%s\", prefix \"%s\"",
-			 nc.nlocal_cidrs, nc.local_ifname, nc.local_ifprefix);
 	}
 	s->ns_last = nc;
 	s->ns_sent = true;

@@ -14,6 +14,9 @@
 #include <linux/mutex.h>
 #include <linux/list.h>
 
+struct kpx_cidrs;
+struct kpx_nscfg;
+
 /*
  * An IPv4 or IPv6 address in network byte order; IPv4 uses the first four
  * bytes, the rest is zero.  Same layout as union nf_inet_addr.
@@ -69,6 +72,9 @@ struct kpx_svc {
 	atomic64_t conns;
 	atomic64_t rejects;
 	struct rcu_head rcu;
+	/* issue 3: KPX_SVC_A_SOURCE_RANGES (NULL: any source), FILTERED */
+	struct kpx_cidrs __rcu *ranges;
+	atomic64_t filtered;
 };
 
 /* Per-network-namespace state (net_generic(net, kpx_net_id)). */
@@ -85,13 +91,17 @@ struct kpx_net {
 	struct proc_dir_entry *proc_dir;
 	struct net *net;
 	bool hooks_on;			/* under lock */
+	/* issue 3: KPX_CMD_SET_CONFIG settings (NULL: none), FILTERED */
+	struct kpx_nscfg __rcu *cfg;
+	atomic64_t filtered;
 };
 
 /*
  * The KPX_SVC_F_* flags this module implements; a request with any other
  * bit (including ones the uapi header reserves for later) gets EINVAL.
  */
-#define KPX_SVC_F_SUPPORTED	KPX_SVC_F_DROP_EMPTY
+#define KPX_SVC_F_SUPPORTED	(KPX_SVC_F_DROP_EMPTY | KPX_SVC_F_MASQ_NONLOCAL | \
+				 KPX_SVC_F_MASQ)
 
 /* A backend as parsed from a request, before the set is built. */
 struct kpx_be_cfg {

@@ -14,6 +14,8 @@
 #include "svc.h"
 #include "backend.h"
 #include "pernet.h"
+#include "ranges.h"
+#include "ct.h"
 
 static const struct rhashtable_params svc_params = {
 	.key_len = sizeof(struct kpx_key),
@@ -81,6 +83,7 @@ static void svc_free_rcu(struct rcu_head *head)
 	struct kpx_svc *svc = container_of(head, struct kpx_svc, rcu);
 
 	kpx_bset_free(rcu_dereference_raw(svc->bset));
+	kfree(rcu_dereference_raw(svc->ranges));
 	kfree(svc);
 }
 
@@ -105,18 +108,22 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  * @flags: KPX_SVC_F_*, already validated
  * @cfg: validated backends of @key's family, sorted by kpx_be_cfg_sort()
  * @n: number of entries in @cfg, at most KPX_BACKENDS_MAX
+ * @ranges: the new source ranges (NULL: none), always taken over
  *
  * Readers see the old set or the new one.  Backends in both keep their
  * object and counter.  The namespace's first SET also switches its NAT
  * hooks on.  On error nothing has changed (except the hooks, which stay).
+ * A UDP or SCTP frontend's stale conntrack entries are deleted afterwards
+ * (kpx_ct_after_set()).
  *
  * Return: 0, -ENOMEM, an rhashtable insertion error, or an error of
  * kpx_net_hooks_enable().
  */
 int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
-		struct kpx_be_cfg *cfg, u32 n)
+		struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges)
 {
 	struct kpx_bset *old = NULL, *set;
+	struct kpx_cidrs *old_ranges;
 	struct kpx_svc *svc;
 	int err = 0;
 
@@ -139,9 +146,15 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		WRITE_ONCE(kn->n_backends,
 			   kn->n_backends - (old ? old->count : 0) + n);
 		WRITE_ONCE(svc->flags, flags);
+		old_ranges = rcu_replace_pointer(svc->ranges, ranges,
+						 lockdep_is_held(&kn->lock));
+		ranges = NULL;
+		kpx_cidrs_free_rcu(old_ranges);
 		rcu_assign_pointer(svc->bset, set);
-		kpx_bset_free_rcu(old);
 		gen_bump(kn);
+		if (kpx_ct_wants_cleanup(key))
+			kpx_ct_after_set(kn->net, key, old, set, false);
+		kpx_bset_free_rcu(old);
 		goto out;
 	}
 
@@ -154,18 +167,23 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	svc->key = *key;
 	svc->flags = flags;
 	RCU_INIT_POINTER(svc->bset, set);
+	RCU_INIT_POINTER(svc->ranges, ranges);
 	err = rhashtable_insert_fast(&kn->svcs, &svc->node, svc_params);
 	if (err) {
 		kpx_bset_free(set);
 		kfree(svc);
 		goto out;
 	}
+	ranges = NULL;
 	list_add_tail_rcu(&svc->list, &kn->svc_list);
 	WRITE_ONCE(kn->n_svcs, kn->n_svcs + 1);
 	WRITE_ONCE(kn->n_backends, kn->n_backends + n);
 	gen_bump(kn);
+	if (kpx_ct_wants_cleanup(key))
+		kpx_ct_after_set(kn->net, key, NULL, set, true);
 out:
 	mutex_unlock(&kn->lock);
+	kfree(ranges);
 	return err;
 }
 
@@ -184,9 +202,13 @@ int kpx_svc_del(struct kpx_net *kn, const struct kpx_key *key)
 	mutex_lock(&kn->lock);
 	svc = svc_find(kn, key);
 	if (svc) {
+		struct kpx_key k = *key;
+
 		svc_unlink(kn, svc);
 		gen_bump(kn);
 		err = 0;
+		if (kpx_ct_wants_cleanup(&k))
+			kpx_ct_after_del(kn->net, &k, 1);
 	}
 	mutex_unlock(&kn->lock);
 	return err;
@@ -208,9 +230,20 @@ static void svc_flush_locked(struct kpx_net *kn)
  */
 void kpx_svc_flush(struct kpx_net *kn)
 {
+	struct kpx_key *keys;
+	struct kpx_svc *svc;
+	u32 n = 0;
+
 	mutex_lock(&kn->lock);
+	/* The UDP/SCTP keys, for kpx_ct_after_del(); best effort. */
+	keys = kvmalloc_array(kn->n_svcs ?: 1, sizeof(*keys), GFP_KERNEL);
+	list_for_each_entry(svc, &kn->svc_list, list)
+		if (keys && kpx_ct_wants_cleanup(&svc->key))
+			keys[n++] = svc->key;
 	svc_flush_locked(kn);
+	kpx_ct_after_del(kn->net, keys, n);
 	mutex_unlock(&kn->lock);
+	kvfree(keys);
 }
 
 /**

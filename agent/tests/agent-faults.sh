@@ -17,6 +17,7 @@
 #  7. a rotated service-account token: 401 with the old one, the new one is
 #     read from the token file on the next retry
 #  8. 10,000 Services listed in pages of 500 (--once)
+#  9. --kube-api-qps / --kube-api-burst slow those requests down
 # (The fault controls use curl -k: the proxy may be serving the wrong CA.)
 # Usage: tests/agent-faults.sh [path/to/kpx-agent]   TAP on stdout.
 set -u
@@ -211,6 +212,17 @@ pages=$(grep -c 'GET /api/v1/services?.*limit=500' "$tmp/big.log")
 ok $([ "$pages" = 20 ] && echo 0 || echo 1) "in 20 pages of 500 ($pages requests)"
 grep -q 'sync done" .*frontends=10000 sets=10000 dels=0 errors=0' "$tmp/big-agent.log"
 ok $? "one sync of 10000 frontends"
+
+# 9. client-side rate limit: 22 requests (20 pages, slices, node) at
+#    --kube-api-qps 5 --kube-api-burst 2 take at least (22 - 2) / 5 = 4 s.
+t0=$(date +%s.%N)
+timeout 120 "$agent" --kubeconfig "$tmp/bigstate/kubeconfig" --hostname-override node-a \
+	--dry-run --once --kube-api-qps 5 --kube-api-burst 2 --v 4 2>"$tmp/qps-agent.log"
+st=$?
+el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+[ $st = 0 ] && awk -v e="$el" 'BEGIN { exit !(e >= 4) }' &&
+	grep -q 'client-side rate limit' "$tmp/qps-agent.log"
+ok $? "qps 5, burst 2: 22 requests took $el s (>= 4 s), limit logged at --v 4"
 
 [ "$failed" = 0 ] || { echo "# agent log (tail):"; tail -n 30 "$tmp/agent.log" | sed 's/^/#   /'; }
 echo "1..$n"

@@ -242,7 +242,9 @@ static void test_flags(void)
 		static const struct {
 			const char *a[4], *want;
 		} bad[] = {
-			{ { "--no-such-flag", NULL }, "unknown flag" },
+			{ { "--no-such-flag", NULL }, "unknown flag --no-such-flag" },
+			{ { "--kubeconf=/k", NULL }, "unknown flag --kubeconf" },
+			{ { "--kube", "1", NULL }, "unknown flag --kube" },
 			{ { "--kubeconfig", NULL }, "needs a value" },
 			{ { "stray", NULL }, "unexpected argument" },
 			{ { "--proxy-mode", "nftables", NULL }, "not supported yet" },

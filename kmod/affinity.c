@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx ClientIP affinity table.  Entries live in a caller-provided array,
+ * chained from a power-of-two bucket array and linked in least-recently-
+ * refreshed order.  A lookup drops an expired entry it meets; an update
+ * refreshes or inserts, taking the oldest entry when the table is full (a
+ * live one counts as an eviction).  The timeout is checked in milliseconds
+ * from the caller's clock, so it holds to the second whatever TCP does.
+ */
+#include "affinity.h"
+
+/** kpx_aff_nbuckets - bucket count for @cap entries (power of two). */
+u32 kpx_aff_nbuckets(u32 cap)
+{
+	u32 n = 1;
+
+	while (n < cap && n < (1U << 30))
+		n <<= 1;
+	return n;
+}
+
+/**
+ * kpx_aff_init - set up an empty table
+ * @t: the table
+ * @e: @cap entries
+ * @bucket: kpx_aff_nbuckets(@cap) heads
+ * @cap: most entries, at least 1
+ * @timeout_s: affinity timeout in seconds
+ */
+void kpx_aff_init(struct kpx_aff *t, struct kpx_aff_entry *e, u32 *bucket,
+		  u32 cap, u32 timeout_s)
+{
+	u32 i;
+
+	t->cap = cap;
+	t->nbuckets = kpx_aff_nbuckets(cap);
+	t->timeout_ms = timeout_s * 1000U;
+	t->used = 0;
+	t->head = t->tail = KPX_AFF_NIL;
+	t->evictions = 0;
+	t->bucket = bucket;
+	t->e = e;
+	for (i = 0; i < t->nbuckets; i++)
+		bucket[i] = KPX_AFF_NIL;
+	for (i = 0; i < cap; i++)
+		e[i].next = i + 1 < cap ? i + 1 : KPX_AFF_NIL;
+	t->free = 0;
+}
+
+static u32 bucket_of(const struct kpx_aff *t, const u8 *client16)
+{
+	return (u32)kpx_hash16(client16, KPX_AFF_SEED) & (t->nbuckets - 1);
+}
+
+static void lru_unlink(struct kpx_aff *t, u32 i)
+{
+	struct kpx_aff_entry *x = &t->e[i];
+
+	if (x->prev != KPX_AFF_NIL)
+		t->e[x->prev].next = x->next;
+	else
+		t->head = x->next;
+	if (x->next != KPX_AFF_NIL)
+		t->e[x->next].prev = x->prev;
+	else
+		t->tail = x->prev;
+}
+
+static void lru_append(struct kpx_aff *t, u32 i)
+{
+	t->e[i].prev = t->tail;
+	t->e[i].next = KPX_AFF_NIL;
+	if (t->tail != KPX_AFF_NIL)
+		t->e[t->tail].next = i;
+	else
+		t->head = i;
+	t->tail = i;
+}
+
+/* Finds @client16; *@link is set to the pointer that references it. */
+static u32 find(struct kpx_aff *t, const u8 *client16, u32 **link)
+{
+	u32 *l = &t->bucket[bucket_of(t, client16)];
+
+	while (*l != KPX_AFF_NIL) {
+		if (!memcmp(t->e[*l].client, client16, 16)) {
+			*link = l;
+			return *l;
+		}
+		l = &t->e[*l].hnext;
+	}
+	return KPX_AFF_NIL;
+}
+
+static void drop(struct kpx_aff *t, u32 i)
+{
+	u32 *l, j;
+
+	j = find(t, t->e[i].client, &l);
+	if (j == i)
+		*l = t->e[i].hnext;
+	lru_unlink(t, i);
+	t->e[i].next = t->free;
+	t->free = i;
+	t->used--;
+}
+
+static bool expired(const struct kpx_aff *t, const struct kpx_aff_entry *x,
+		    u64 now_ms)
+{
+	return now_ms - x->last_ms >= t->timeout_ms;
+}
+
+/**
+ * kpx_aff_lookup - find a client's live entry
+ * @t: the table
+ * @client16: client address, 16 bytes, network order
+ * @now_ms: current time, milliseconds, monotonic
+ *
+ * An expired entry is removed.  The entry is not refreshed: call
+ * kpx_aff_update() once the connection is scheduled.
+ *
+ * Return: the entry (valid until the next call on @t) or NULL.
+ */
+const struct kpx_aff_entry *kpx_aff_lookup(struct kpx_aff *t,
+					   const u8 *client16, u64 now_ms)
+{
+	u32 *l, i = find(t, client16, &l);
+
+	if (i == KPX_AFF_NIL)
+		return NULL;
+	if (expired(t, &t->e[i], now_ms)) {
+		drop(t, i);
+		return NULL;
+	}
+	return &t->e[i];
+}
+
+/**
+ * kpx_aff_update - bind a client to a backend as of @now_ms
+ * @t: the table
+ * @client16: client address, 16 bytes, network order
+ * @be_addr16: backend address, 16 bytes, network order
+ * @be_port: backend port, network order
+ * @now_ms: current time, milliseconds
+ *
+ * Refreshes the client's entry, or inserts one, reusing the oldest entry
+ * if the table is full (counted in @t->evictions unless it had expired).
+ */
+void kpx_aff_update(struct kpx_aff *t, const u8 *client16,
+		    const u8 *be_addr16, u16 be_port, u64 now_ms)
+{
+	u32 *l, i = find(t, client16, &l);
+
+	if (i != KPX_AFF_NIL) {
+		lru_unlink(t, i);
+	} else {
+		if (t->free == KPX_AFF_NIL) {
+			if (!expired(t, &t->e[t->head], now_ms))
+				t->evictions++;
+			drop(t, t->head);
+		}
+		i = t->free;
+		t->free = t->e[i].next;
+		t->used++;
+		memcpy(t->e[i].client, client16, 16);
+		l = &t->bucket[bucket_of(t, client16)];
+		t->e[i].hnext = *l;
+		*l = i;
+	}
+	memcpy(t->e[i].be_addr, be_addr16, 16);
+	t->e[i].be_port = be_port;
+	t->e[i].last_ms = now_ms;
+	lru_append(t, i);
+}
+
+/**
+ * kpx_aff_forget - drop a client's entry
+ * @t: the table
+ * @client16: client address
+ *
+ * Return: true if there was one.
+ */
+bool kpx_aff_forget(struct kpx_aff *t, const u8 *client16)
+{
+	u32 *l, i = find(t, client16, &l);
+
+	if (i == KPX_AFF_NIL)
+		return false;
+	drop(t, i);
+	return true;
+}
+
+/**
+ * kpx_aff_purge - drop every entry whose backend @keep rejects
+ * @t: the table
+ * @keep: returns true to keep an entry's backend
+ * @ctx: passed to @keep
+ *
+ * Return: entries dropped.
+ */
+u32 kpx_aff_purge(struct kpx_aff *t, kpx_aff_keep_fn keep, const void *ctx)
+{
+	u32 i = t->head, dropped = 0;
+
+	while (i != KPX_AFF_NIL) {
+		u32 next = t->e[i].next;
+
+		if (!keep(ctx, t->e[i].be_addr, t->e[i].be_port)) {
+			drop(t, i);
+			dropped++;
+		}
+		i = next;
+	}
+	return dropped;
+}

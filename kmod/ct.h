@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* kpx conntrack hygiene for connectionless frontends (UDP, SCTP). */
+#ifndef _KPX_CT_H
+#define _KPX_CT_H
+
+#include "kpx.h"
+
+void kpx_ct_after_set(struct net *net, const struct kpx_key *key,
+		      const struct kpx_bset *old, const struct kpx_bset *set,
+		      bool created);
+void kpx_ct_after_del(struct net *net, struct kpx_key *keys, u32 n);
+bool kpx_ct_wants_cleanup(const struct kpx_key *key);
+
+#endif /* _KPX_CT_H */

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kpx scheduling in the module: per-set scheduler data built at SET time,
+ * per-frontend ClientIP affinity tables, the packet-path decision, and the
+ * periodic conntrack scan that feeds "lc".
+ */
+#ifndef _KPX_LB_H
+#define _KPX_LB_H
+
+#include "kpx.h"
+
+struct netlink_ext_ack;
+
+/*
+ * Scheduler data of one backend set, immutable, freed with the set.
+ * Built by kpx_lb_attach() before the set is published.
+ */
+struct kpx_sched_data {
+	u8 id;			/* enum kpx_sched_id */
+	u32 mh_size;		/* entries of mh[] */
+	u32 *mh;		/* Maglev table: backend indexes (mh) */
+	u32 wrr_total;		/* sum of weights (wrr) */
+	u32 wrr_stride;
+	u32 *wrr_prefix;	/* prefix sums of weights (wrr) */
+};
+
+/* A frontend's ClientIP affinity table; RCU-freed, entries under lock. */
+struct kpx_affk;
+
+void kpx_sched_cfg_default(struct kpx_sched_cfg *scfg);
+int kpx_lb_attach(struct kpx_bset *set, const struct kpx_sched_cfg *scfg);
+void kpx_sched_data_free(struct kpx_sched_data *sd);
+struct kpx_affk *kpx_aff_prepare(const struct kpx_svc *svc,
+				 const struct kpx_sched_cfg *scfg);
+void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
+		    const struct kpx_bset *set);
+void kpx_aff_release(struct kpx_svc *svc);
+u64 kpx_aff_evictions(const struct kpx_svc *svc);
+struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
+				 const struct kpx_bset *set,
+				 const struct nf_conntrack_tuple *t);
+void kpx_lc_scan_init(struct kpx_net *kn);
+void kpx_lc_scan_kick(struct kpx_net *kn);
+void kpx_lc_scan_stop(struct kpx_net *kn);
+
+#endif /* _KPX_LB_H */

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx masquerade.
+ *
+ * Which connections: a new connection that kpx DNATed to a backend of a
+ * frontend with KPX_SVC_F_MASQ; or with KPX_SVC_F_MASQ_NONLOCAL whose
+ * source is not local (kpx_nscfg_src_local()); or, whatever the flags,
+ * whose backend is its own source (hairpin, else the backend would answer
+ * itself directly and the client would drop the reply).
+ *
+ * Where: SNAT needs the outgoing interface, known only after routing, so
+ * kpx registers a second NAT lookup function per family at POST_ROUTING
+ * (one priority step before iptables' nat table) and calls the NAT core's
+ * masquerade helper there, like the MASQUERADE target.
+ *
+ * How the decision gets from the DNAT to POST_ROUTING: it is recomputed
+ * from the conntrack entry itself rather than stored in it.  The entry's
+ * original tuple gives the frontend key and the client address, its reply
+ * tuple the backend the DNAT chose; the entry is taken as kpx's only if it
+ * has a DNAT binding, its original destination is a kpx frontend and its
+ * reply source is one of that frontend's current backends.  Nothing else
+ * in the entry (mark, labels, status bits, extensions) is touched, so kpx
+ * does not collide with other users of those.  The NAT core calls this
+ * function once per entry, for the first packet, a few microseconds after
+ * the DNAT in the same packet's path: a SET between the two can at worst
+ * apply the new flags to that one connection.  The input interface is the
+ * packet's (POST_ROUTING's state->in, i.e. the skb's device before output)
+ * for forwarded packets; a locally generated packet has none.
+ */
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
+#include <linux/in.h>
+#include <net/netfilter/nf_conntrack.h>
+#include <net/netfilter/nf_nat.h>
+#include <net/netfilter/nf_nat_masquerade.h>
+#include <linux/kpx.h>
+
+#include "masq.h"
+#include "nsconfig.h"
+#include "pernet.h"
+#include "svc.h"
+
+static int be_cmp(const struct kpx_backend *be, const union kpx_addr *addr,
+		  __be16 port)
+{
+	int r = memcmp(be->addr.bytes, addr->bytes, sizeof(be->addr.bytes));
+
+	if (r)
+		return r;
+	return (int)ntohs(be->port) - (int)ntohs(port);
+}
+
+/* Is (@addr, @port) in @set (sorted by address, then port)?  RCU. */
+static bool set_has(const struct kpx_bset *set, const union kpx_addr *addr,
+		    __be16 port)
+{
+	u32 lo = 0, hi = set ? set->count : 0;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+		int r = be_cmp(set->be[mid], addr, port);
+
+		if (!r)
+			return true;
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
+				const struct nf_hook_state *state)
+{
+	struct kpx_net *kn = kpx_net(state->net);
+	const struct nf_conntrack_tuple *o, *r;
+	struct nf_nat_range2 range = {};
+	enum ip_conntrack_info ctinfo;
+	union kpx_addr src, be;
+	struct kpx_svc *svc;
+	struct nf_conn *ct;
+	struct kpx_key key;
+	bool masq;
+	u32 flags;
+
+	ct = nf_ct_get(skb, &ctinfo);
+	if (!ct || ctinfo != IP_CT_NEW || !(ct->status & IPS_DST_NAT) ||
+	    nf_nat_initialized(ct, NF_NAT_MANIP_SRC))
+		return NF_ACCEPT;
+	o = &ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
+	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
+	kpx_key_init(&key, o->src.l3num, o->dst.protonum, &o->dst.u3,
+		     o->dst.u.all);
+	svc = kpx_svc_lookup(kn, &key);
+	if (!svc)
+		return NF_ACCEPT;
+	memset(&be, 0, sizeof(be));
+	memset(&src, 0, sizeof(src));
+	memcpy(be.bytes, &r->src.u3, key.family == AF_INET ? 4 : 16);
+	memcpy(src.bytes, &o->src.u3, key.family == AF_INET ? 4 : 16);
+	if (!set_has(rcu_dereference(svc->bset), &be, r->src.u.all))
+		return NF_ACCEPT;
+
+	flags = READ_ONCE(svc->flags);
+	masq = (flags & KPX_SVC_F_MASQ) || !memcmp(&be, &src, sizeof(be));
+	if (!masq && (flags & KPX_SVC_F_MASQ_NONLOCAL))
+		masq = !kpx_nscfg_src_local(rcu_dereference(kn->cfg),
+					    key.family, &src,
+					    skb->skb_iif ? state->in : NULL);
+	if (!masq)
+		return NF_ACCEPT;
+	if (state->pf == NFPROTO_IPV4)
+		return nf_nat_masquerade_ipv4(skb, state->hook, &range,
+					      state->out);
+	return nf_nat_masquerade_ipv6(skb, &range, state->out);
+}
+
+static const struct nf_hook_ops masq_ops4 = {
+	.hook = kpx_masq_fn,
+	.pf = NFPROTO_IPV4,
+	.hooknum = NF_INET_POST_ROUTING,
+	.priority = NF_IP_PRI_NAT_SRC - 1,
+};
+
+static const struct nf_hook_ops masq_ops6 = {
+	.hook = kpx_masq_fn,
+	.pf = NFPROTO_IPV6,
+	.hooknum = NF_INET_POST_ROUTING,
+	.priority = NF_IP6_PRI_NAT_SRC - 1,
+};
+
+/**
+ * kpx_masq_register - start masquerading in @net
+ * @net: the namespace; its conntrack references are already held (see
+ *	kpx_hooks_register())
+ *
+ * Return: 0 or a negative errno; on error nothing is registered.
+ */
+int kpx_masq_register(struct net *net)
+{
+	int err;
+
+	err = nf_nat_ipv4_register_fn(net, &masq_ops4);
+	if (err)
+		return err;
+	err = nf_nat_ipv6_register_fn(net, &masq_ops6);
+	if (err)
+		nf_nat_ipv4_unregister_fn(net, &masq_ops4);
+	return err;
+}
+
+/**
+ * kpx_masq_unregister - stop masquerading in @net
+ * @net: the namespace
+ */
+void kpx_masq_unregister(struct net *net)
+{
+	nf_nat_ipv6_unregister_fn(net, &masq_ops6);
+	nf_nat_ipv4_unregister_fn(net, &masq_ops4);
+}
+
+/**
+ * kpx_masq_init - module init: the NAT core's address-change notifiers,
+ * which delete masqueraded entries of an address or interface that goes
+ *
+ * Return: 0 or a negative errno.
+ */
+int kpx_masq_init(void)
+{
+	return nf_nat_masquerade_inet_register_notifiers();
+}
+
+/** kpx_masq_exit - module exit: drops the notifiers' reference. */
+void kpx_masq_exit(void)
+{
+	nf_nat_masquerade_inet_unregister_notifiers();
+}

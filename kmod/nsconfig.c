@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx namespace settings: what counts as a "local" source for
+ * KPX_SVC_F_MASQ_NONLOCAL (kube-proxy --detect-local-mode).  A SET builds a
+ * new immutable object from the old one and the attributes given and
+ * publishes it with RCU; the masquerade decision reads it per new
+ * connection under rcu_read_lock().
+ */
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <net/genetlink.h>
+#include <linux/kpx.h>
+
+#include "nsconfig.h"
+#include "netlink.h"
+#include "pernet.h"
+
+const struct nla_policy kpx_cfg_policy[KPX_CFG_A_MAX + 1] = {
+	[KPX_CFG_A_LOCAL_CIDRS] = { .type = NLA_NESTED },
+	[KPX_CFG_A_LOCAL_IFNAME] = { .type = NLA_STRING, .len = IFNAMSIZ - 1 },
+	[KPX_CFG_A_LOCAL_IFPREFIX] = { .type = NLA_STRING,
+				       .len = IFNAMSIZ - 1 },
+};
+
+static void nscfg_free(struct kpx_nscfg *cfg)
+{
+	if (!cfg)
+		return;
+	kfree(cfg->local);
+	kfree(cfg);
+}
+
+static void nscfg_free_rcu(struct rcu_head *head)
+{
+	nscfg_free(container_of(head, struct kpx_nscfg, rcu));
+}
+
+static struct kpx_cidrs *cidrs_dup(const struct kpx_cidrs *l)
+{
+	if (!l)
+		return NULL;
+	return kmemdup(l, struct_size(l, c, l->count), GFP_KERNEL);
+}
+
+/**
+ * kpx_nl_set_config - KPX_CMD_SET_CONFIG doit
+ * @skb: the request
+ * @info: its attributes; KPX_A_CONFIG is required
+ *
+ * Absent settings keep their value; an empty list or "" clears one.
+ *
+ * Return: 0, -EINVAL (extack set) or -ENOMEM; nothing changes on error.
+ */
+int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kpx_net *kn = kpx_net(genl_info_net(info));
+	struct nlattr *tb[KPX_CFG_A_MAX + 1];
+	struct kpx_cidrs *local = NULL;
+	struct kpx_nscfg *cfg, *old;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, KPX_A_CONFIG)) {
+		NL_SET_ERR_MSG(info->extack, "missing KPX_A_CONFIG");
+		return -EINVAL;
+	}
+	err = nla_parse_nested(tb, KPX_CFG_A_MAX, info->attrs[KPX_A_CONFIG],
+			       kpx_cfg_policy, info->extack);
+	if (err)
+		return err;
+	if (tb[KPX_CFG_A_LOCAL_CIDRS]) {
+		err = kpx_cidrs_parse(tb[KPX_CFG_A_LOCAL_CIDRS], 0, &local,
+				      info->extack);
+		if (err)
+			return err;
+	}
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	if (!cfg) {
+		kfree(local);
+		return -ENOMEM;
+	}
+
+	mutex_lock(&kn->lock);
+	old = rcu_dereference_protected(kn->cfg, lockdep_is_held(&kn->lock));
+	if (tb[KPX_CFG_A_LOCAL_CIDRS]) {
+		cfg->local = local;
+	} else if (old && old->local) {
+		cfg->local = cidrs_dup(old->local);
+		if (!cfg->local) {
+			mutex_unlock(&kn->lock);
+			kfree(cfg);
+			return -ENOMEM;
+		}
+	}
+	if (tb[KPX_CFG_A_LOCAL_IFNAME])
+		nla_strscpy(cfg->ifname, tb[KPX_CFG_A_LOCAL_IFNAME],
+			    sizeof(cfg->ifname));
+	else if (old)
+		strscpy(cfg->ifname, old->ifname, sizeof(cfg->ifname));
+	if (tb[KPX_CFG_A_LOCAL_IFPREFIX])
+		nla_strscpy(cfg->ifprefix, tb[KPX_CFG_A_LOCAL_IFPREFIX],
+			    sizeof(cfg->ifprefix));
+	else if (old)
+		strscpy(cfg->ifprefix, old->ifprefix, sizeof(cfg->ifprefix));
+	cfg->ifprefix_len = strlen(cfg->ifprefix);
+	rcu_assign_pointer(kn->cfg, cfg);
+	mutex_unlock(&kn->lock);
+	if (old)
+		call_rcu(&old->rcu, nscfg_free_rcu);
+	return 0;
+}
+
+/**
+ * kpx_nl_get_config - KPX_CMD_GET_CONFIG doit: replies with KPX_A_CONFIG
+ * @skb: the request
+ * @info: the request's info
+ *
+ * Every setting is present in the reply (empty list and "" when unset).
+ *
+ * Return: 0, -ENOMEM or -EMSGSIZE.
+ */
+int kpx_nl_get_config(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kpx_net *kn = kpx_net(genl_info_net(info));
+	const struct kpx_nscfg *cfg;
+	struct nlattr *nest;
+	struct sk_buff *msg;
+	void *hdr;
+	int err = -EMSGSIZE;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &kpx_family, 0, KPX_CMD_GET_CONFIG);
+	if (!hdr)
+		goto out;
+	nest = nla_nest_start(msg, KPX_A_CONFIG);
+	if (!nest)
+		goto out;
+	rcu_read_lock();
+	cfg = rcu_dereference(kn->cfg);
+	if (kpx_cidrs_put(msg, KPX_CFG_A_LOCAL_CIDRS, cfg ? cfg->local : NULL) ||
+	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFNAME, cfg ? cfg->ifname : "") ||
+	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFPREFIX,
+			   cfg ? cfg->ifprefix : "")) {
+		rcu_read_unlock();
+		goto out;
+	}
+	rcu_read_unlock();
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+out:
+	nlmsg_free(msg);
+	return err;
+}
+
+/**
+ * kpx_nscfg_src_local - is a new connection's source "local"?
+ * @cfg: the namespace's settings (rcu_dereference()d), or NULL
+ * @family: AF_INET or AF_INET6
+ * @src: the original source address, network order
+ * @in: the interface it entered through; NULL for a locally generated
+ *	packet, which is local only by its address
+ *
+ * Call under rcu_read_lock().
+ */
+bool kpx_nscfg_src_local(const struct kpx_nscfg *cfg, u8 family,
+			 const union kpx_addr *src,
+			 const struct net_device *in)
+{
+	if (!cfg)
+		return false;
+	if (kpx_cidrs_match(cfg->local, family, src))
+		return true;
+	if (!in)
+		return false;
+	if (cfg->ifname[0] && !strncmp(in->name, cfg->ifname, IFNAMSIZ))
+		return true;
+	return cfg->ifprefix_len &&
+	       !strncmp(in->name, cfg->ifprefix, cfg->ifprefix_len);
+}
+
+/**
+ * kpx_nscfg_destroy - free the settings at namespace exit
+ * @kn: the namespace's state; no reader may be left
+ */
+void kpx_nscfg_destroy(struct kpx_net *kn)
+{
+	nscfg_free(rcu_dereference_protected(kn->cfg, 1));
+	RCU_INIT_POINTER(kn->cfg, NULL);
+}

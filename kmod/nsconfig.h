@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* kpx namespace settings (KPX_CMD_SET_CONFIG / KPX_CMD_GET_CONFIG). */
+#ifndef _KPX_NSCONFIG_H
+#define _KPX_NSCONFIG_H
+
+#include <linux/if.h>
+#include <linux/netdevice.h>
+#include <net/genetlink.h>
+#include <linux/kpx.h>
+
+#include "kpx.h"
+#include "ranges.h"
+
+/*
+ * The namespace's settings: one immutable object, replaced as a whole with
+ * rcu_assign_pointer() under kpx_net.lock and freed after a grace period.
+ */
+struct kpx_nscfg {
+	struct rcu_head rcu;
+	struct kpx_cidrs *local;	/* KPX_CFG_A_LOCAL_CIDRS, or NULL */
+	char ifname[IFNAMSIZ];		/* KPX_CFG_A_LOCAL_IFNAME, "" = none */
+	char ifprefix[IFNAMSIZ];	/* KPX_CFG_A_LOCAL_IFPREFIX, "" = none */
+	size_t ifprefix_len;
+};
+
+extern const struct nla_policy kpx_cfg_policy[KPX_CFG_A_MAX + 1];
+
+int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info);
+int kpx_nl_get_config(struct sk_buff *skb, struct genl_info *info);
+bool kpx_nscfg_src_local(const struct kpx_nscfg *cfg, u8 family,
+			 const union kpx_addr *src,
+			 const struct net_device *in);
+void kpx_nscfg_destroy(struct kpx_net *kn);
+
+#endif /* _KPX_NSCONFIG_H */

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Host tests of the ClientIP affinity table (affinity.c). */
+#include <stdlib.h>
+#include "tap.h"
+#include "affinity.h"
+
+static void addr(u8 *a, u32 i)
+{
+	memset(a, 0, 16);
+	a[0] = 10;
+	a[1] = (u8)(i >> 16);
+	a[2] = (u8)(i >> 8);
+	a[3] = (u8)i;
+}
+
+static struct kpx_aff *mk(u32 cap, u32 timeout_s)
+{
+	struct kpx_aff *t = calloc(1, sizeof(*t));
+
+	kpx_aff_init(t, calloc(cap, sizeof(struct kpx_aff_entry)),
+		     calloc(kpx_aff_nbuckets(cap), sizeof(u32)), cap, timeout_s);
+	return t;
+}
+
+static void rm(struct kpx_aff *t)
+{
+	free(t->e);
+	free(t->bucket);
+	free(t);
+}
+
+static bool keep_not_b2(const void *ctx, const u8 *be, u16 port)
+{
+	(void)ctx;
+	(void)port;
+	return be[3] != 2;
+}
+
+int main(void)
+{
+	struct kpx_aff *t = mk(4, 10);
+	const struct kpx_aff_entry *e;
+	u8 c1[16], c2[16], b1[16], b2[16], c[16];
+	u32 i;
+
+	addr(c1, 1);
+	addr(c2, 2);
+	addr(b1, 0x010001);
+	addr(b2, 0x010002);
+	ok(kpx_aff_lookup(t, c1, 0) == NULL, "empty table: no entry");
+	kpx_aff_update(t, c1, b1, 0x5000, 1000);
+	e = kpx_aff_lookup(t, c1, 1000 + 9999);
+	ok(e && !memcmp(e->be_addr, b1, 16) && e->be_port == 0x5000,
+	   "entry found 9.999 s later");
+	ok(kpx_aff_lookup(t, c1, 1000 + 10000) == NULL,
+	   "entry expired at exactly 10 s");
+	ok(t->used == 0, "expired entry was removed");
+
+	kpx_aff_update(t, c1, b1, 1, 0);
+	kpx_aff_update(t, c1, b1, 1, 8000);	/* new connection refreshes */
+	ok(kpx_aff_lookup(t, c1, 17000) != NULL,
+	   "refresh extends the timeout from the last new connection");
+	kpx_aff_update(t, c2, b2, 1, 17000);
+	ok(kpx_aff_purge(t, keep_not_b2, NULL) == 1 &&
+	   kpx_aff_lookup(t, c2, 17000) == NULL &&
+	   kpx_aff_lookup(t, c1, 17000) != NULL,
+	   "purge drops entries of a removed backend only");
+	ok(kpx_aff_forget(t, c1) && !kpx_aff_forget(t, c1) && t->used == 0,
+	   "forget removes once");
+
+	/* Eviction: capacity 4, insert 6 live clients. */
+	for (i = 0; i < 6; i++) {
+		addr(c, 100 + i);
+		kpx_aff_update(t, c, b1, 1, 20000 + i);
+	}
+	addr(c, 100);
+	e = kpx_aff_lookup(t, c, 20010);
+	addr(c, 105);
+	ok(t->used == 4 && t->evictions == 2 && !e &&
+	   kpx_aff_lookup(t, c, 20010),
+	   "full table evicts the oldest (%llu evictions, %u used)",
+	   (unsigned long long)t->evictions, t->used);
+	/* Expired oldest entries are reused without counting evictions. */
+	for (i = 0; i < 4; i++) {
+		addr(c, 200 + i);
+		kpx_aff_update(t, c, b2, 1, 40000 + i);
+	}
+	ok(t->evictions == 2 && t->used == 4,
+	   "reusing expired entries is not an eviction");
+	rm(t);
+
+	/* Many clients, chains and LRU stay consistent. */
+	t = mk(1000, 100);
+	for (i = 0; i < 5000; i++) {
+		addr(c, i % 1500);
+		if (!kpx_aff_lookup(t, c, i))
+			kpx_aff_update(t, c, b1, (u16)i, i);
+	}
+	{
+		u32 n = 0, j;
+
+		for (j = t->head; j != KPX_AFF_NIL; j = t->e[j].next)
+			n++;
+		ok(n == t->used && t->used == 1000,
+		   "LRU list length %u = used %u = cap", n, t->used);
+	}
+	rm(t);
+	return tap_done();
+}
