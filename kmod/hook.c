@@ -27,6 +27,7 @@
 #include "pernet.h"
 #include "select.h"
 #include "svc.h"
+#include "ranges.h"
 
 static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
 			   struct sk_buff *skb,
@@ -89,6 +90,8 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	svc = kpx_svc_lookup(kn, &key);
 	if (!svc)
 		return NF_ACCEPT;
+	if (kpx_svc_filtered(kn, svc, &t->src.u3))
+		return NF_DROP;	/* not in KPX_SVC_A_SOURCE_RANGES */
 	be = kpx_select(&kpx_sched_random, rcu_dereference(svc->bset));
 	if (!be)
 		return refuse(kn, svc, skb, state);

@@ -13,6 +13,7 @@
 
 #include "netlink.h"
 #include "pernet.h"
+#include "masq.h"
 
 #define KPX_VERSION "0.1.0"
 
@@ -20,9 +21,12 @@ static int __init kpx_init(void)
 {
 	int err;
 
+	err = kpx_masq_init();
+	if (err)
+		return err;
 	err = kpx_pernet_init();
 	if (err)
-		goto barrier;
+		goto masq;
 	err = kpx_genl_init();
 	if (err)
 		goto pernet;
@@ -31,7 +35,8 @@ static int __init kpx_init(void)
 
 pernet:
 	kpx_pernet_exit();
-barrier:
+masq:
+	kpx_masq_exit();
 	rcu_barrier();
 	return err;
 }
@@ -40,6 +45,7 @@ static void __exit kpx_exit(void)
 {
 	kpx_genl_exit();
 	kpx_pernet_exit();
+	kpx_masq_exit();
 	rcu_barrier();
 }
 

@@ -14,6 +14,8 @@
 #include "hook.h"
 #include "proc.h"
 #include "svc.h"
+#include "masq.h"
+#include "nsconfig.h"
 
 unsigned int kpx_net_id __read_mostly;
 
@@ -46,9 +48,15 @@ int kpx_net_hooks_enable(struct kpx_net *kn)
 	if (kn->hooks_on)
 		return 0;
 	err = kpx_hooks_register(kn->net);
-	if (!err)
-		kn->hooks_on = true;
-	return err;
+	if (err)
+		return err;
+	err = kpx_masq_register(kn->net);
+	if (err) {
+		kpx_hooks_unregister(kn->net);
+		return err;
+	}
+	kn->hooks_on = true;
+	return 0;
 }
 
 static void __net_exit kpx_net_pre_exit(struct net *net)
@@ -57,8 +65,10 @@ static void __net_exit kpx_net_pre_exit(struct net *net)
 
 	/* No writer is left: the netns or the genl family is going away. */
 	mutex_lock(&kn->lock);
-	if (kn->hooks_on)
+	if (kn->hooks_on) {
+		kpx_masq_unregister(net);
 		kpx_hooks_unregister(net);
+	}
 	kn->hooks_on = false;
 	mutex_unlock(&kn->lock);
 }
@@ -67,6 +77,7 @@ static void __net_exit kpx_net_exit(struct net *net)
 {
 	kpx_proc_exit(net);
 	kpx_svc_table_destroy(kpx_net(net));
+	kpx_nscfg_destroy(kpx_net(net));
 }
 
 static struct pernet_operations kpx_net_ops = {

@@ -205,3 +205,31 @@ void kpx_cidrs_free_rcu(struct kpx_cidrs *l)
 	if (l)
 		kfree_rcu(l, rcu);
 }
+
+/**
+ * kpx_svc_filtered - apply a frontend's source ranges to a new connection
+ * @kn: the namespace's state
+ * @svc: the frontend
+ * @src: the connection's original source, network order (an IPv4 address
+ *	in the first word, as in union nf_inet_addr)
+ *
+ * Counts a refused source in the frontend's and the namespace's FILTERED.
+ * Call under rcu_read_lock().
+ *
+ * Return: true if the connection must be dropped.
+ */
+bool kpx_svc_filtered(struct kpx_net *kn, struct kpx_svc *svc,
+		      const void *src)
+{
+	const struct kpx_cidrs *l = rcu_dereference(svc->ranges);
+	union kpx_addr a = {};
+
+	if (!l)
+		return false;
+	memcpy(a.bytes, src, svc->key.family == AF_INET ? 4 : 16);
+	if (kpx_cidrs_match(l, svc->key.family, &a))
+		return false;
+	atomic64_inc(&svc->filtered);
+	atomic64_inc(&kn->filtered);
+	return true;
+}

@@ -30,5 +30,7 @@ int kpx_cidrs_put(struct sk_buff *skb, int type, const struct kpx_cidrs *l);
 bool kpx_cidrs_match(const struct kpx_cidrs *l, u8 family,
 		     const union kpx_addr *addr);
 void kpx_cidrs_free_rcu(struct kpx_cidrs *l);
+bool kpx_svc_filtered(struct kpx_net *kn, struct kpx_svc *svc,
+		      const void *src);
 
 #endif /* _KPX_RANGES_H */

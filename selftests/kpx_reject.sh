@@ -32,17 +32,34 @@ stats_mark
 
 # refused LABEL NS N PROTO VIP:PORT [-u]: N attempts from NS, all refused
 # (ECONNREFUSED), each well under a second, each counted once as a reject.
+#
+# One exception, "tcp6 cli" (refused_retx): a forwarded IPv6 SYN is rejected
+# inside the client's own connect() call here, because veth delivers the
+# ICMPv6 error synchronously while the client still holds its socket lock;
+# tcp_v6_err() then only records a soft error (TcpExt LockDroppedIcmps) and
+# the client is refused on its first SYN retransmission (1 s), which is
+# rejected again.  kube-proxy's REJECT behaves the same in this topology;
+# with a real network between client and node the first ICMPv6 error lands.
+EXTRA_REJECTS=0
 refused() {
-	local label=$1 ns=$2 n=$3 proto=$4 key=$5 r0 dst=$5
+	local label=$1 ns=$2 n=$3 proto=$4 key=$5 r0 dst=$5 d
 
 	shift 5
 	r0=$(proc_svc "$proto" "$key" rejects)
 	client "$ns" -n "$n" -t 3000 "$@" "$dst"
 	assert_eq "$label: attempts refused" "$n" "$(error_count ECONNREFUSED)"
 	assert_eq "$label: attempts ok" 0 "$(summary_field ok)"
-	assert_lt_ms "$label: slowest refusal" 500 "$(summary_field max_ms)"
-	assert_eq "$label: rejects counted" "$n" \
-		"$(( $(proc_svc "$proto" "$key" rejects) - r0 ))"
+	d=$(( $(proc_svc "$proto" "$key" rejects) - r0 ))
+	if [ "${RETX:-0}" = 1 ]; then
+		assert_lt_ms "$label: slowest refusal (one SYN retransmission)" \
+			1600 "$(summary_field max_ms)"
+		assert_ge "$label: rejects counted, one per SYN" "$n" "$d"
+		assert_ge "$label: at most two SYNs per attempt" "$d" "$((2 * n))"
+		EXTRA_REJECTS=$((EXTRA_REJECTS + d - n))
+	else
+		assert_lt_ms "$label: slowest refusal" 500 "$(summary_field max_ms)"
+		assert_eq "$label: rejects counted" "$n" "$d"
+	fi
 	client_show_if_failed
 }
 
@@ -50,7 +67,7 @@ refused "tcp4 cli" cli 5 tcp $R4:80
 refused "tcp4 node" node 5 tcp $R4:80
 refused "udp4 cli" cli 5 udp $R4:80 -u
 refused "udp4 node" node 5 udp $R4:80 -u
-refused "tcp6 cli" cli 5 tcp "[$R6]:80"
+RETX=1 refused "tcp6 cli" cli 5 tcp "[$R6]:80"
 refused "tcp6 node" node 5 tcp "[$R6]:80"
 refused "udp6 cli" cli 5 udp "[$R6]:80" -u
 refused "udp6 node" node 5 udp "[$R6]:80" -u
@@ -82,8 +99,10 @@ for p in tcp udp; do
 	assert_eq "$p $R4:80 json rejects" 11 "$(svc_counter $p $R4 80 rejects)"
 	assert_eq "$p $R4:80 json conns" 0 "$(svc_counter $p $R4 80 conns)"
 	assert_eq "$p $R4:80 proc rejects" 11 "$(proc_svc $p $R4:80 rejects)"
-	assert_eq "$p [$R6]:80 json rejects" 10 "$(svc_counter $p $R6 80 rejects)"
-	assert_eq "$p [$R6]:80 proc rejects" 10 "$(proc_svc $p "[$R6]:80" rejects)"
+	x=0
+	[ $p = tcp ] && x=$EXTRA_REJECTS
+	assert_eq "$p [$R6]:80 json rejects" $((10 + x)) "$(svc_counter $p $R6 80 rejects)"
+	assert_eq "$p [$R6]:80 proc rejects" $((10 + x)) "$(proc_svc $p "[$R6]:80" rejects)"
 	assert_eq "$p $R4:80 has no backends" 0 "$(svc_counter $p $R4 80 nbackends)"
 done
 assert_eq "tcp $D4:80 json flags" '["drop-empty"]' "$(svc_counter tcp $D4 80 flags)"
@@ -101,7 +120,7 @@ assert_eq "stats services" 7 "${ST[services]}"
 assert_eq "stats backends" 0 "${ST[backends]}"
 # Namespace totals count since module load: compare the changes.
 assert_eq "stats conns, change" 0 "$(stats_delta conns)"
-assert_eq "stats rejects (refused), change" 42 "$(stats_delta rejects)"
+assert_eq "stats rejects (refused), change" $((42 + EXTRA_REJECTS)) "$(stats_delta rejects)"
 assert_eq "stats drops, change" 10 "$(stats_delta drops)"
 
 # Adding a backend afterwards is picked up by the next connection.
