@@ -483,6 +483,42 @@ static int parse_service_extra(struct json_object *obj, struct json_object *spec
 	return 0;
 }
 
+/*
+ * Issue 4: the kpx.io/scheduler annotation and ClientIP session affinity.
+ * An unknown scheduler name is ignored (the default applies), as is an
+ * out-of-range timeout (the API server validates 1..86400).
+ */
+static int parse_sched(struct json_object *meta, struct json_object *spec,
+		       struct kpx_api_service *s, char *why, size_t len)
+{
+	static const char *const names[] = { "random", "rr", "wrr", "lc",
+					     "sh", "mh" };
+	struct json_object *ann, *cfg, *cip;
+	const char *sched = NULL, *aff;
+	int64_t t = 10800;
+	size_t i;
+
+	if (kpx_json_field(meta, "annotations", json_type_object, &ann) < 0)
+		return BAD(why, len, "metadata.annotations is not an object");
+	if (kpx_json_string(ann, "kpx.io/scheduler", &sched) < 0)
+		return BAD(why, len, "annotation kpx.io/scheduler is not a string");
+	for (i = 0; sched && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(sched, names[i]))
+			snprintf(s->scheduler, sizeof(s->scheduler), "%s",
+				 names[i]);
+	if (kpx_json_string(spec, "sessionAffinity", &aff) < 0)
+		return BAD(why, len, "spec.sessionAffinity is not a string");
+	if (!aff || strcmp(aff, "ClientIP"))
+		return 0;
+	if (kpx_json_field(spec, "sessionAffinityConfig", json_type_object,
+			   &cfg) > 0 &&
+	    kpx_json_field(cfg, "clientIP", json_type_object, &cip) > 0 &&
+	    kpx_json_int(cip, "timeoutSeconds", 1, 86400, &t) < 0)
+		t = 10800;
+	s->affinity_timeout = (uint32_t)t;
+	return 0;
+}
+
 int kpx_decode_service(struct json_object *obj, struct kpx_api_service *s,
 		       char *why, size_t len)
 {
@@ -522,6 +558,9 @@ int kpx_decode_service(struct json_object *obj, struct kpx_api_service *s,
 		s->type = KPX_API_LOAD_BALANCER;
 	ret = parse_ports(spec, "ports", "spec.ports", true, &s->ports,
 			  &s->nports, why, len);
+	if (ret)
+		return ret;
+	ret = parse_sched(meta, spec, s, why, len);
 	if (ret)
 		return ret;
 	return parse_service_extra(obj, spec, s, why, len);

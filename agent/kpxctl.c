@@ -18,7 +18,10 @@
 #include <linux/kpx.h>
 
 #include "addr.h"
+#include "config.h"
 #include "nl.h"
+#include "nl_priv.h"
+#include <netlink/genl/genl.h>
 #include "service.h"
 
 #ifndef KPX_VERSION
@@ -136,6 +139,10 @@ static struct json_object *flags_json(uint32_t flags)
 
 	if (flags & KPX_SVC_F_DROP_EMPTY)
 		json_object_array_add(a, json_object_new_string("drop-empty"));
+	if (flags & KPX_SVC_F_MASQ_NONLOCAL)
+		json_object_array_add(a, json_object_new_string("masq-nonlocal"));
+	if (flags & KPX_SVC_F_MASQ)
+		json_object_array_add(a, json_object_new_string("masq"));
 	for (int bit = 0; bit < 32; bit++) {
 		char name[16];
 
@@ -147,10 +154,47 @@ static struct json_object *flags_json(uint32_t flags)
 	return a;
 }
 
+/* A CIDR list as a JSON array of "ADDR/LEN" strings. */
+static struct json_object *cidrs_json(const struct kpx_cidr *v, size_t n)
+{
+	struct json_object *a = json_object_new_array();
+	char host[INET6_ADDRSTRLEN], buf[INET6_ADDRSTRLEN + 8];
+
+	for (size_t i = 0; i < n; i++) {
+		inet_ntop(v[i].family, &v[i].addr, host, sizeof(host));
+		snprintf(buf, sizeof(buf), "%s/%u", host, v[i].len);
+		json_object_array_add(a, json_object_new_string(buf));
+	}
+	return a;
+}
+
 static void print_json(struct json_object *o)
 {
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 					    JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/* Issue 4: "scheduler", "mh_size" (mh only), "affinity" {"timeout",
+ * "max", "evictions"} (only when on). */
+static void sched_json(struct json_object *o, const struct kpx_service *s)
+{
+	struct json_object *a;
+
+	json_object_object_add(o, "scheduler", json_object_new_string(
+				       s->scheduler[0] ? s->scheduler : "random"));
+	if (!strcmp(s->scheduler, "mh"))
+		json_object_object_add(o, "mh_size",
+				       json_object_new_uint64(s->mh_size));
+	if (!s->affinity_timeout)
+		return;
+	a = json_object_new_object();
+	json_object_object_add(a, "timeout",
+			       json_object_new_uint64(s->affinity_timeout));
+	json_object_object_add(a, "max",
+			       json_object_new_uint64(s->affinity_max));
+	json_object_object_add(a, "evictions",
+			       json_object_new_uint64(s->affinity_evictions));
+	json_object_object_add(o, "affinity", a);
 }
 
 static void list_json(const struct kpx_service *v, size_t n)
@@ -172,10 +216,14 @@ static void list_json(const struct kpx_service *v, size_t n)
 		json_object_object_add(o, "vip", json_object_new_string(host));
 		json_object_object_add(o, "port", json_object_new_int(s->port));
 		json_object_object_add(o, "flags", flags_json(s->flags));
+		json_object_object_add(o, "source_ranges",
+				       cidrs_json(s->source_ranges,
+						  s->nsource_ranges));
 		json_object_object_add(o, "conns",
 				       json_object_new_uint64(s->conns));
 		json_object_object_add(o, "rejects",
 				       json_object_new_uint64(s->rejects));
+		sched_json(o, s);
 		for (size_t j = 0; j < s->nbackends; j++) {
 			const struct kpx_backend *b = &s->backends[j];
 			struct json_object *bo = json_object_new_object();
@@ -189,6 +237,8 @@ static void list_json(const struct kpx_service *v, size_t n)
 					       json_object_new_uint64(b->weight));
 			json_object_object_add(bo, "conns",
 					       json_object_new_uint64(b->conns));
+			json_object_object_add(bo, "active",
+					       json_object_new_uint64(b->active));
 			json_object_array_add(bes, bo);
 		}
 		json_object_object_add(o, "backends", bes);
@@ -200,7 +250,7 @@ static void list_json(const struct kpx_service *v, size_t n)
 }
 
 /* Column layout shared by the headers and the rows. */
-#define SVC_FMT "%-4s %-30s %-10s %12s %10s\n"
+#define SVC_FMT "%-4s %-30s %-10s %12s %10s  %s\n"
 #define BE_FMT  "  -> %-30s %-10s %12s\n"
 
 static void list_table(const struct kpx_service *v, size_t n)
@@ -208,12 +258,21 @@ static void list_table(const struct kpx_service *v, size_t n)
 	char hp[KPX_HOSTPORT_STRLEN], proto[16], c1[24], c2[24];
 
 	printf(SVC_FMT, "Prot", "LocalAddress:Port", "Flags", "Conns",
-	       "Rejects");
+	       "Rejects", "Scheduler");
 	printf(BE_FMT, "RemoteAddress:Port", "Weight", "Conns");
 	for (size_t i = 0; i < n; i++) {
 		const struct kpx_service *s = &v[i];
-		char flags[32];
+		char flags[32], sched[64];
 
+		/* Issue 4, ipvsadm style: "rr", "mh 65537", "sh affinity 10800" */
+		snprintf(sched, sizeof(sched), "%s",
+			 s->scheduler[0] ? s->scheduler : "random");
+		if (!strcmp(s->scheduler, "mh"))
+			snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
+				 " %u", s->mh_size);
+		if (s->affinity_timeout)
+			snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
+				 " affinity %u", s->affinity_timeout);
 		upper(proto, kpx_proto_name(s->protocol), sizeof(proto));
 		if (!s->flags)
 			snprintf(flags, sizeof(flags), "-");
@@ -227,7 +286,7 @@ static void list_table(const struct kpx_service *v, size_t n)
 		printf(SVC_FMT, proto,
 		       kpx_hostport_str(s->family, &s->addr, s->port, hp,
 					sizeof(hp)),
-		       flags, c1, c2);
+		       flags, c1, c2, sched);
 		for (size_t j = 0; j < s->nbackends; j++) {
 			const struct kpx_backend *b = &s->backends[j];
 			char w[16];
@@ -286,6 +345,64 @@ static int parse_key(const struct cmd *cmd, char **argv,
 	return 0;
 }
 
+/* Parses an unsigned decimal in [lo, hi]; 0 or -1. */
+static int parse_u32(const char *str, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*str || *str == '-' || *str == '+')
+		return -1;
+	errno = 0;
+	v = strtoul(str, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * Issue 4: --scheduler NAME, --mh-size N, --affinity SECONDS at argv[*i].
+ * Returns 1 if consumed (*i advanced past the value), 0 if not one of
+ * them, -1 after a usage error.
+ */
+static int parse_sched_opt(const struct cmd *cmd, int argc, char **argv,
+			   int *i, struct kpx_service *s)
+{
+	static const char *const names[] = { "random", "rr", "wrr", "lc",
+					     "sh", "mh" };
+	const char *opt = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+	size_t k;
+
+	if (!strcmp(opt, "--scheduler")) {
+		for (k = 0; val && k < sizeof(names) / sizeof(names[0]); k++)
+			if (!strcmp(val, names[k]))
+				break;
+		if (!val || k == sizeof(names) / sizeof(names[0])) {
+			usage_error(cmd, "--scheduler needs one of random, rr, "
+				    "wrr, lc, sh, mh");
+			return -1;
+		}
+		snprintf(s->scheduler, sizeof(s->scheduler), "%s", val);
+	} else if (!strcmp(opt, "--mh-size")) {
+		if (!val || parse_u32(val, KPX_MH_SIZE_MIN, KPX_MH_SIZE_MAX,
+				      &s->mh_size)) {
+			usage_error(cmd, "--mh-size needs a prime in %u..%u",
+				    KPX_MH_SIZE_MIN, KPX_MH_SIZE_MAX);
+			return -1;
+		}
+	} else if (!strcmp(opt, "--affinity")) {
+		if (!val || parse_u32(val, 1, 86400, &s->affinity_timeout)) {
+			usage_error(cmd, "--affinity needs seconds, 1..86400");
+			return -1;
+		}
+	} else {
+		return 0;
+	}
+	(*i)++;
+	return 1;
+}
+
 static int cmd_set(const struct cmd *cmd, int argc, char **argv)
 {
 	struct kpx_service s = { 0 };
@@ -299,6 +416,11 @@ static int cmd_set(const struct cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "kpxctl: set: %s\n", strerror(ENOMEM));
 		return 1;
 	}
+	s.source_ranges = calloc((size_t)argc, sizeof(*s.source_ranges));
+	if (!s.source_ranges) {
+		fprintf(stderr, "kpxctl: set: %s\n", strerror(ENOMEM));
+		goto out;
+	}
 	for (int i = 1; i < argc; i++) {
 		struct kpx_backend *b;
 		int fam;
@@ -306,6 +428,30 @@ static int cmd_set(const struct cmd *cmd, int argc, char **argv)
 		if (!strcmp(argv[i], "--drop-empty")) {
 			s.flags |= KPX_SVC_F_DROP_EMPTY;
 			continue;
+		}
+		if (!strcmp(argv[i], "--masq")) {
+			s.flags |= KPX_SVC_F_MASQ;
+			continue;
+		}
+		if (!strcmp(argv[i], "--masq-nonlocal")) {
+			s.flags |= KPX_SVC_F_MASQ_NONLOCAL;
+			continue;
+		}
+		if (!strcmp(argv[i], "--source-range")) {
+			if (i + 1 >= argc || kpx_cidr_parse(argv[i + 1],
+					&s.source_ranges[s.nsource_ranges])) {
+				usage_error(cmd, "--source-range needs a CIDR");
+				goto out;
+			}
+			s.nsource_ranges++;
+			i++;
+			continue;
+		}
+		switch (parse_sched_opt(cmd, argc, argv, &i, &s)) {
+		case 1:
+			continue;
+		case -1:
+			goto out;
 		}
 		if (argv[i][0] == '-' && argv[i][1] == '-') {
 			usage_error(cmd, "unknown option '%s'", argv[i]);
@@ -393,8 +539,51 @@ static int cmd_flush(const struct cmd *cmd, int argc, char **argv)
 	return ret;
 }
 
+static int filtered_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[KPX_A_MAX + 1], *st[KPX_STATS_A_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, KPX_A_MAX, NULL) >= 0 &&
+	    tb[KPX_A_STATS] &&
+	    nla_parse_nested(st, KPX_STATS_A_MAX, tb[KPX_A_STATS], NULL) >= 0 &&
+	    st[KPX_STATS_A_FILTERED])
+		*(uint64_t *)arg = nla_get_u64(st[KPX_STATS_A_FILTERED]);
+	return NL_OK;
+}
+
+/*
+ * KPX_STATS_A_FILTERED, which struct kpx_nl_stats (nl.h) does not carry:
+ * a second GET_STATS read here.  0 or a negative errno.
+ */
+static int read_filtered(struct kpx_nl *nl, uint64_t *out)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nl_cb *cb;
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family_id, 0, 0,
+			 KPX_CMD_GET_STATS, KPX_GENL_VERSION)) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	ret = nl_send_auto(nl->sk, msg);
+	nlmsg_free(msg);
+	if (ret < 0)
+		return kpx_nl_errno(ret);
+	cb = nl_cb_alloc(NL_CB_DEFAULT);
+	if (!cb)
+		return -ENOMEM;
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, filtered_cb, out);
+	ret = nl_recvmsgs(nl->sk, cb);
+	nl_cb_put(cb);
+	return ret < 0 ? kpx_nl_errno(ret) : 0;
+}
+
 static int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 {
+	uint64_t filtered = 0;
 	struct kpx_nl_stats st;
 	struct kpx_nl *nl;
 	int json, err;
@@ -405,6 +594,8 @@ static int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 	if (open_nl(&nl))
 		return 1;
 	err = kpx_nl_stats(nl, &st);
+	if (!err)
+		err = read_filtered(nl, &filtered);
 	if (err) {
 		runtime_error(nl, "stats", err);
 		kpx_nl_close(nl);
@@ -424,16 +615,61 @@ static int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 				       json_object_new_uint64(st.rejects));
 		json_object_object_add(o, "drops",
 				       json_object_new_uint64(st.drops));
+		json_object_object_add(o, "filtered",
+				       json_object_new_uint64(filtered));
 		print_json(o);
 		json_object_put(o);
 	} else {
 		printf("services: %u\nbackends: %u\nconns: %llu\n"
-		       "rejects: %llu\ndrops: %llu\n", st.services,
-		       st.backends, (unsigned long long)st.conns,
+		       "rejects: %llu\ndrops: %llu\nfiltered: %llu\n",
+		       st.services, st.backends, (unsigned long long)st.conns,
 		       (unsigned long long)st.rejects,
-		       (unsigned long long)st.drops);
+		       (unsigned long long)st.drops,
+		       (unsigned long long)filtered);
 	}
 	return 0;
+}
+
+/* ---- config ---- */
+
+static int cmd_config(const struct cmd *cmd, int argc, char **argv)
+{
+	struct kpx_ns_config c;
+	struct kpx_nl *nl;
+	int err, ret = 0;
+
+	memset(&c, 0, sizeof(c));
+	for (int i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v)
+			return usage_error(cmd, "'%s' needs a value", argv[i]);
+		if (!strcmp(argv[i], "--local-cidr")) {
+			if (c.nlocal_cidrs >= KPX_CONFIG_CIDRS_MAX)
+				return usage_error(cmd, "too many CIDRs");
+			if (kpx_cidr_parse(v, &c.local_cidrs[c.nlocal_cidrs]))
+				return usage_error(cmd, "bad CIDR '%s'", v);
+			c.nlocal_cidrs++;
+		} else if (!strcmp(argv[i], "--local-ifname") ||
+			   !strcmp(argv[i], "--local-ifprefix")) {
+			char *dst = argv[i][8] == 'n' ? c.local_ifname :
+						      c.local_ifprefix;
+
+			if (strlen(v) >= IF_NAMESIZE)
+				return usage_error(cmd, "name '%s' too long", v);
+			snprintf(dst, IF_NAMESIZE, "%s", v);
+		} else {
+			return usage_error(cmd, "unknown option '%s'", argv[i]);
+		}
+		i++;
+	}
+	if (open_nl(&nl))
+		return 1;
+	err = kpx_nl_set_config(nl, &c);
+	if (err)
+		ret = runtime_error(nl, "config", err);
+	kpx_nl_close(nl);
+	return ret;
 }
 
 static int cmd_help(const struct cmd *cmd, int argc, char **argv);
@@ -443,12 +679,26 @@ static const struct cmd cmds[] = {
 	  "Lists the frontends of this network namespace with their backends\n"
 	  "and counters (the default command)." },
 	{ "set", cmd_set,
-	  "set PROTO VIP:PORT [ADDR:PORT[@WEIGHT] ...] [--drop-empty]",
+	  "set PROTO VIP:PORT [ADDR:PORT[@WEIGHT] ...] [--drop-empty] [--masq]\n"
+	  "             [--masq-nonlocal] [--source-range CIDR ...]\n"
+	  "             [--scheduler NAME] [--mh-size N] [--affinity SECONDS]",
 	  "Creates or replaces a frontend and its whole backend set.\n"
 	  "PROTO is tcp, udp or sctp; IPv6 addresses are bracketed, as in\n"
 	  "[fd00::1]:80.  WEIGHT is 1-65535 (default 1).  With no backend, new\n"
 	  "connections are refused (ICMP port unreachable), or silently dropped\n"
-	  "with --drop-empty." },
+	  "with --drop-empty.  --masq source-NATs every new connection,\n"
+	  "--masq-nonlocal those from sources that are not local (see config);\n"
+	  "--source-range (repeatable) drops new connections from other sources.\n"
+	  "--scheduler is random (default), rr, wrr, lc, sh or mh (Maglev, table\n"
+	  "size --mh-size, a prime, default 65537).  --affinity keeps a client\n"
+	  "address on its backend while it opens connections within SECONDS\n"
+	  "(ClientIP session affinity, 1-86400)." },
+	{ "config", cmd_config,
+	  "config [--local-cidr CIDR ...] [--local-ifname NAME] "
+	  "[--local-ifprefix PREFIX]",
+	  "Sets what is a local source for --masq-nonlocal: the prefixes, the\n"
+	  "interface and the interface name prefix packets enter through.  Every\n"
+	  "setting is replaced: one left out is cleared." },
 	{ "del", cmd_del, "del PROTO VIP:PORT", "Deletes a frontend." },
 	{ "flush", cmd_flush, "flush",
 	  "Deletes every frontend of this network namespace." },

@@ -96,6 +96,7 @@ struct settings {
 	struct kpx_cidr nodeport_cidrs[KPX_CONFIG_CIDRS_MAX];
 	int n_nodeport_cidrs;
 	bool nodeport_primary;
+	char scheduler[16];	/* issue 4: --scheduler, "" = "random" */
 };
 
 struct kpx_model {

@@ -387,6 +387,24 @@ static int put_cidrs(struct nl_msg *msg, int type, const struct kpx_cidr *v,
 }
 
 /* Puts one KPX_BACKENDS_A_BACKEND nest; weight left out when 0 or 1. */
+/* Issue 4: scheduler and affinity, each only when not the default. */
+static int put_sched(struct nl_msg *msg, const struct kpx_service *s)
+{
+	if (s->scheduler[0] &&
+	    nla_put_string(msg, KPX_SVC_A_SCHEDULER, s->scheduler) < 0)
+		return -EMSGSIZE;
+	if (s->mh_size && nla_put_u32(msg, KPX_SVC_A_MH_SIZE, s->mh_size) < 0)
+		return -EMSGSIZE;
+	if (s->affinity_timeout &&
+	    nla_put_u32(msg, KPX_SVC_A_AFFINITY_TIMEOUT,
+			s->affinity_timeout) < 0)
+		return -EMSGSIZE;
+	if (s->affinity_max &&
+	    nla_put_u32(msg, KPX_SVC_A_AFFINITY_MAX, s->affinity_max) < 0)
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int put_backend(struct nl_msg *msg, const struct kpx_backend *b,
 		       size_t alen)
 {
@@ -446,6 +464,8 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 	svc = nla_nest_start(msg, KPX_A_SERVICE);
 	if (!svc || put_key(msg, s) < 0 ||
 	    nla_put_u32(msg, KPX_SVC_A_FLAGS, s->flags) < 0)
+		goto err;
+	if (put_sched(msg, s) < 0)
 		goto err;
 	/* only when set: a SET without it leaves the frontend unfiltered */
 	if (s->nsource_ranges &&
@@ -535,6 +555,11 @@ static struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_CONNS] = { .type = NLA_U64 },
 	[KPX_SVC_A_REJECTS] = { .type = NLA_U64 },
 	[KPX_SVC_A_SOURCE_RANGES] = { .type = NLA_NESTED },
+	[KPX_SVC_A_SCHEDULER] = { .type = NLA_STRING },
+	[KPX_SVC_A_MH_SIZE] = { .type = NLA_U32 },
+	[KPX_SVC_A_AFFINITY_TIMEOUT] = { .type = NLA_U32 },
+	[KPX_SVC_A_AFFINITY_MAX] = { .type = NLA_U32 },
+	[KPX_SVC_A_AFFINITY_EVICTIONS] = { .type = NLA_U64 },
 };
 
 static struct nla_policy cidr_policy[KPX_CIDR_A_MAX + 1] = {
@@ -592,6 +617,7 @@ static struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	[KPX_BE_A_PORT] = { .type = NLA_U16 },
 	[KPX_BE_A_WEIGHT] = { .type = NLA_U32 },
 	[KPX_BE_A_CONNS] = { .type = NLA_U64 },
+	[KPX_BE_A_ACTIVE] = { .type = NLA_U32 },
 };
 
 void kpx_nl_dump_reset(struct kpx_nl_dumpbuf *d)
@@ -633,6 +659,8 @@ static int parse_backends(struct kpx_service *s, struct nlattr *list)
 			    nla_get_u32(tb[KPX_BE_A_WEIGHT]) : 1;
 		if (tb[KPX_BE_A_CONNS])
 			b->conns = nla_get_u64(tb[KPX_BE_A_CONNS]);
+		if (tb[KPX_BE_A_ACTIVE])
+			b->active = nla_get_u32(tb[KPX_BE_A_ACTIVE]);
 		s->nbackends++;
 	}
 	return 0;
@@ -677,6 +705,18 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 		s.conns = nla_get_u64(stb[KPX_SVC_A_CONNS]);
 	if (stb[KPX_SVC_A_REJECTS])
 		s.rejects = nla_get_u64(stb[KPX_SVC_A_REJECTS]);
+	if (stb[KPX_SVC_A_SCHEDULER])
+		nla_strlcpy(s.scheduler, stb[KPX_SVC_A_SCHEDULER],
+			    sizeof(s.scheduler));
+	if (stb[KPX_SVC_A_MH_SIZE])
+		s.mh_size = nla_get_u32(stb[KPX_SVC_A_MH_SIZE]);
+	if (stb[KPX_SVC_A_AFFINITY_TIMEOUT])
+		s.affinity_timeout = nla_get_u32(stb[KPX_SVC_A_AFFINITY_TIMEOUT]);
+	if (stb[KPX_SVC_A_AFFINITY_MAX])
+		s.affinity_max = nla_get_u32(stb[KPX_SVC_A_AFFINITY_MAX]);
+	if (stb[KPX_SVC_A_AFFINITY_EVICTIONS])
+		s.affinity_evictions =
+			nla_get_u64(stb[KPX_SVC_A_AFFINITY_EVICTIONS]);
 
 	if (d->n && !kpx_service_key_cmp(&d->v[d->n - 1], &s)) {
 		cur = &d->v[d->n - 1];

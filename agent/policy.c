@@ -632,13 +632,35 @@ static void ctx_init(struct ctx *x, const struct kpx_model *m)
 	x->nnp = nodeport_addrs(&m->cfg, nd, x->np);
 }
 
+/*
+ * Issue 4: the scheduler (the Service's kpx.io/scheduler annotation, else
+ * --scheduler; "random" is left implicit) and ClientIP affinity of the
+ * frontends fv->v[first..] of one Service.
+ */
+static void set_sched(const struct ctx *x, struct fevec *fv, size_t first,
+		      const struct kpx_api_service *svc)
+{
+	const char *sched = svc->scheduler[0] ? svc->scheduler :
+			    x->m->cfg.scheduler;
+	size_t i;
+
+	if (!strcmp(sched, "random"))
+		sched = "";
+	for (i = first; i < fv->n; i++) {
+		struct kpx_service *s = &fv->v[i].s;
+
+		snprintf(s->scheduler, sizeof(s->scheduler), "%s", sched);
+		s->affinity_timeout = svc->affinity_timeout;
+	}
+}
+
 static int service_frontends(struct ctx *x, struct fevec *fv,
 			     const struct hnode *node)
 {
 	const struct kpx_api_service *svc = &((const struct m_service *)node)->o;
 	const struct slice_group *g;
 	struct epsets es = { 0 };
-	size_t j, k;
+	size_t j, k, first = fv->n;
 	int r = 0;
 
 	if (svc->skip || !svc->nports)
@@ -658,6 +680,8 @@ static int service_frontends(struct ctx *x, struct fevec *fv,
 			memset(&es, 0, sizeof(es));
 		}
 	}
+	if (!r)
+		set_sched(x, fv, first, svc);
 	return r;
 }
 

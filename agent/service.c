@@ -10,6 +10,7 @@
 #include "addr.h"
 #include "nl.h"
 #include "service.h"
+#include <linux/kpx.h>
 
 static int cmp_num(uint64_t a, uint64_t b)
 {
@@ -68,6 +69,22 @@ int kpx_cidr_cmp(const void *pa, const void *pb)
 	return r < 0 ? -1 : r > 0;
 }
 
+/* Issue 4: scheduler settings equal once defaults are applied ("" is
+ * "random", 0 the default size and bound). */
+static bool kpx_service_same_sched(const struct kpx_service *a,
+				   const struct kpx_service *b)
+{
+	const char *sa = a->scheduler[0] ? a->scheduler : "random";
+	const char *sb = b->scheduler[0] ? b->scheduler : "random";
+	uint32_t ma = a->mh_size ? a->mh_size : KPX_MH_SIZE_DEFAULT;
+	uint32_t mb = b->mh_size ? b->mh_size : KPX_MH_SIZE_DEFAULT;
+	uint32_t xa = a->affinity_max ? a->affinity_max : KPX_AFFINITY_MAX_DEFAULT;
+	uint32_t xb = b->affinity_max ? b->affinity_max : KPX_AFFINITY_MAX_DEFAULT;
+
+	return !strcmp(sa, sb) && ma == mb && xa == xb &&
+	       a->affinity_timeout == b->affinity_timeout;
+}
+
 bool kpx_service_same_config(const struct kpx_service *a,
 			     const struct kpx_service *b)
 {
@@ -75,6 +92,8 @@ bool kpx_service_same_config(const struct kpx_service *a,
 
 	if (a->flags != b->flags || a->nbackends != b->nbackends ||
 	    a->nsource_ranges != b->nsource_ranges)
+		return false;
+	if (!kpx_service_same_sched(a, b))
 		return false;
 	for (size_t i = 0; i < a->nsource_ranges; i++)
 		if (kpx_cidr_cmp(&a->source_ranges[i], &b->source_ranges[i]))

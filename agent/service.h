@@ -22,6 +22,7 @@ struct kpx_backend {
 	uint16_t port;		/* host byte order */
 	uint32_t weight;	/* 1..KPX_WEIGHT_MAX */
 	uint64_t conns;		/* read back from the module; 0 in desired state */
+	uint32_t active;	/* KPX_BE_A_ACTIVE read back ("lc" only) */
 };
 
 struct kpx_service {
@@ -46,6 +47,18 @@ struct kpx_service {
 	 */
 	size_t nsource_ranges;
 	struct kpx_cidr *source_ranges;
+	/*
+	 * Issue 4: KPX_SVC_A_SCHEDULER ("" = the module's default "random"),
+	 * KPX_SVC_A_MH_SIZE (0 = default 65537; only with "mh"),
+	 * KPX_SVC_A_AFFINITY_TIMEOUT (seconds; 0 = no ClientIP affinity),
+	 * KPX_SVC_A_AFFINITY_MAX (0 = default) and the read-back
+	 * KPX_SVC_A_AFFINITY_EVICTIONS.
+	 */
+	char scheduler[16];
+	uint32_t mh_size;
+	uint32_t affinity_timeout;
+	uint32_t affinity_max;
+	uint64_t affinity_evictions;
 };
 
 /*

@@ -214,3 +214,22 @@ u32 kpx_aff_purge(struct kpx_aff *t, kpx_aff_keep_fn keep, const void *ctx)
 	}
 	return dropped;
 }
+
+/**
+ * kpx_aff_move - copy every entry of @src into the empty table @dst
+ * @dst: initialized (kpx_aff_init()), empty, cap >= @src->used
+ * @src: the table to copy; unchanged
+ *
+ * Keeps the entries' order, times and backends, the timeout and the
+ * eviction count: used to grow a table.
+ */
+void kpx_aff_move(struct kpx_aff *dst, const struct kpx_aff *src)
+{
+	u32 i;
+
+	dst->timeout_ms = src->timeout_ms;
+	for (i = src->head; i != KPX_AFF_NIL; i = src->e[i].next)
+		kpx_aff_update(dst, src->e[i].client, src->e[i].be_addr,
+			       src->e[i].be_port, src->e[i].last_ms);
+	dst->evictions = src->evictions;
+}

@@ -45,5 +45,6 @@ bool kpx_aff_forget(struct kpx_aff *t, const u8 *client16);
 typedef bool (*kpx_aff_keep_fn)(const void *ctx, const u8 *be_addr16,
 				u16 be_port);
 u32 kpx_aff_purge(struct kpx_aff *t, kpx_aff_keep_fn keep, const void *ctx);
+void kpx_aff_move(struct kpx_aff *dst, const struct kpx_aff *src);
 
 #endif /* _KPX_AFFINITY_H */

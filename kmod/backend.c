@@ -15,6 +15,7 @@
 #include <linux/err.h>
 
 #include "backend.h"
+#include "lb.h"
 
 static int be_cmp(const union kpx_addr *a1, __be16 p1,
 		  const union kpx_addr *a2, __be16 p2)
@@ -75,6 +76,7 @@ void kpx_bset_free(struct kpx_bset *set)
 		return;
 	for (i = 0; i < set->count; i++)
 		be_put(set->be[i]);
+	kpx_sched_data_free(set->sd);
 	kvfree(set);
 }
 

@@ -31,6 +31,7 @@
 #include <net/netfilter/nf_conntrack.h>
 
 #include "ct.h"
+#include "svc.h"
 
 struct ct_match {
 	const struct kpx_key *keys;	/* sorted by memcmp */

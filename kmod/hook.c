@@ -25,7 +25,7 @@
 
 #include "hook.h"
 #include "pernet.h"
-#include "select.h"
+#include "lb.h"
 #include "svc.h"
 #include "ranges.h"
 
@@ -63,6 +63,7 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	const struct nf_conntrack_tuple *t;
 	struct nf_nat_range2 range = {};
 	enum ip_conntrack_info ctinfo;
+	const struct kpx_bset *set;
 	struct kpx_backend *be;
 	struct kpx_svc *svc;
 	struct nf_conn *ct;
@@ -92,7 +93,8 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	if (kpx_svc_filtered(kn, svc, &t->src.u3))
 		return NF_DROP;	/* not in KPX_SVC_A_SOURCE_RANGES */
-	be = kpx_select(&kpx_sched_random, rcu_dereference(svc->bset));
+	set = rcu_dereference(svc->bset);
+	be = kpx_schedule(svc, set, t);	/* issue 4: affinity, scheduler */
 	if (!be)
 		return refuse(kn, svc, skb, state);
 
@@ -105,6 +107,7 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	verdict = nf_nat_setup_info(ct, &range, NF_NAT_MANIP_DST);
 	if (verdict == NF_ACCEPT) {
 		atomic64_inc(&be->conns);
+		kpx_lb_connected(set, be);
 		atomic64_inc(&svc->conns);
 		atomic64_inc(&kn->conns);
 	} else {

@@ -13,6 +13,7 @@
 #include <linux/rhashtable-types.h>
 #include <linux/mutex.h>
 #include <linux/list.h>
+#include <linux/workqueue.h>
 
 struct kpx_cidrs;
 struct kpx_nscfg;
@@ -49,6 +50,9 @@ struct kpx_backend {
 	__be16 port;		/* network order */
 	u32 weight;		/* 1..KPX_WEIGHT_MAX; WRITE_ONCE/READ_ONCE */
 	atomic64_t conns;	/* new connections sent here */
+	/* issue 4: open connections ("lc" only; lb.c), scan scratch */
+	atomic_t active;
+	atomic_t scan;
 };
 
 /*
@@ -58,8 +62,17 @@ struct kpx_backend {
  */
 struct kpx_bset {
 	struct rcu_head rcu;
+	struct kpx_sched_data *sd;	/* issue 4: scheduler tables, lb.c */
 	u32 count;
 	struct kpx_backend *be[] __counted_by(count);
+};
+
+/* Scheduler and affinity settings of a frontend (issue 4; lb.c). */
+struct kpx_sched_cfg {
+	u8 id;			/* enum kpx_sched_id (sched.h) */
+	u32 mh_size;		/* Maglev table size, a prime */
+	u32 aff_timeout;	/* seconds; 0: no ClientIP affinity */
+	u32 aff_max;		/* most affinity entries */
 };
 
 /* A frontend (Service VIP:port/protocol), an entry of kpx_net.svcs. */
@@ -75,6 +88,10 @@ struct kpx_svc {
 	/* issue 3: KPX_SVC_A_SOURCE_RANGES (NULL: any source), FILTERED */
 	struct kpx_cidrs __rcu *ranges;
 	atomic64_t filtered;
+	/* issue 4: scheduler settings (under kn->lock), rr/wrr counter */
+	struct kpx_sched_cfg scfg;
+	atomic_t sched_ctr;
+	struct kpx_affk __rcu *aff;	/* ClientIP affinity, lb.c */
 };
 
 /* Per-network-namespace state (net_generic(net, kpx_net_id)). */
@@ -94,6 +111,7 @@ struct kpx_net {
 	/* issue 3: KPX_CMD_SET_CONFIG settings (NULL: none), FILTERED */
 	struct kpx_nscfg __rcu *cfg;
 	atomic64_t filtered;
+	struct delayed_work lc_work;	/* issue 4: lc conntrack scan */
 };
 
 /*

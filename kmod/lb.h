@@ -9,7 +9,7 @@
 
 #include "kpx.h"
 
-struct netlink_ext_ack;
+struct nf_conntrack_tuple;
 
 /*
  * Scheduler data of one backend set, immutable, freed with the set.
@@ -34,13 +34,15 @@ struct kpx_affk *kpx_aff_prepare(const struct kpx_svc *svc,
 				 const struct kpx_sched_cfg *scfg);
 void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
 		    const struct kpx_bset *set);
+void kpx_aff_stop(struct kpx_svc *svc);
 void kpx_aff_release(struct kpx_svc *svc);
 u64 kpx_aff_evictions(const struct kpx_svc *svc);
 struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 				 const struct kpx_bset *set,
 				 const struct nf_conntrack_tuple *t);
 void kpx_lc_scan_init(struct kpx_net *kn);
-void kpx_lc_scan_kick(struct kpx_net *kn);
+void kpx_lc_scan_kick(struct kpx_net *kn, const struct kpx_sched_cfg *scfg);
+void kpx_lb_connected(const struct kpx_bset *set, struct kpx_backend *be);
 void kpx_lc_scan_stop(struct kpx_net *kn);
 
 #endif /* _KPX_LB_H */

@@ -60,17 +60,6 @@ size_t kpx_mh_scratch_size(u32 n)
 	return (size_t)n * sizeof(struct mh_perm);
 }
 
-static u32 gcd32(u32 a, u32 b)
-{
-	while (b) {
-		u32 t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /**
  * kpx_mh_build - fill a Maglev lookup table
  * @table: @size entries, each set to a backend index below @n
@@ -93,7 +82,7 @@ int kpx_mh_build(u32 *table, u32 size, const u64 *ident, const u32 *weight,
 	for (i = 0; i < n; i++) {
 		u32 w = weight ? weight[i] : 1;
 
-		g = gcd32(g, w);
+		g = kpx_gcd32(g, w);
 		if (w > maxw)
 			maxw = w;
 	}

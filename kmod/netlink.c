@@ -26,6 +26,9 @@
 #include "pernet.h"
 #include "svc.h"
 #include "backend.h"
+#include "ranges.h"
+#include "nsconfig.h"
+#include "lb_nl.h"
 
 static const struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	[KPX_BE_A_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
@@ -45,13 +48,20 @@ static const struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_PORT] = { .type = NLA_BE16 },
 	[KPX_SVC_A_FLAGS] = NLA_POLICY_MASK(NLA_U32, KPX_SVC_F_SUPPORTED),
 	[KPX_SVC_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),
+	[KPX_SVC_A_SOURCE_RANGES] = { .type = NLA_NESTED },
+	/* issue 4 (lb_nl.c checks the ranges) */
+	[KPX_SVC_A_SCHEDULER] = { .type = NLA_NUL_STRING,
+				  .len = KPX_SCHED_NAME_MAX - 1 },
+	[KPX_SVC_A_MH_SIZE] = { .type = NLA_U32 },
+	[KPX_SVC_A_AFFINITY_TIMEOUT] = { .type = NLA_U32 },
+	[KPX_SVC_A_AFFINITY_MAX] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy kpx_policy[KPX_A_MAX + 1] = {
 	[KPX_A_SERVICE] = NLA_POLICY_NESTED(svc_policy),
+	[KPX_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),
+	[KPX_A_CONFIG] = NLA_POLICY_NESTED(kpx_cfg_policy),
 };
-
-static struct genl_family kpx_family;
 
 static unsigned int addr_len(u16 family)
 {
@@ -168,39 +178,78 @@ static int parse_backend(struct nlattr *nest, u16 family,
 	return 0;
 }
 
-static struct nlattr *nth_nested(const struct nlattr *nest, u32 n)
+/*
+ * The backend lists of a SET: KPX_SVC_A_BACKENDS (@list, may be NULL), then
+ * every top-level KPX_A_BACKENDS of the message in order (the genl core's
+ * info->attrs only keeps the last of a repeated attribute).  Call with
+ * @i = 0, 1, ... and the same @off (message offset of the last list
+ * returned); returns the next list, NULL at the end.
+ */
+static const struct nlattr *next_list(const struct genl_info *info,
+				      const struct nlattr *list, int i,
+				      int *off)
 {
-	struct nlattr *a;
+	const struct nlattr *a;
 	int rem;
 
-	nla_for_each_nested(a, nest, rem)
-		if (!n--)
+	if (i == 0 && list)
+		return list;
+	nla_for_each_attr(a, nlmsg_attrdata(info->nlhdr, GENL_HDRLEN),
+			  nlmsg_attrlen(info->nlhdr, GENL_HDRLEN), rem) {
+		int here = (const u8 *)a - (const u8 *)info->nlhdr;
+
+		if (nla_type(a) == KPX_A_BACKENDS && here > *off) {
+			*off = here;
 			return a;
+		}
+	}
+	return NULL;
+}
+
+#define for_each_be_list(l, info, list, i, off)				\
+	for (i = 0, off = 0, l = next_list(info, list, 0, &off); l;	\
+	     l = next_list(info, list, ++i, &off))
+
+/* The backend at request position @n, to point an error at. */
+static const struct nlattr *nth_backend(const struct genl_info *info,
+					const struct nlattr *list, u32 n)
+{
+	const struct nlattr *l, *a;
+	int i, off, rem;
+
+	for_each_be_list(l, info, list, i, off)
+		nla_for_each_nested(a, l, rem)
+			if (!n--)
+				return a;
 	return NULL;
 }
 
 /*
- * Parses the backend list into a new sorted array; *cfgp is NULL (and *np 0)
- * if there is none.  The caller kvfree()s *cfgp.
+ * Parses the backend lists (KPX_SVC_A_BACKENDS @list and the top-level
+ * KPX_A_BACKENDS) into a new sorted array; *cfgp is NULL (and *np 0) if
+ * there is none.  The limit and the duplicate check apply to the union.
+ * The caller kvfree()s *cfgp.
  */
-static int parse_backends(const struct nlattr *list, u16 family,
+static int parse_backends(const struct genl_info *info,
+			  const struct nlattr *list, u16 family,
 			  struct kpx_be_cfg **cfgp, u32 *np,
 			  struct netlink_ext_ack *extack)
 {
+	const struct nlattr *l;
 	struct kpx_be_cfg *cfg;
 	struct nlattr *a;
 	u32 n = 0, dup;
-	int rem, err;
+	int i, off, rem, err;
 
 	*cfgp = NULL;
 	*np = 0;
-	if (!list)
-		return 0;
-	nla_for_each_nested(a, list, rem)
-		n++;
-	if (n > KPX_BACKENDS_MAX) {
-		NL_SET_ERR_MSG_ATTR(extack, list, "too many backends");
-		return -EINVAL;
+	for_each_be_list(l, info, list, i, off) {
+		nla_for_each_nested(a, l, rem)
+			n++;
+		if (n > KPX_BACKENDS_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, l, "too many backends");
+			return -EINVAL;
+		}
 	}
 	if (!n)
 		return 0;
@@ -208,16 +257,18 @@ static int parse_backends(const struct nlattr *list, u16 family,
 	if (!cfg)
 		return -ENOMEM;
 	n = 0;
-	nla_for_each_nested(a, list, rem) {
-		cfg[n].pos = n;
-		err = parse_backend(a, family, &cfg[n], extack);
-		if (err)
-			goto err;
-		n++;
+	for_each_be_list(l, info, list, i, off) {
+		nla_for_each_nested(a, l, rem) {
+			cfg[n].pos = n;
+			err = parse_backend(a, family, &cfg[n], extack);
+			if (err)
+				goto err;
+			n++;
+		}
 	}
 	err = kpx_be_cfg_sort(cfg, n, &dup);
 	if (err) {
-		NL_SET_ERR_MSG_ATTR(extack, nth_nested(list, dup),
+		NL_SET_ERR_MSG_ATTR(extack, nth_backend(info, list, dup),
 				    "duplicate backend");
 		goto err;
 	}
@@ -233,6 +284,8 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct kpx_net *kn = kpx_net(genl_info_net(info));
 	struct nlattr *tb[KPX_SVC_A_MAX + 1];
+	struct kpx_cidrs *ranges;
+	struct kpx_sched_cfg scfg;
 	struct kpx_be_cfg *cfg;
 	struct kpx_key key;
 	u32 n, flags;
@@ -244,11 +297,21 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 	flags = 0;
 	if (tb[KPX_SVC_A_FLAGS])
 		flags = nla_get_u32(tb[KPX_SVC_A_FLAGS]);
-	err = parse_backends(tb[KPX_SVC_A_BACKENDS], key.family, &cfg, &n,
-			     info->extack);
+	err = kpx_cidrs_parse(tb[KPX_SVC_A_SOURCE_RANGES], key.family,
+			      &ranges, info->extack);
 	if (err)
 		return err;
-	err = kpx_svc_set(kn, &key, flags, cfg, n);
+	err = parse_backends(info, tb[KPX_SVC_A_BACKENDS], key.family, &cfg,
+			     &n, info->extack);
+	if (err) {
+		kfree(ranges);
+		return err;
+	}
+	err = kpx_sched_cfg_parse(tb, n, &scfg, info->extack);
+	if (!err)
+		err = kpx_svc_set(kn, &key, flags, cfg, n, ranges, &scfg);
+	else
+		kfree(ranges);
 	kvfree(cfg);
 	return err;
 }
@@ -298,7 +361,9 @@ static int kpx_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u64_64bit(msg, KPX_STATS_A_REJECTS,
 			      atomic64_read(&kn->rejects), KPX_STATS_A_PAD) ||
 	    nla_put_u64_64bit(msg, KPX_STATS_A_DROPS,
-			      atomic64_read(&kn->drops), KPX_STATS_A_PAD))
+			      atomic64_read(&kn->drops), KPX_STATS_A_PAD) ||
+	    nla_put_u64_64bit(msg, KPX_STATS_A_FILTERED,
+			      atomic64_read(&kn->filtered), KPX_STATS_A_PAD))
 		goto nospace;
 	nla_nest_end(msg, nest);
 	genlmsg_end(msg, hdr);
@@ -321,7 +386,12 @@ static int put_key(struct sk_buff *skb, const struct kpx_svc *svc)
 	    nla_put_u64_64bit(skb, KPX_SVC_A_CONNS,
 			      atomic64_read(&svc->conns), KPX_SVC_A_PAD) ||
 	    nla_put_u64_64bit(skb, KPX_SVC_A_REJECTS,
-			      atomic64_read(&svc->rejects), KPX_SVC_A_PAD))
+			      atomic64_read(&svc->rejects), KPX_SVC_A_PAD) ||
+	    nla_put_u64_64bit(skb, KPX_SVC_A_FILTERED,
+			      atomic64_read(&svc->filtered), KPX_SVC_A_PAD) ||
+	    kpx_cidrs_put(skb, KPX_SVC_A_SOURCE_RANGES,
+			  rcu_dereference(svc->ranges)) ||
+	    kpx_sched_cfg_put(skb, svc))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -337,7 +407,8 @@ static int put_backend(struct sk_buff *skb, u16 family,
 	    nla_put_be16(skb, KPX_BE_A_PORT, be->port) ||
 	    nla_put_u32(skb, KPX_BE_A_WEIGHT, READ_ONCE(be->weight)) ||
 	    nla_put_u64_64bit(skb, KPX_BE_A_CONNS,
-			      atomic64_read(&be->conns), KPX_BE_A_PAD)) {
+			      atomic64_read(&be->conns), KPX_BE_A_PAD) ||
+	    nla_put_u32(skb, KPX_BE_A_ACTIVE, kpx_be_active(be))) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
@@ -457,9 +528,18 @@ static const struct genl_small_ops kpx_ops[] = {
 		.doit = kpx_nl_flush,
 		.flags = GENL_UNS_ADMIN_PERM,
 	},
+	{
+		.cmd = KPX_CMD_SET_CONFIG,
+		.doit = kpx_nl_set_config,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = KPX_CMD_GET_CONFIG,
+		.doit = kpx_nl_get_config,
+	},
 };
 
-static struct genl_family kpx_family __ro_after_init = {
+struct genl_family kpx_family __ro_after_init = {
 	.name = KPX_GENL_NAME,
 	.version = KPX_GENL_VERSION,
 	.maxattr = KPX_A_MAX,

@@ -14,6 +14,7 @@
 #include "hook.h"
 #include "proc.h"
 #include "svc.h"
+#include "lb.h"
 #include "masq.h"
 #include "nsconfig.h"
 
@@ -25,6 +26,7 @@ static int __net_init kpx_net_init(struct net *net)
 	int err;
 
 	kn->net = net;
+	kpx_lc_scan_init(kn);
 	err = kpx_svc_table_init(kn);
 	if (err)
 		return err;
@@ -63,6 +65,7 @@ static void __net_exit kpx_net_pre_exit(struct net *net)
 {
 	struct kpx_net *kn = kpx_net(net);
 
+	kpx_lc_scan_stop(kn);	/* issue 4 */
 	/* No writer is left: the netns or the genl family is going away. */
 	mutex_lock(&kn->lock);
 	if (kn->hooks_on) {

@@ -59,6 +59,18 @@ static inline u64 kpx_hash16(const u8 *a, u64 seed)
 	return kpx_mix64(kpx_mix64(seed ^ lo) ^ hi);
 }
 
+/* Greatest common divisor (gcd(0, b) = b). */
+static inline u32 kpx_gcd32(u32 a, u32 b)
+{
+	while (b) {
+		u32 t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 /* Maps a 32-bit @x uniformly onto [0, @n) without a division. */
 static inline u32 kpx_scale(u32 x, u32 n)
 {

@@ -49,10 +49,14 @@ static int parse_cidr(const struct nlattr *nest, int family,
 		return -EINVAL;
 	}
 	fam = nla_get_u16(tb[KPX_CIDR_A_FAMILY]);
-	if ((fam != AF_INET && fam != AF_INET6) || (family && fam != family)) {
+	if (fam != AF_INET && fam != AF_INET6) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_CIDR_A_FAMILY],
-				    family ? "CIDR family must be the frontend's" :
 				    "CIDR family must be AF_INET or AF_INET6");
+		return -EINVAL;
+	}
+	if (family && fam != family) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_CIDR_A_FAMILY],
+				    "CIDR family must be the frontend's");
 		return -EINVAL;
 	}
 	alen = fam == AF_INET ? 4 : 16;

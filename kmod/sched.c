@@ -56,17 +56,6 @@ u32 kpx_pick_rr(u32 counter, u32 n)
 	return counter % n;
 }
 
-static u32 gcd32(u32 a, u32 b)
-{
-	while (b) {
-		u32 t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /**
  * kpx_wrr_prepare - build the wrr tables of a set
  * @prefix: @n entries: prefix[i] = weight[0] + ... + weight[i]
@@ -92,7 +81,7 @@ u32 kpx_wrr_prepare(u32 *prefix, const u32 *weight, u32 n, u32 *stride)
 	st = (u32)(((u64)sum * 40503) >> 16);
 	if (!st)
 		st = 1;
-	while (gcd32(st, sum) != 1)
+	while (kpx_gcd32(st, sum) != 1)
 		st++;
 	*stride = st;
 	return sum;
@@ -153,13 +142,15 @@ u32 kpx_pick_sh(const u8 *client16, u32 n)
  */
 u32 kpx_pick_lc(kpx_lc_get_fn get, const void *ctx, u32 n, u32 start)
 {
-	u32 best, ba, bw, k;
+	u32 best, ba, bw, k, i;
 
 	best = start % n;
 	get(ctx, best, &ba, &bw);
-	for (k = 1; k < n; k++) {
-		u32 i = (start + k) % n, a, w;
+	for (k = 1, i = best; k < n; k++) {
+		u32 a, w;
 
+		if (++i == n)
+			i = 0;
 		get(ctx, i, &a, &w);
 		if ((u64)a * bw < (u64)ba * w) {
 			best = i;

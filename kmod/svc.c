@@ -14,6 +14,7 @@
 #include "svc.h"
 #include "backend.h"
 #include "pernet.h"
+#include "lb.h"
 #include "ranges.h"
 #include "ct.h"
 
@@ -84,6 +85,7 @@ static void svc_free_rcu(struct rcu_head *head)
 
 	kpx_bset_free(rcu_dereference_raw(svc->bset));
 	kfree(rcu_dereference_raw(svc->ranges));
+	kpx_aff_release(svc);
 	kfree(svc);
 }
 
@@ -98,6 +100,7 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
 	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
 	WRITE_ONCE(kn->n_svcs, kn->n_svcs - 1);
 	WRITE_ONCE(kn->n_backends, kn->n_backends - (set ? set->count : 0));
+	kpx_aff_stop(svc);	/* issue 4: no work left on its table */
 	call_rcu(&svc->rcu, svc_free_rcu);
 }
 
@@ -120,8 +123,10 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  * kpx_net_hooks_enable().
  */
 int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
-		struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges)
+		struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
+		const struct kpx_sched_cfg *scfg)
 {
+	struct kpx_affk *fresh = NULL;
 	struct kpx_bset *old = NULL, *set;
 	struct kpx_cidrs *old_ranges;
 	struct kpx_svc *svc;
@@ -140,6 +145,17 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		err = PTR_ERR(set);
 		goto out;
 	}
+	/* issue 4: scheduler tables and affinity table, before any change */
+	err = kpx_lb_attach(set, scfg);
+	if (!err) {
+		fresh = kpx_aff_prepare(svc, scfg);
+		if (IS_ERR(fresh))
+			err = PTR_ERR(fresh);
+	}
+	if (err) {
+		kpx_bset_free(set);
+		goto out;
+	}
 
 	if (svc) {
 		/* Count before the old set is handed to RCU to be freed. */
@@ -150,7 +166,10 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 						 lockdep_is_held(&kn->lock));
 		ranges = NULL;
 		kpx_cidrs_free_rcu(old_ranges);
+		svc->scfg = *scfg;
 		rcu_assign_pointer(svc->bset, set);
+		kpx_aff_commit(svc, fresh, set);
+		kpx_lc_scan_kick(kn, scfg);
 		gen_bump(kn);
 		if (kpx_ct_wants_cleanup(key))
 			kpx_ct_after_set(kn->net, key, old, set, false);
@@ -168,8 +187,11 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	svc->flags = flags;
 	RCU_INIT_POINTER(svc->bset, set);
 	RCU_INIT_POINTER(svc->ranges, ranges);
+	svc->scfg = *scfg;
+	RCU_INIT_POINTER(svc->aff, fresh);
 	err = rhashtable_insert_fast(&kn->svcs, &svc->node, svc_params);
 	if (err) {
+		kpx_aff_release(svc);
 		kpx_bset_free(set);
 		kfree(svc);
 		goto out;
@@ -178,6 +200,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	list_add_tail_rcu(&svc->list, &kn->svc_list);
 	WRITE_ONCE(kn->n_svcs, kn->n_svcs + 1);
 	WRITE_ONCE(kn->n_backends, kn->n_backends + n);
+	kpx_lc_scan_kick(kn, scfg);
 	gen_bump(kn);
 	if (kpx_ct_wants_cleanup(key))
 		kpx_ct_after_set(kn->net, key, NULL, set, true);

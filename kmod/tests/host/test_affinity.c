@@ -104,6 +104,24 @@ int main(void)
 		ok(n == t->used && t->used == 1000,
 		   "LRU list length %u = used %u = cap", n, t->used);
 	}
+	{
+		struct kpx_aff *g = mk(8000, 1);
+		u32 j, same = 1;
+
+		kpx_aff_move(g, t);
+		for (i = t->head, j = g->head; i != KPX_AFF_NIL;
+		     i = t->e[i].next, j = g->e[j].next)
+			if (j == KPX_AFF_NIL ||
+			    memcmp(t->e[i].client, g->e[j].client, 16) ||
+			    t->e[i].last_ms != g->e[j].last_ms ||
+			    t->e[i].be_port != g->e[j].be_port)
+				same = 0;
+		addr(c, 4999 % 1500);
+		ok(same && g->used == t->used && g->timeout_ms == 100000 &&
+		   g->evictions == t->evictions && kpx_aff_lookup(g, c, 5000),
+		   "move to a bigger table keeps order, times, timeout, count");
+		rm(g);
+	}
 	rm(t);
 	return tap_done();
 }

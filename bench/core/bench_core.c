@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Host benchmarks of kpx's pure scheduling core: Maglev table build time,
+ * per-decision cost of each scheduler, affinity lookup cost.  Prints one
+ * "name value unit" line per result (CLOCK_MONOTONIC, best of several runs
+ * for the build, mean over many calls for the decisions).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include "maglev.h"
+#include "sched.h"
+#include "affinity.h"
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static volatile u32 sink;
+
+static void addr_of(u8 *a, u32 i)
+{
+	memset(a, 0, 16);
+	a[0] = 10;
+	a[1] = (u8)(i >> 16);
+	a[2] = (u8)(i >> 8);
+	a[3] = (u8)i;
+}
+
+static void bench_mh_build(u32 n, u32 size, int runs)
+{
+	u64 *id = malloc(n * sizeof(*id));
+	u32 *t = malloc(size * sizeof(*t)), i;
+	void *s = malloc(kpx_mh_scratch_size(n));
+	double best = 1e18, sum = 0;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		u8 a[16];
+
+		addr_of(a, 0x010000 + i);
+		id[i] = kpx_be_ident(a, htons(8080));
+	}
+	for (r = 0; r < runs; r++) {
+		double t0 = now_ns(), dt;
+
+		kpx_mh_build(t, size, id, NULL, n, s);
+		dt = now_ns() - t0;
+		sum += dt;
+		if (dt < best)
+			best = dt;
+	}
+	printf("mh_build n=%u size=%u best %.3f ms mean %.3f ms\n", n, size,
+	       best / 1e6, sum / runs / 1e6);
+	free(id);
+	free(t);
+	free(s);
+}
+
+struct lc_ctx {
+	u32 *active, *weight;
+};
+
+static void lc_get(const void *ctx, u32 i, u32 *a, u32 *w)
+{
+	const struct lc_ctx *c = ctx;
+
+	*a = c->active[i];
+	*w = c->weight[i];
+}
+
+#define CALLS 10000000U
+
+static void bench_decisions(u32 n)
+{
+	u32 *w = malloc(n * sizeof(*w)), *prefix = malloc(n * sizeof(u32));
+	u32 *active = calloc(n, sizeof(u32)), *mh, i, stride, total;
+	u64 *id = malloc(n * sizeof(*id));
+	void *s = malloc(kpx_mh_scratch_size(n));
+	struct lc_ctx lc = { active, w };
+	u8 (*cl)[16] = malloc(4096 * 16);
+	double t0;
+	u32 calls_lc = n >= 1000 ? CALLS / 100 : CALLS / 10;
+
+	for (i = 0; i < n; i++) {
+		u8 a[16];
+
+		w[i] = 1 + i % 5;
+		addr_of(a, i);
+		id[i] = kpx_be_ident(a, 80);
+	}
+	for (i = 0; i < 4096; i++)
+		addr_of(cl[i], 0x0a0000 + i * 7919);
+	total = kpx_wrr_prepare(prefix, w, n, &stride);
+	mh = malloc(65537 * sizeof(*mh));
+	kpx_mh_build(mh, 65537, id, NULL, n, s);
+
+#define RUN(name, calls, expr) do {					\
+		t0 = now_ns();						\
+		for (i = 0; i < (calls); i++)				\
+			sink += (expr);					\
+		printf("%-6s n=%-5u %7.2f ns/decision\n", name, n,	\
+		       (now_ns() - t0) / (calls));			\
+	} while (0)
+
+	RUN("random", CALLS, kpx_pick_random(i * 2654435761U, n));
+	RUN("rr", CALLS, kpx_pick_rr(i, n));
+	RUN("wrr", CALLS, kpx_pick_wrr(prefix, n, total, stride, i));
+	RUN("lc", calls_lc, kpx_pick_lc(lc_get, &lc, n, i));
+	RUN("sh", CALLS, kpx_pick_sh(cl[i & 4095], n));
+	RUN("mh", CALLS, kpx_mh_lookup(mh, 65537, cl[i & 4095]));
+	free(w);
+	free(prefix);
+	free(active);
+	free(mh);
+	free(id);
+	free(s);
+	free(cl);
+}
+
+static void bench_affinity(u32 cap)
+{
+	struct kpx_aff t;
+	struct kpx_aff_entry *e = calloc(cap, sizeof(*e));
+	u32 *b = calloc(kpx_aff_nbuckets(cap), sizeof(u32)), i;
+	u8 be[16], c[16];
+	double t0;
+
+	addr_of(be, 0x0afe01);
+	kpx_aff_init(&t, e, b, cap, 10800);
+	for (i = 0; i < cap; i++) {
+		addr_of(c, i);
+		kpx_aff_update(&t, c, be, 80, 1000);
+	}
+	t0 = now_ns();
+	for (i = 0; i < CALLS; i++) {
+		addr_of(c, (i * 2654435761U) % cap);
+		sink += kpx_aff_lookup(&t, c, 2000) != NULL;
+	}
+	printf("aff_lookup_hit   cap=%u %7.2f ns/lookup\n", cap,
+	       (now_ns() - t0) / CALLS);
+	t0 = now_ns();
+	for (i = 0; i < CALLS; i++) {
+		addr_of(c, (i * 2654435761U) % cap);
+		kpx_aff_update(&t, c, be, 80, 2000 + i);
+	}
+	printf("aff_refresh      cap=%u %7.2f ns/update\n", cap,
+	       (now_ns() - t0) / CALLS);
+	t0 = now_ns();
+	for (i = 0; i < CALLS; i++) {
+		addr_of(c, cap + i);
+		kpx_aff_update(&t, c, be, 80, 3000);
+	}
+	printf("aff_insert_evict cap=%u %7.2f ns/insert (evictions %llu)\n",
+	       cap, (now_ns() - t0) / CALLS,
+	       (unsigned long long)t.evictions);
+	free(e);
+	free(b);
+}
+
+int main(void)
+{
+	bench_mh_build(1000, 65537, 20);
+	bench_mh_build(100, 65537, 20);
+	bench_mh_build(1000, 655373, 5);
+	bench_decisions(4);
+	bench_decisions(100);
+	bench_decisions(1000);
+	bench_affinity(65536);
+	return 0;
+}

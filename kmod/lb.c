@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx scheduling glue: turns the pure core (sched.c, maglev.c, affinity.c)
+ * into per-frontend decisions.
+ *
+ * - Tables (the Maglev lookup table, wrr prefix sums) are built at SET time
+ *   in process context and hang off the new backend set, so the packet path
+ *   sees a set and its tables change together under RCU.
+ * - rr and wrr share one atomic counter per frontend.
+ * - ClientIP affinity: a bounded table per frontend, looked up before the
+ *   scheduler under a per-table spinlock.  An entry whose backend is not in
+ *   the current set is ignored and dropped on lookup; a SET also purges
+ *   every entry whose backend left.  Times come from jiffies in ms.
+ * - lc: each backend has an "active" count.  It is incremented when a
+ *   connection is sent to the backend and recomputed once a second by a
+ *   walk over the namespace's conntrack table (kpx_lc_scan_*), counting
+ *   NATed entries that are not closing.  conntrack's event notifier is
+ *   single-user (ctnetlink takes it) and 6.1 has no exported destroy hook or
+ *   module-defined extension, so this is the clean option available: lc is
+ *   exact at each scan and errs towards "busier" between scans.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/err.h>
+#include <linux/jiffies.h>
+#include <linux/random.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/socket.h>
+#include <net/netfilter/nf_conntrack.h>
+#include <linux/kpx.h>
+
+#include "lb.h"
+#include "sched.h"
+#include "maglev.h"
+#include "affinity.h"
+#include "svc.h"
+
+/*
+ * A table starts with AFF_CAP0 entries (or max if smaller) and grows by
+ * AFF_GROW times from a work item once three quarters are used, up to max:
+ * memory follows the number of clients, bounded by max.  Every access to
+ * t (and its arrays) is under lock; the work swaps the arrays under it.
+ */
+#define AFF_CAP0	1024
+#define AFF_GROW	8
+
+struct kpx_affk {
+	spinlock_t lock;
+	u32 max;
+	bool growing;		/* grow work queued or running */
+	bool dead;		/* no more grow work (kpx_aff_stop()) */
+	struct work_struct grow;
+	struct rcu_head rcu;
+	struct kpx_aff t;
+};
+
+/** kpx_sched_cfg_default - "random", no affinity, default sizes. */
+void kpx_sched_cfg_default(struct kpx_sched_cfg *scfg)
+{
+	scfg->id = KPX_SCHED_RANDOM;
+	scfg->mh_size = KPX_MH_SIZE_DEFAULT;
+	scfg->aff_timeout = 0;
+	scfg->aff_max = KPX_AFFINITY_MAX_DEFAULT;
+}
+
+/** kpx_sched_data_free - free a set's scheduler data (NULL is fine). */
+void kpx_sched_data_free(struct kpx_sched_data *sd)
+{
+	if (!sd)
+		return;
+	kvfree(sd->mh);
+	kvfree(sd->wrr_prefix);
+	kfree(sd);
+}
+
+static int build_mh(struct kpx_sched_data *sd, const struct kpx_bset *set)
+{
+	u32 i, n = set->count;
+	u64 *ident;
+	u32 *w;
+	void *scratch;
+	int err = -ENOMEM;
+
+	ident = kvmalloc_array(n, sizeof(*ident), GFP_KERNEL);
+	w = kvmalloc_array(n, sizeof(*w), GFP_KERNEL);
+	scratch = kvmalloc(kpx_mh_scratch_size(n), GFP_KERNEL);
+	sd->mh = kvmalloc_array(sd->mh_size, sizeof(u32), GFP_KERNEL);
+	if (!ident || !w || !scratch || !sd->mh)
+		goto out;
+	for (i = 0; i < n; i++) {
+		ident[i] = kpx_be_ident(set->be[i]->addr.bytes,
+					(__force u16)set->be[i]->port);
+		w[i] = READ_ONCE(set->be[i]->weight);
+	}
+	err = kpx_mh_build(sd->mh, sd->mh_size, ident, w, n, scratch);
+out:
+	kvfree(scratch);
+	kvfree(w);
+	kvfree(ident);
+	return err;
+}
+
+static int build_wrr(struct kpx_sched_data *sd, const struct kpx_bset *set)
+{
+	u32 i, n = set->count, *w;
+
+	w = kvmalloc_array(n, sizeof(*w), GFP_KERNEL);
+	sd->wrr_prefix = kvmalloc_array(n, sizeof(u32), GFP_KERNEL);
+	if (!w || !sd->wrr_prefix) {
+		kvfree(w);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		w[i] = READ_ONCE(set->be[i]->weight);
+	sd->wrr_total = kpx_wrr_prepare(sd->wrr_prefix, w, n,
+					&sd->wrr_stride);
+	kvfree(w);
+	return 0;
+}
+
+/**
+ * kpx_lb_attach - build a new set's scheduler data, before publishing it
+ * @set: the new set, or NULL (no backend: nothing to build)
+ * @scfg: the frontend's validated scheduler settings
+ *
+ * Process context; the Maglev build is O(size) and runs here, never in
+ * the packet path.  On error @set is unchanged (the caller frees it).
+ *
+ * Return: 0, -ENOMEM, or -EINVAL if the Maglev size does not exceed the
+ * backend count.
+ */
+int kpx_lb_attach(struct kpx_bset *set, const struct kpx_sched_cfg *scfg)
+{
+	struct kpx_sched_data *sd;
+	int err = 0;
+
+	if (!set)
+		return 0;
+	sd = kzalloc(sizeof(*sd), GFP_KERNEL);
+	if (!sd)
+		return -ENOMEM;
+	sd->id = scfg->id;
+	sd->mh_size = scfg->mh_size;
+	if (sd->id == KPX_SCHED_MH)
+		err = build_mh(sd, set);
+	else if (sd->id == KPX_SCHED_WRR)
+		err = build_wrr(sd, set);
+	if (err) {
+		kpx_sched_data_free(sd);
+		return err;
+	}
+	set->sd = sd;
+	return 0;
+}
+
+static void aff_grow_fn(struct work_struct *work)
+{
+	struct kpx_affk *a = container_of(work, struct kpx_affk, grow);
+	struct kpx_aff_entry *e;
+	struct kpx_aff nt;
+	u32 cap, *b;
+
+	spin_lock_bh(&a->lock);
+	cap = min_t(u64, (u64)a->t.cap * AFF_GROW, a->max);
+	spin_unlock_bh(&a->lock);
+	e = kvmalloc_array(cap, sizeof(*e), GFP_KERNEL);
+	b = kvmalloc_array(kpx_aff_nbuckets(cap), sizeof(*b), GFP_KERNEL);
+	spin_lock_bh(&a->lock);
+	if (e && b && !a->dead && cap > a->t.cap) {
+		kpx_aff_init(&nt, e, b, cap, 0);
+		kpx_aff_move(&nt, &a->t);
+		swap(nt, a->t);
+		e = nt.e;	/* the old arrays, freed below */
+		b = nt.bucket;
+	}
+	a->growing = false;
+	spin_unlock_bh(&a->lock);
+	kvfree(e);
+	kvfree(b);
+}
+
+static struct kpx_affk *affk_alloc(u32 timeout, u32 max)
+{
+	struct kpx_affk *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	u32 cap = min_t(u32, max, AFF_CAP0);
+	struct kpx_aff_entry *e;
+	u32 *b;
+
+	if (!a)
+		return ERR_PTR(-ENOMEM);
+	e = kvmalloc_array(cap, sizeof(*e), GFP_KERNEL);
+	b = kvmalloc_array(kpx_aff_nbuckets(cap), sizeof(*b), GFP_KERNEL);
+	if (!e || !b) {
+		kvfree(e);
+		kvfree(b);
+		kfree(a);
+		return ERR_PTR(-ENOMEM);
+	}
+	spin_lock_init(&a->lock);
+	INIT_WORK(&a->grow, aff_grow_fn);
+	a->max = max;
+	kpx_aff_init(&a->t, e, b, cap, timeout);
+	return a;
+}
+
+/* Stops growing @a for good; process context, before it is freed. */
+static void affk_stop(struct kpx_affk *a)
+{
+	spin_lock_bh(&a->lock);
+	a->dead = true;
+	spin_unlock_bh(&a->lock);
+	cancel_work_sync(&a->grow);
+}
+
+/**
+ * kpx_aff_stop - stop background work on a frontend's affinity table
+ * @svc: the frontend, being unlinked (kn->lock held)
+ *
+ * Must be called before the frontend is freed (its table goes with it).
+ */
+void kpx_aff_stop(struct kpx_svc *svc)
+{
+	struct kpx_affk *a = rcu_dereference_raw(svc->aff);
+
+	if (a)
+		affk_stop(a);
+}
+
+static void affk_free_rcu(struct rcu_head *head)
+{
+	struct kpx_affk *a = container_of(head, struct kpx_affk, rcu);
+
+	kvfree(a->t.e);
+	kvfree(a->t.bucket);
+	kfree(a);
+}
+
+/**
+ * kpx_aff_prepare - allocate a new affinity table if a SET needs one
+ * @svc: the existing frontend, or NULL; caller holds kn->lock
+ * @scfg: the requested settings
+ *
+ * Return: a new table, NULL if none is needed (no affinity, or the current
+ * table has the requested size and is kept), or ERR_PTR(-ENOMEM).
+ */
+struct kpx_affk *kpx_aff_prepare(const struct kpx_svc *svc,
+				 const struct kpx_sched_cfg *scfg)
+{
+	const struct kpx_affk *cur = NULL;
+
+	if (!scfg->aff_timeout)
+		return NULL;
+	if (svc)
+		cur = rcu_dereference_raw(svc->aff);
+	if (cur && cur->max == scfg->aff_max)
+		return NULL;
+	return affk_alloc(scfg->aff_timeout, scfg->aff_max);
+}
+
+static int be_cmp(const u8 *a1, __be16 p1, const u8 *a2, __be16 p2)
+{
+	int r = memcmp(a1, a2, 16);
+
+	return r ? r : (int)ntohs(p1) - (int)ntohs(p2);
+}
+
+/* Binary search of the sorted set for a backend. */
+static struct kpx_backend *set_find(const struct kpx_bset *set,
+				    const u8 *addr16, __be16 port)
+{
+	u32 lo = 0, hi = set ? set->count : 0;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+		struct kpx_backend *be = set->be[mid];
+		int r = be_cmp(be->addr.bytes, be->port, addr16, port);
+
+		if (!r)
+			return be;
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static bool keep_in_set(const void *ctx, const u8 *addr16, u16 port)
+{
+	return set_find(ctx, addr16, (__force __be16)port);
+}
+
+/**
+ * kpx_aff_commit - install a SET's affinity settings
+ * @svc: the frontend, already carrying @set and its new scfg
+ * @fresh: kpx_aff_prepare()'s table, or NULL
+ * @set: the frontend's new backend set (may be NULL)
+ *
+ * Caller holds kn->lock.  Cannot fail.  A kept table takes the new timeout
+ * and loses the entries whose backend is not in @set; a replaced one keeps
+ * the eviction count.
+ */
+void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
+		    const struct kpx_bset *set)
+{
+	struct kpx_affk *cur = rcu_dereference_raw(svc->aff);
+
+	if (!svc->scfg.aff_timeout || fresh) {
+		if (fresh && cur)
+			fresh->t.evictions = cur->t.evictions;
+		rcu_assign_pointer(svc->aff, fresh);
+		if (cur) {
+			affk_stop(cur);
+			call_rcu(&cur->rcu, affk_free_rcu);
+		}
+		return;
+	}
+	if (!cur)
+		return;
+	spin_lock_bh(&cur->lock);
+	cur->t.timeout_ms = svc->scfg.aff_timeout * 1000U;
+	kpx_aff_purge(&cur->t, keep_in_set, set);
+	spin_unlock_bh(&cur->lock);
+}
+
+/** kpx_aff_release - free a dying frontend's table (from its RCU free). */
+void kpx_aff_release(struct kpx_svc *svc)
+{
+	struct kpx_affk *a = rcu_dereference_raw(svc->aff);
+
+	if (a)
+		affk_free_rcu(&a->rcu);
+}
+
+/** kpx_aff_evictions - entries of @svc evicted for room (under RCU). */
+u64 kpx_aff_evictions(const struct kpx_svc *svc)
+{
+	const struct kpx_affk *a = rcu_dereference(svc->aff);
+
+	return a ? READ_ONCE(a->t.evictions) : 0;
+}
+
+static void lc_get(const void *ctx, u32 i, u32 *active, u32 *weight)
+{
+	const struct kpx_bset *set = ctx;
+	int a = atomic_read(&set->be[i]->active);
+
+	*active = a > 0 ? a : 0;
+	*weight = READ_ONCE(set->be[i]->weight);
+}
+
+static u32 pick(struct kpx_svc *svc, const struct kpx_bset *set,
+		const u8 *client16)
+{
+	const struct kpx_sched_data *sd = set->sd;
+	u32 n = set->count;
+
+	switch (sd ? sd->id : KPX_SCHED_RANDOM) {
+	case KPX_SCHED_RR:
+		return kpx_pick_rr(atomic_inc_return(&svc->sched_ctr) - 1, n);
+	case KPX_SCHED_WRR:
+		return kpx_pick_wrr(sd->wrr_prefix, n, sd->wrr_total,
+				    sd->wrr_stride,
+				    atomic_inc_return(&svc->sched_ctr) - 1);
+	case KPX_SCHED_LC:
+		return kpx_pick_lc(lc_get, set, n, get_random_u32());
+	case KPX_SCHED_SH:
+		return kpx_pick_sh(client16, n);
+	case KPX_SCHED_MH:
+		return kpx_mh_lookup(sd->mh, sd->mh_size, client16);
+	default:
+		return kpx_pick_random(get_random_u32(), n);
+	}
+}
+
+/**
+ * kpx_schedule - choose a backend for a new connection
+ * @svc: the frontend
+ * @set: its current set (rcu_dereference()d by the caller), or NULL
+ * @t: the connection's original-direction tuple
+ *
+ * Call under rcu_read_lock(), from the NAT hook (any context).  With
+ * ClientIP affinity, a live entry whose backend is still in @set wins;
+ * either way the client's entry is refreshed to the chosen backend.
+ *
+ * Return: the backend, or NULL if @set is empty.
+ */
+struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
+				 const struct kpx_bset *set,
+				 const struct nf_conntrack_tuple *t)
+{
+	struct kpx_backend *be = NULL;
+	union kpx_addr client = {};
+	struct kpx_affk *aff;
+	u64 now;
+
+	if (!set || !set->count)
+		return NULL;
+	memcpy(client.bytes, &t->src.u3,
+	       t->src.l3num == NFPROTO_IPV4 ? 4 : 16);
+	aff = rcu_dereference(svc->aff);
+	if (!aff)
+		return set->be[pick(svc, set, client.bytes)];
+
+	now = jiffies64_to_msecs(get_jiffies_64());
+	spin_lock_bh(&aff->lock);
+	{
+		const struct kpx_aff_entry *e;
+
+		e = kpx_aff_lookup(&aff->t, client.bytes, now);
+		if (e) {
+			be = set_find(set, e->be_addr,
+				      (__force __be16)e->be_port);
+			if (!be)
+				kpx_aff_forget(&aff->t, client.bytes);
+		}
+	}
+	if (!be)
+		be = set->be[pick(svc, set, client.bytes)];
+	kpx_aff_update(&aff->t, client.bytes, be->addr.bytes,
+		       (__force u16)be->port, now);
+	if (aff->t.used >= aff->t.cap / 4 * 3 && aff->t.cap < aff->max &&
+	    !aff->growing && !aff->dead) {
+		aff->growing = true;
+		schedule_work(&aff->grow);
+	}
+	spin_unlock_bh(&aff->lock);
+	return be;
+}
+
+/* lc: conntrack scan. */
+
+#define LC_SCAN_PERIOD	HZ
+
+/*
+ * Zeroes (@zero) or publishes the scan counts of every lc backend.
+ * Return: the number of lc frontends.
+ */
+static u32 lc_walk(struct kpx_net *kn, bool zero)
+{
+	const struct kpx_bset *set;
+	struct kpx_svc *svc;
+	u32 i, n_lc = 0;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(svc, &kn->svc_list, list) {
+		set = rcu_dereference(svc->bset);
+		if (!set || !set->sd || set->sd->id != KPX_SCHED_LC)
+			continue;
+		n_lc++;
+		for (i = 0; i < set->count; i++) {
+			if (zero)
+				atomic_set(&set->be[i]->scan, 0);
+			else
+				atomic_set(&set->be[i]->active,
+					   atomic_read(&set->be[i]->scan));
+		}
+	}
+	rcu_read_unlock();
+	return n_lc;
+}
+
+static bool ct_closing(const struct nf_conn *ct)
+{
+	if (nf_ct_protonum(ct) != IPPROTO_TCP)
+		return false;
+	return READ_ONCE(ct->proto.tcp.state) > TCP_CONNTRACK_ESTABLISHED;
+}
+
+static int lc_count(struct nf_conn *ct, void *data)
+{
+	const struct nf_conntrack_tuple *o, *r;
+	struct kpx_net *kn = data;
+	const struct kpx_bset *set;
+	struct kpx_backend *be;
+	struct kpx_svc *svc;
+	union kpx_addr ra = {};
+	struct kpx_key key;
+
+	if (!(ct->status & IPS_DST_NAT) || ct_closing(ct))
+		return 0;
+	o = &ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
+	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
+	kpx_key_init(&key, o->src.l3num, o->dst.protonum, &o->dst.u3,
+		     o->dst.u.all);
+	rcu_read_lock();
+	svc = kpx_svc_lookup(kn, &key);
+	set = svc ? rcu_dereference(svc->bset) : NULL;
+	if (set && set->sd && set->sd->id == KPX_SCHED_LC) {
+		memcpy(ra.bytes, &r->src.u3,
+		       o->src.l3num == NFPROTO_IPV4 ? 4 : 16);
+		be = set_find(set, ra.bytes, r->src.u.all);
+		if (be)
+			atomic_inc(&be->scan);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+static void lc_scan_fn(struct work_struct *work)
+{
+	struct kpx_net *kn = container_of(to_delayed_work(work),
+					  struct kpx_net, lc_work);
+	struct nf_ct_iter_data d = { .net = kn->net, .data = kn };
+
+	/* No lc frontend left: stop until the next kick. */
+	if (!lc_walk(kn, true))
+		return;
+	nf_ct_iterate_cleanup_net(lc_count, &d);
+	lc_walk(kn, false);
+	schedule_delayed_work(&kn->lc_work, LC_SCAN_PERIOD);
+}
+
+/** kpx_lc_scan_init - set up the namespace's lc scan (not started). */
+void kpx_lc_scan_init(struct kpx_net *kn)
+{
+	INIT_DELAYED_WORK(&kn->lc_work, lc_scan_fn);
+}
+
+/**
+ * kpx_lc_scan_kick - start the scan if a frontend now uses lc
+ * @kn: the namespace
+ * @scfg: the settings just installed on one of its frontends
+ */
+void kpx_lc_scan_kick(struct kpx_net *kn, const struct kpx_sched_cfg *scfg)
+{
+	if (scfg->id == KPX_SCHED_LC)
+		schedule_delayed_work(&kn->lc_work, LC_SCAN_PERIOD);
+}
+
+/** kpx_lc_scan_stop - stop the scan for good (namespace exit). */
+void kpx_lc_scan_stop(struct kpx_net *kn)
+{
+	cancel_delayed_work_sync(&kn->lc_work);
+}
+
+/**
+ * kpx_lb_connected - account a connection just sent to @be
+ * @set: the set @be was chosen from
+ * @be: the backend
+ */
+void kpx_lb_connected(const struct kpx_bset *set, struct kpx_backend *be)
+{
+	if (set->sd && set->sd->id == KPX_SCHED_LC)
+		atomic_inc(&be->active);
+}

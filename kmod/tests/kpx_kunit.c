@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suites of kpx's pure scheduling core (maglev.c, sched.c,
+ * affinity.c), compiled into this test module from the same sources as
+ * kpx.ko, so that kpx.ko carries nothing test-only.
+ *
+ * Suites: kpx_maglev (shares within 1% at size > 100 x backends, removing
+ * 1 of 1000 backends moves <= 1% of the other slots, determinism, pinned
+ * values shared with the host tests), kpx_sched (rr rotation, wrr exact
+ * ratios, lc under skew, sh stability and spread), kpx_affinity (expiry to
+ * the millisecond, refresh, purge on backend removal, eviction count).
+ */
+#include <kunit/test.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+
+#include "../maglev.c"
+#include "../sched.c"
+#include "../affinity.c"
+
+static u64 ident_of(u32 i)
+{
+	u8 a[16] = { 10, (u8)(i >> 8), (u8)i, 1 };
+
+	return kpx_be_ident(a, htons(8080));
+}
+
+static u32 *mh_build(struct kunit *test, const u64 *id, u32 n, u32 size)
+{
+	u32 *t = kunit_kmalloc_array(test, size, sizeof(u32), GFP_KERNEL);
+	void *s = kvmalloc(kpx_mh_scratch_size(n), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_EQ(test, kpx_mh_build(t, size, id, NULL, n, s), 0);
+	kvfree(s);
+	return t;
+}
+
+static void mh_share_test(struct kunit *test)
+{
+	const u32 n = 1000, size = 131071;
+	u64 *id = kunit_kcalloc(test, n, sizeof(u64), GFP_KERNEL);
+	u32 *cnt = kunit_kcalloc(test, n, sizeof(u32), GFP_KERNEL);
+	u32 *t, i, lo = U32_MAX, hi = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, id);
+	KUNIT_ASSERT_NOT_NULL(test, cnt);
+	for (i = 0; i < n; i++)
+		id[i] = ident_of(i);
+	t = mh_build(test, id, n, size);
+	for (i = 0; i < size; i++)
+		cnt[t[i]]++;
+	for (i = 0; i < n; i++) {
+		lo = min(lo, cnt[i]);
+		hi = max(hi, cnt[i]);
+	}
+	/* 131.07 expected: 1% is 129.76..132.38 */
+	KUNIT_EXPECT_GE(test, lo * 100, size / n * 99);
+	KUNIT_EXPECT_LE(test, hi * 100, (size * 101 + n - 1) / n);
+	KUNIT_EXPECT_LE(test, hi - lo, 1U);
+}
+
+static void mh_remove_one_test(struct kunit *test)
+{
+	const u32 n = 1000, size = 65537, gone = 499;
+	u64 *id = kunit_kcalloc(test, n, sizeof(u64), GFP_KERNEL);
+	u64 *id2 = kunit_kcalloc(test, n, sizeof(u64), GFP_KERNEL);
+	u32 *t1, *t2, i, moved = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, id);
+	KUNIT_ASSERT_NOT_NULL(test, id2);
+	for (i = 0; i < n; i++) {
+		id[i] = ident_of(i);
+		if (i != gone)
+			id2[i < gone ? i : i - 1] = id[i];
+	}
+	t1 = mh_build(test, id, n, size);
+	t2 = mh_build(test, id2, n - 1, size);
+	for (i = 0; i < size; i++) {
+		if (t1[i] == gone)
+			continue;
+		if ((t1[i] < gone ? t1[i] : t1[i] - 1) != t2[i])
+			moved++;
+	}
+	kunit_info(test, "removing 1 of 1000 moved %u of %u slots", moved,
+		   size);
+	KUNIT_EXPECT_LE(test, moved, size / 100);
+}
+
+static void mh_pinned_test(struct kunit *test)
+{
+	u64 *id = kunit_kcalloc(test, 100, sizeof(u64), GFP_KERNEL);
+	u32 *a, *b, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, id);
+	for (i = 0; i < 100; i++)
+		id[i] = ident_of(i);
+	a = mh_build(test, id, 100, 65537);
+	b = mh_build(test, id, 100, 65537);
+	KUNIT_EXPECT_EQ(test, memcmp(a, b, 65537 * sizeof(u32)), 0);
+	/* Same values as kmod/tests/host/test_maglev.c: nodes agree. */
+	KUNIT_EXPECT_EQ(test, kpx_be_ident((u8[16]){ 10, 0, 0, 1 }, htons(80)),
+			0xe0feb58d2db51c15ULL);
+	KUNIT_EXPECT_EQ(test, a[0], 33U);
+	KUNIT_EXPECT_EQ(test, a[65536], 2U);
+	KUNIT_EXPECT_EQ(test, kpx_mh_build(a, 65535, id, NULL, 100, NULL),
+			-EINVAL);
+}
+
+static void rr_test(struct kunit *test)
+{
+	u32 c, cnt[4] = {};
+
+	for (c = 0; c < 1000; c++) {
+		KUNIT_EXPECT_EQ(test, kpx_pick_rr(c, 4), c % 4);
+		cnt[kpx_pick_rr(c, 4)]++;
+	}
+	for (c = 0; c < 4; c++)
+		KUNIT_EXPECT_EQ(test, cnt[c], 250U);
+}
+
+static void wrr_test(struct kunit *test)
+{
+	u32 w[4] = { 1, 2, 3, 4 }, prefix[4], stride, total, c, cnt[4] = {};
+
+	total = kpx_wrr_prepare(prefix, w, 4, &stride);
+	KUNIT_EXPECT_EQ(test, total, 10U);
+	for (c = 0; c < 3 * total; c++)
+		cnt[kpx_pick_wrr(prefix, 4, total, stride, c + 7)]++;
+	for (c = 0; c < 4; c++)
+		KUNIT_EXPECT_EQ(test, cnt[c], 3 * w[c]);
+}
+
+struct lc_ctx {
+	u32 active[4];
+	u32 weight[4];
+};
+
+static void lc_get_t(const void *ctx, u32 i, u32 *a, u32 *w)
+{
+	const struct lc_ctx *c = ctx;
+
+	*a = c->active[i];
+	*w = c->weight[i];
+}
+
+static void lc_test(struct kunit *test)
+{
+	struct lc_ctx c = { { 50, 0, 0, 0 }, { 1, 1, 1, 1 } };
+	u32 k;
+
+	for (k = 0; k < 100; k++)
+		c.active[kpx_pick_lc(lc_get_t, &c, 4, k)]++;
+	KUNIT_EXPECT_EQ(test, c.active[0], 50U);
+	KUNIT_EXPECT_EQ(test, c.active[1] + c.active[2] + c.active[3], 100U);
+	KUNIT_EXPECT_GE(test, min3(c.active[1], c.active[2], c.active[3]), 33U);
+}
+
+static void sh_test(struct kunit *test)
+{
+	u32 i, cnt[8] = {}, lo = U32_MAX, hi = 0;
+
+	for (i = 0; i < 80000; i++) {
+		u8 a[16] = { 10, 1, (u8)(i >> 8), (u8)i };
+		u32 b = kpx_pick_sh(a, 8);
+
+		KUNIT_ASSERT_EQ(test, b, kpx_pick_sh(a, 8));
+		cnt[b]++;
+	}
+	for (i = 0; i < 8; i++) {
+		lo = min(lo, cnt[i]);
+		hi = max(hi, cnt[i]);
+	}
+	/* 10000 each expected; 5 sigma ~ 470 */
+	KUNIT_EXPECT_GT(test, lo, 9500U);
+	KUNIT_EXPECT_LT(test, hi, 10500U);
+}
+
+static void sched_names_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, kpx_sched_by_name("mh"), KPX_SCHED_MH);
+	KUNIT_EXPECT_EQ(test, kpx_sched_by_name("wlc"), -EINVAL);
+	KUNIT_EXPECT_STREQ(test, kpx_sched_name(KPX_SCHED_RR), "rr");
+}
+
+static struct kpx_aff *aff_new(struct kunit *test, u32 cap, u32 timeout)
+{
+	struct kpx_aff *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	struct kpx_aff_entry *e = kunit_kcalloc(test, cap, sizeof(*e),
+						GFP_KERNEL);
+	u32 *b = kunit_kcalloc(test, kpx_aff_nbuckets(cap), sizeof(u32),
+			       GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	kpx_aff_init(t, e, b, cap, timeout);
+	return t;
+}
+
+static void addr_set(u8 *a, u32 i)
+{
+	memset(a, 0, 16);
+	a[0] = 10;
+	a[2] = (u8)(i >> 8);
+	a[3] = (u8)i;
+}
+
+static bool keep_not_2(const void *ctx, const u8 *be, u16 port)
+{
+	return be[3] != 2;
+}
+
+static void aff_expiry_test(struct kunit *test)
+{
+	struct kpx_aff *t = aff_new(test, 4, 10);
+	const struct kpx_aff_entry *e;
+	u8 c[16], b[16];
+
+	addr_set(c, 1);
+	addr_set(b, 1);
+	kpx_aff_update(t, c, b, 80, 1000);
+	e = kpx_aff_lookup(t, c, 10999);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, e->be_port, 80);
+	KUNIT_EXPECT_NULL(test, kpx_aff_lookup(t, c, 11000));
+	KUNIT_EXPECT_EQ(test, t->used, 0U);
+}
+
+static void aff_removal_eviction_test(struct kunit *test)
+{
+	struct kpx_aff *t = aff_new(test, 4, 10);
+	u8 c[16], b1[16], b2[16];
+	u32 i;
+
+	addr_set(b1, 1);
+	addr_set(b2, 2);
+	addr_set(c, 1);
+	kpx_aff_update(t, c, b1, 80, 0);
+	addr_set(c, 2);
+	kpx_aff_update(t, c, b2, 80, 0);
+	KUNIT_EXPECT_EQ(test, kpx_aff_purge(t, keep_not_2, NULL), 1U);
+	KUNIT_EXPECT_NULL(test, kpx_aff_lookup(t, c, 1));
+	addr_set(c, 1);
+	KUNIT_EXPECT_NOT_NULL(test, kpx_aff_lookup(t, c, 1));
+	for (i = 0; i < 6; i++) {
+		addr_set(c, 100 + i);
+		kpx_aff_update(t, c, b1, 80, 100 + i);
+	}
+	KUNIT_EXPECT_EQ(test, t->used, 4U);
+	KUNIT_EXPECT_EQ(test, t->evictions, 3ULL);
+}
+
+static struct kunit_case maglev_cases[] = {
+	KUNIT_CASE(mh_share_test),
+	KUNIT_CASE(mh_remove_one_test),
+	KUNIT_CASE(mh_pinned_test),
+	{}
+};
+
+static struct kunit_case sched_cases[] = {
+	KUNIT_CASE(sched_names_test),
+	KUNIT_CASE(rr_test),
+	KUNIT_CASE(wrr_test),
+	KUNIT_CASE(lc_test),
+	KUNIT_CASE(sh_test),
+	{}
+};
+
+static struct kunit_case aff_cases[] = {
+	KUNIT_CASE(aff_expiry_test),
+	KUNIT_CASE(aff_removal_eviction_test),
+	{}
+};
+
+static struct kunit_suite maglev_suite = {
+	.name = "kpx_maglev",
+	.test_cases = maglev_cases,
+};
+
+static struct kunit_suite sched_suite = {
+	.name = "kpx_sched",
+	.test_cases = sched_cases,
+};
+
+static struct kunit_suite aff_suite = {
+	.name = "kpx_affinity",
+	.test_cases = aff_cases,
+};
+
+kunit_test_suites(&maglev_suite, &sched_suite, &aff_suite);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("KUnit tests of kpx's scheduling core");

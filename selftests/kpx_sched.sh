@@ -1,0 +1,182 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kpx_sched: the module's schedulers and ClientIP session affinity, end to
+# end: rr gives exactly equal shares, sh keeps a client on one backend, mh
+# (Maglev) keeps >= 98% of the clients of the remaining backends when one
+# of 100 backends leaves, lc avoids a backend with open connections (and
+# its active counts follow conntrack), and ClientIP affinity holds a client, drops it
+# the moment its backend leaves, and expires after the timeout.
+#
+#   cli 10.0.1.2 + 10.0.1.10..209 --veth--> node (kpx.ko) --> pod1..pod4 10.244.N.2:8080
+#                                                         --> podm 10.244.200.1..100:8080
+#   VIPs: tcp 10.96.0.20:80 (rr, sh, affinity), tcp 10.96.0.21:80 (mh),
+#         tcp 10.96.0.22:80 (lc)
+. "$(dirname "$0")/lib.sh"
+
+require_guest
+require_module
+require_file "$KPXCTL" "$ECHO_BIN" "$CLIENT_BIN"
+command -v python3 >/dev/null || skip "python3 missing"
+setup_trap
+
+node_setup && cli_setup && pods_setup 4 || skip "topology setup failed"
+for i in 1 2 3 4; do
+	echo_start "pod$i" -t "pod$i" "10.244.$i.2:8080"
+done
+be4=(10.244.1.2:8080 10.244.2.2:8080 10.244.3.2:8080 10.244.4.2:8080)
+V=10.96.0.20 VM=10.96.0.21
+NSRC=200
+
+# Many client source addresses in cli (10.0.1.10 ..), one connection each.
+srcs=()
+for i in $(seq 10 $((10 + NSRC - 1))); do
+	srcs+=("10.0.1.$i")
+done
+printf 'addr add %s/32 dev eth0\n' "${srcs[@]}" | ip -n cli -batch - ||
+	skip "cannot add client addresses"
+
+# by_source VIP:PORT COUNT SRC...: one TCP connection per SRC (COUNT times
+# each), printing "SRC BACKEND_ADDR:PORT" per answer ("SRC fail" if none).
+cat >"$TMPD/by_source.py" <<'PY'
+import os, socket, sys
+if not os.path.exists("/etc/kpx-guest"):
+    sys.exit("refusing to run outside the kpx test VM")
+host, port = sys.argv[1].rsplit(":", 1)
+count = int(sys.argv[2])
+for src in sys.argv[3:]:
+    for _ in range(count):
+        s = socket.socket()
+        s.settimeout(3)
+        try:
+            s.bind((src, 0))
+            s.connect((host, int(port)))
+            line = s.makefile().readline().split()
+            print(src, line[1])
+        except OSError as e:
+            print(src, "fail", e)
+        finally:
+            s.close()
+PY
+by_source() {
+	ip netns exec cli python3 "$TMPD/by_source.py" "$@"
+}
+
+# --- rr: 1000 connections over 4 backends give exactly 250 each ---------
+assert_rc "set rr" 0 "$KPXCTL" set tcp $V:80 "${be4[@]}" --scheduler rr
+client cli -n 1000 -t 3000 -q $V:80
+assert_eq "rr: attempts ok" 1000 "$(summary_field ok)"
+for i in 1 2 3 4; do
+	assert_eq "rr: answers from pod$i" 250 "$(ident_count "pod$i")"
+done
+kpx_snapshot
+assert_eq "rr: kpxctl shows the scheduler" rr \
+	"$(jq -r '.services[0].scheduler' <<<"$KS_JSON")"
+for i in 1 2 3 4; do
+	assert_eq "rr: module counter of pod$i" 250 \
+		"$(be_counter tcp $V 80 10.244.$i.2 8080)"
+done
+
+# --- sh: one client, one backend; many clients spread ---------------------
+assert_rc "set sh" 0 "$KPXCTL" set tcp $V:80 "${be4[@]}" --scheduler sh
+client cli -n 100 -t 3000 -q $V:80
+assert_eq "sh: attempts ok" 100 "$(summary_field ok)"
+assert_eq "sh: one client, one backend" 1 "$(ident_names | wc -w)"
+by_source $V:80 1 "${srcs[@]:0:40}" >"$TMPD/sh.out"
+assert_eq "sh: 40 clients answered" 0 "$(grep -c fail "$TMPD/sh.out")"
+assert_ge "sh: 40 clients use several backends" 3 \
+	"$(awk '{print $2}' "$TMPD/sh.out" | sort -u | wc -l)"
+by_source $V:80 1 "${srcs[@]:0:40}" >"$TMPD/sh2.out"
+assert_eq "sh: every client keeps its backend" "" \
+	"$(diff "$TMPD/sh.out" "$TMPD/sh2.out")"
+
+# --- mh: 100 backends, one leaves, >= 98% of the others' clients stay ----
+pod_add podm $(seq -f '10.244.200.%g' 1 100) || skip "podm setup failed"
+echo_start podm -t podm 0.0.0.0:8080
+bem=()
+for i in $(seq 1 100); do
+	bem+=("10.244.200.$i:8080")
+done
+assert_rc "set mh, 100 backends" 0 "$KPXCTL" set tcp $VM:80 "${bem[@]}" \
+	--scheduler mh --mh-size 65537
+by_source $VM:80 1 "${srcs[@]}" >"$TMPD/mh1.out"
+assert_eq "mh: $NSRC clients answered" 0 "$(grep -c fail "$TMPD/mh1.out")"
+# Remove the backend with the most clients (the harshest case).
+gone=$(awk '{print $2}' "$TMPD/mh1.out" | sort | uniq -c | sort -rn |
+	awk 'NR == 1 {print $2}')
+log "mh: removing $gone ($(grep -c " $gone\$" "$TMPD/mh1.out") clients)"
+rest=()
+for b in "${bem[@]}"; do
+	[ "$b" = "$gone" ] || rest+=("$b")
+done
+assert_rc "set mh, 99 backends" 0 "$KPXCTL" set tcp $VM:80 "${rest[@]}" \
+	--scheduler mh --mh-size 65537
+by_source $VM:80 1 "${srcs[@]}" >"$TMPD/mh2.out"
+kept=$(join <(sort "$TMPD/mh1.out") <(sort "$TMPD/mh2.out") |
+	awk -v g="$gone" '$2 != g { n++; if ($2 == $3) k++ }
+		END { printf "%d %d", k, n }')
+read -r k n <<<"$kept"
+log "mh: $k of $n clients of the remaining backends kept their backend"
+assert_ge "mh: >= 98% of $n clients keep their backend" \
+	$(((n * 98 + 99) / 100)) "$k"
+assert_eq "mh: clients of the removed backend moved" 0 \
+	"$(grep -c " $gone\$" "$TMPD/mh2.out")"
+
+# --- lc: held connections make a backend busy; new ones go elsewhere -----
+VL=10.96.0.22
+assert_rc "set lc, pod1 only" 0 "$KPXCTL" set tcp $VL:80 10.244.1.2:8080 \
+	--scheduler lc
+for i in 1 2 3 4; do
+	ip netns exec cli "$CLIENT_BIN" --hold 20000 -t 3000 $VL:80 \
+		>"$TMPD/hold$i.out" 2>&1 &
+	PIDS+=($!)
+done
+sleep 2
+assert_rc "set lc, pod1 + pod2" 0 "$KPXCTL" set tcp $VL:80 \
+	10.244.1.2:8080 10.244.2.2:8080 --scheduler lc
+client cli -n 4 -t 3000 -q $VL:80
+assert_eq "lc: 4 new connections all go to the idle backend" 4 \
+	"$(ident_count pod2)"
+sleep 2.5	# a conntrack scan (1 s period) has recounted since
+kpx_snapshot
+active() {
+	jq -r ".services[] | select(.vip == \"$VL\") | .backends[] |
+		select(.addr == \"$1\") | .active" <<<"$KS_JSON"
+}
+assert_eq "lc: pod1 active = 4 held connections" 4 "$(active 10.244.1.2)"
+assert_eq "lc: pod2 active = 0 (its connections closed)" 0 \
+	"$(active 10.244.2.2)"
+
+# --- ClientIP affinity ----------------------------------------------------
+assert_rc "set rr + affinity 2 s" 0 "$KPXCTL" set tcp $V:80 "${be4[@]}" \
+	--scheduler rr --affinity 2
+client cli -n 200 -t 3000 -q $V:80
+assert_eq "affinity: attempts ok" 200 "$(summary_field ok)"
+assert_eq "affinity: 200 connections, one backend" 1 "$(ident_names | wc -w)"
+first=$(ident_names)
+kpx_snapshot
+assert_eq "affinity: kpxctl shows the timeout" 2 \
+	"$(jq -r '.services[] | select(.vip == "'$V'") | .affinity.timeout' <<<"$KS_JSON")"
+# Remove that backend: the client moves at once, and stays on its new one.
+rest=()
+for i in 1 2 3 4; do
+	[ "pod$i" = "$first" ] || rest+=("10.244.$i.2:8080")
+done
+assert_rc "remove $first" 0 "$KPXCTL" set tcp $V:80 "${rest[@]}" \
+	--scheduler rr --affinity 2
+client cli -n 20 -t 3000 -q $V:80
+assert_eq "affinity: after removal, attempts ok" 20 "$(summary_field ok)"
+second=$(ident_names)
+assert_eq "affinity: after removal, one backend" 1 "$(echo $second | wc -w)"
+assert_ne "affinity: moved off the removed backend" "$first" "$second"
+# Within the timeout the client stays; after it, rr moves it on.
+sleep 1
+client cli -n 1 -t 3000 -q $V:80
+assert_eq "affinity: 1 s later, same backend" "$second" "$(ident_names)"
+sleep 2.5
+client cli -n 1 -t 3000 -q $V:80
+third=$(ident_names)
+assert_ne "affinity: 2.5 s idle > 2 s timeout, rr moves the client" \
+	"$second" "$third"
+
+ksft_exit
