@@ -29,7 +29,8 @@ tools: deps
 unit: agent
 	$(MAKE) -C agent test
 	python3 ./selftests/apiserver/test_apiserver.py
-	./agent/tests/agent-apiserver.sh
+	$(MAKE) -C agent itest
+	$(MAKE) -C agent fuzz
 
 # DKMS build of the module against every installed kernel's headers (Debian
 # 12's 6.1 and its 6.12 from bookworm-security), in a scratch tree (nothing is
@@ -63,6 +64,10 @@ test-packaging: deps
 
 check: unit dkms-build test-packaging vm-check
 
+# Agent CPU time and peak RSS: initial sync of 10k Services, 1000 changes.
+bench-agent: agent
+	./bench/agent/run.sh
+
 demo: all
 	./selftests/qemu/run-vm.sh -- /bin/bash $(CURDIR)/selftests/demo/demo.sh
 
@@ -72,4 +77,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
-	vm-check check demo clean
+	vm-check check demo bench-agent clean

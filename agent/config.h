@@ -2,7 +2,9 @@
 /*
  * kpx-agent's configuration: kube-proxy's flags and KubeProxyConfiguration
  * (kubeproxy.config.k8s.io/v1alpha1) fields that apply to kpx, under their
- * kube-proxy names.  Flags override the --config file.  Plain data.
+ * kube-proxy names.  As in kube-proxy, with --config the file wins over
+ * the flags that map to its fields (--v, --hostname-override, --master and
+ * --cleanup still apply).  Plain data.
  */
 #ifndef KPX_CONFIG_H
 #define KPX_CONFIG_H

@@ -706,7 +706,8 @@ int kpx_model_desired(struct kpx_model *m, struct kpx_service **out, size_t *n)
 	free(x.c);
 	if (r)
 		goto fail;
-	qsort(fv.v, fv.n, sizeof(*fv.v), frontend_cmp);
+	if (fv.n)
+		qsort(fv.v, fv.n, sizeof(*fv.v), frontend_cmp);
 	res = calloc(fv.n ? fv.n : 1, sizeof(*res));
 	if (!res) {
 		r = -ENOMEM;
