@@ -62,7 +62,12 @@ test-packaging: deps
 	./packaging/test-manifests.py
 	./packaging/test-debs.sh
 
-check: unit dkms-build test-packaging vm-check
+# The ClusterIP suite on Debian 12's second kernel series (6.12).
+KVER_6_12 ?= $(shell ls -d /lib/modules/6.12.*/build 2>/dev/null | sed 's|/lib/modules/||;s|/build||' | sort -V | tail -n 1)
+vm-check-6.12: all
+	./selftests/qemu/check-kernel.sh $(KVER_6_12) kpx_clusterip
+
+check: unit dkms-build test-packaging vm-check vm-check-6.12
 
 # Agent CPU time and peak RSS: initial sync of 10k Services, 1000 changes.
 bench-agent: agent
@@ -77,4 +82,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
-	vm-check check demo bench-agent clean
+	vm-check vm-check-6.12 check demo bench-agent clean
