@@ -632,12 +632,87 @@ static int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 
 /* ---- config ---- */
 
+struct shown_config {
+	struct json_object *o;
+	int err;
+};
+
+static int show_config_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[KPX_A_MAX + 1], *ct[KPX_CFG_A_MAX + 1];
+	struct shown_config *sc = arg;
+	struct kpx_cidr *v = NULL;
+	size_t n = 0;
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, KPX_A_MAX, NULL) < 0 ||
+	    !tb[KPX_A_CONFIG] ||
+	    nla_parse_nested(ct, KPX_CFG_A_MAX, tb[KPX_A_CONFIG], NULL) < 0) {
+		sc->err = -EBADMSG;
+		return NL_SKIP;
+	}
+	if (ct[KPX_CFG_A_LOCAL_CIDRS] &&
+	    kpx_nl_parse_cidrs(ct[KPX_CFG_A_LOCAL_CIDRS], &v, &n)) {
+		sc->err = -EBADMSG;
+		return NL_SKIP;
+	}
+	sc->o = json_object_new_object();
+	json_object_object_add(sc->o, "local_cidrs", cidrs_json(v, n));
+	json_object_object_add(sc->o, "local_ifname", json_object_new_string(
+		ct[KPX_CFG_A_LOCAL_IFNAME] ?
+		nla_get_string(ct[KPX_CFG_A_LOCAL_IFNAME]) : ""));
+	json_object_object_add(sc->o, "local_ifprefix", json_object_new_string(
+		ct[KPX_CFG_A_LOCAL_IFPREFIX] ?
+		nla_get_string(ct[KPX_CFG_A_LOCAL_IFPREFIX]) : ""));
+	free(v);
+	return NL_SKIP;
+}
+
+/* "kpxctl config --show": KPX_CMD_GET_CONFIG as one JSON object. */
+static int show_config(void)
+{
+	struct shown_config sc = { 0 };
+	struct kpx_nl *nl;
+	struct nl_msg *msg;
+	struct nl_cb *cb;
+	int ret;
+
+	if (open_nl(&nl))
+		return 1;
+	msg = nlmsg_alloc();
+	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family_id,
+				 0, 0, KPX_CMD_GET_CONFIG, KPX_GENL_VERSION)) {
+		nlmsg_free(msg);
+		kpx_nl_close(nl);
+		return runtime_error(NULL, "config", -ENOMEM);
+	}
+	ret = nl_send_auto(nl->sk, msg);
+	nlmsg_free(msg);
+	cb = ret < 0 ? NULL : nl_cb_alloc(NL_CB_DEFAULT);
+	if (cb) {
+		nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, show_config_cb, &sc);
+		ret = nl_recvmsgs(nl->sk, cb);
+		nl_cb_put(cb);
+	}
+	kpx_nl_close(nl);
+	if (ret < 0 || sc.err || !sc.o) {
+		json_object_put(sc.o);
+		return runtime_error(NULL, "config",
+				     sc.err ? sc.err :
+				     ret < 0 ? kpx_nl_errno(ret) : -EBADMSG);
+	}
+	print_json(sc.o);
+	json_object_put(sc.o);
+	return 0;
+}
+
 static int cmd_config(const struct cmd *cmd, int argc, char **argv)
 {
 	struct kpx_ns_config c;
 	struct kpx_nl *nl;
 	int err, ret = 0;
 
+	if (argc == 2 && !strcmp(argv[1], "--show"))
+		return show_config();
 	memset(&c, 0, sizeof(c));
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -695,10 +770,11 @@ static const struct cmd cmds[] = {
 	  "(ClientIP session affinity, 1-86400)." },
 	{ "config", cmd_config,
 	  "config [--local-cidr CIDR ...] [--local-ifname NAME] "
-	  "[--local-ifprefix PREFIX]",
+	  "[--local-ifprefix PREFIX] | config --show",
 	  "Sets what is a local source for --masq-nonlocal: the prefixes, the\n"
 	  "interface and the interface name prefix packets enter through.  Every\n"
-	  "setting is replaced: one left out is cleared." },
+	  "setting is replaced: one left out is cleared.  --show prints the\n"
+	  "settings as JSON." },
 	{ "del", cmd_del, "del PROTO VIP:PORT", "Deletes a frontend." },
 	{ "flush", cmd_flush, "flush",
 	  "Deletes every frontend of this network namespace." },

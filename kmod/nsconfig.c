@@ -127,7 +127,9 @@ int kpx_nl_get_config(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err = -EMSGSIZE;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	/* a CIDR nest is at most 4 + 8 + 20 + 8 bytes; two names */
+	msg = genlmsg_new(KPX_CIDRS_MAX * 40 + 2 * NLA_ALIGN(IFNAMSIZ) + 256,
+			  GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
 	hdr = genlmsg_put_reply(msg, info, &kpx_family, 0, KPX_CMD_GET_CONFIG);

@@ -179,4 +179,25 @@ third=$(ident_names)
 assert_ne "affinity: 2.5 s idle > 2 s timeout, rr moves the client" \
 	"$second" "$third"
 
+# --- affinity table growth: 1100 clients, no eviction ----------------------
+# A table starts at 1024 entries and grows in the background at 3/4 full,
+# up to KPX_AFFINITY_MAX_DEFAULT: 1100 distinct clients fit with no eviction.
+big=()
+for i in $(seq 0 1099); do
+	big+=("10.0.$((2 + i / 250)).$((1 + i % 250))")
+done
+printf 'addr add %s/32 dev eth0\n' "${big[@]}" | ip -n cli -batch - ||
+	skip "cannot add client addresses"
+ip route add 10.0.2.0/22 dev v-cli
+assert_rc "set rr + affinity 60 s" 0 "$KPXCTL" set tcp $V:80 "${be4[@]}" \
+	--scheduler rr --affinity 60
+by_source $V:80 1 "${big[@]}" >"$TMPD/big.out"
+assert_eq "growth: 1100 clients answered" 0 "$(grep -c fail "$TMPD/big.out")"
+kpx_snapshot
+assert_eq "growth: no affinity eviction" 0 \
+	"$(jq -r '.services[] | select(.vip == "'$V'") | .affinity.evictions' <<<"$KS_JSON")"
+by_source $V:80 1 "${big[@]:0:50}" "${big[@]:1050:50}" >"$TMPD/big2.out"
+assert_eq "growth: first and last 50 clients keep their backend" "" \
+	"$(diff <(grep -F -f <(awk '{print $1" "}' "$TMPD/big2.out") "$TMPD/big.out" | sort) <(sort "$TMPD/big2.out"))"
+
 ksft_exit
