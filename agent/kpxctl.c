@@ -727,8 +727,8 @@ static int cmd_config(const struct cmd *cmd, int argc, char **argv)
 			c.nlocal_cidrs++;
 		} else if (!strcmp(argv[i], "--local-ifname") ||
 			   !strcmp(argv[i], "--local-ifprefix")) {
-			char *dst = argv[i][8] == 'n' ? c.local_ifname :
-						      c.local_ifprefix;
+			char *dst = !strcmp(argv[i], "--local-ifname") ?
+				    c.local_ifname : c.local_ifprefix;
 
 			if (strlen(v) >= IF_NAMESIZE)
 				return usage_error(cmd, "name '%s' too long", v);

@@ -42,7 +42,7 @@
  * memory follows the number of clients, bounded by max.  Every access to
  * t (and its arrays) is under lock; the work swaps the arrays under it.
  */
-#define AFF_CAP0	1024
+#define AFF_CAP0	64
 #define AFF_GROW	8
 
 struct kpx_affk {
