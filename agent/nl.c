@@ -366,8 +366,16 @@ static size_t set_size(const struct kpx_service *s)
 static int put_cidrs(struct nl_msg *msg, int type, const struct kpx_cidr *v,
 		     size_t n)
 {
-	struct nlattr *list = nla_nest_start(msg, type), *c;
+	struct nlattr *list, *c;
 
+	/*
+	 * An empty list means "clear"; libnl's nla_nest_end() would drop an
+	 * empty nest, so put the empty attribute directly.
+	 */
+	if (!n)
+		return nla_put(msg, type | NLA_F_NESTED, 0, NULL) < 0 ?
+		       -EMSGSIZE : 0;
+	list = nla_nest_start(msg, type);
 	if (!list)
 		return -EMSGSIZE;
 	for (size_t i = 0; i < n; i++) {

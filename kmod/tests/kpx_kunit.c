@@ -8,7 +8,8 @@
  * 1 of 1000 backends moves <= 1% of the other slots, determinism, pinned
  * values shared with the host tests), kpx_sched (rr rotation, wrr exact
  * ratios, lc under skew, sh stability and spread), kpx_affinity (expiry to
- * the millisecond, refresh, purge on backend removal, eviction count).
+ * the millisecond, refresh, purge on backend removal, eviction count,
+ * growth by moving to a bigger table).
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -253,6 +254,28 @@ static void aff_removal_eviction_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->evictions, 3ULL);
 }
 
+static void aff_move_test(struct kunit *test)
+{
+	struct kpx_aff *t = aff_new(test, 64, 5), *g = aff_new(test, 512, 0);
+	u8 c[16], b[16];
+	u32 i;
+
+	addr_set(b, 1);
+	for (i = 0; i < 48; i++) {
+		addr_set(c, i);
+		kpx_aff_update(t, c, b, (u16)i, 1000 + i);
+	}
+	kpx_aff_move(g, t);
+	KUNIT_EXPECT_EQ(test, g->used, 48U);
+	KUNIT_EXPECT_EQ(test, g->timeout_ms, 5000U);
+	addr_set(c, 0);
+	/* entry 0 was refreshed at 1000 ms: alive at 5999, gone at 6000 */
+	KUNIT_EXPECT_NOT_NULL(test, kpx_aff_lookup(g, c, 5999));
+	KUNIT_EXPECT_NULL(test, kpx_aff_lookup(g, c, 6000));
+	addr_set(c, 47);
+	KUNIT_EXPECT_EQ(test, kpx_aff_lookup(g, c, 6000)->be_port, 47);
+}
+
 static struct kunit_case maglev_cases[] = {
 	KUNIT_CASE(mh_share_test),
 	KUNIT_CASE(mh_remove_one_test),
@@ -272,6 +295,7 @@ static struct kunit_case sched_cases[] = {
 static struct kunit_case aff_cases[] = {
 	KUNIT_CASE(aff_expiry_test),
 	KUNIT_CASE(aff_removal_eviction_test),
+	KUNIT_CASE(aff_move_test),
 	{}
 };
 

@@ -49,7 +49,11 @@
  *
  * KPX_CMD_DEL_SERVICE (doit; CAP_NET_ADMIN)
  *   Deletes the frontend named by the four key attributes of KPX_A_SERVICE.
- *   Connections already established keep their NAT binding (conntrack).
+ *   Established TCP connections keep their NAT binding (conntrack); the
+ *   conntrack entries of a UDP or SCTP frontend are deleted with it, as are
+ *   those of a UDP/SCTP backend a SET removes, and a UDP/SCTP frontend that
+ *   gets its first backends loses its entries without DNAT (stale flows,
+ *   kube-proxy's conntrack cleanup).
  *
  * KPX_CMD_GET_SERVICE (dumpit; no privilege needed)
  *   Dumps every frontend of the namespace, one message each, carrying

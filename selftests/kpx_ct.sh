@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# kpx_ct: conntrack hygiene for UDP frontends (issue 3 point 6, cases 01, 02).
+# One UDP client socket per frontend, kept for the whole test (fixed source
+# port), sends every 100 ms from "cli"; at time C the frontends change; the
+# answers after C + 1 s must follow the change.
+#
+#   cli 10.0.1.2 --> node (kpx.ko) --> pod1/pod2/pod3 10.244.N.2 :8080 udp
+
+. "$(dirname "$0")/lib.sh"
+HERE=$SELFTESTS/tools
+require_guest
+require_module
+setup_trap
+node_setup && cli_setup && pods_setup 3 || skip "topology setup failed"
+for i in 1 2 3; do
+	echo_start "pod$i" "pod$i" "10.244.$i.2:8080" "[fd00:10:244:$i::2]:8080"
+done
+P1=10.244.1.2:8080 P2=10.244.2.2:8080 P3=10.244.3.2:8080
+K="$KPXCTL"
+$K set udp 10.96.0.51:53 $P1 $P2		# 2 -> 1: drop the one in use
+$K set udp 10.96.0.52:53 $P3			# 1 -> 0
+						# .53: no frontend -> 1 (case 01)
+$K set udp 10.96.0.54:53			# 0 -> 1 (case 01, refused)
+$K set udp 10.96.0.55:53 $P1			# DEL
+$K set udp 10.96.0.56:53 $P1 $P2 $P3		# same SET again: no change
+$K set udp "[fd00:10:96::51]:53" "[fd00:10:244:1::2]:8080" "[fd00:10:244:2::2]:8080"
+T=(10.96.0.51:53 10.96.0.52:53 10.96.0.53:53 10.96.0.54:53 10.96.0.55:53 10.96.0.56:53 "[fd00:10:96::51]:53")
+ip netns exec cli $HERE/udpflow.py 15 100 "${T[@]}" >"$TMPD/flow" &
+FLOW=$!
+sleep 3.5
+# the backend each flow is on just before the change
+on() { awk -v t="$1" '$2 == t && $3 ~ /^pod/ { x = $3 } END { print x }' "$TMPD/flow"; }
+b51=$(on 10.96.0.51:53) b56=$(on 10.96.0.56:53) b6=$(on "[fd00:10:96::51]:53")
+log "before: .51 on $b51, .56 on $b56, v6 on $b6"
+declare -A CT
+ms() { date +%s%3N; }
+C=$(ms)
+if [ "$b51" = pod1 ]; then $K set udp 10.96.0.51:53 $P2; keep51=pod2; else $K set udp 10.96.0.51:53 $P1; keep51=pod1; fi
+CT[10.96.0.51:53]=$(ms)
+$K set udp 10.96.0.52:53; CT[10.96.0.52:53]=$(ms)
+$K set udp 10.96.0.53:53 $P2; CT[10.96.0.53:53]=$(ms)
+$K set udp 10.96.0.54:53 $P3; CT[10.96.0.54:53]=$(ms)
+$K del udp 10.96.0.55:53; CT[10.96.0.55:53]=$(ms)
+$K set udp 10.96.0.56:53 $P1 $P2 $P3; CT[10.96.0.56:53]=$(ms)
+if [ "$b6" = pod1 ]; then $K set udp "[fd00:10:96::51]:53" "[fd00:10:244:2::2]:8080"; keep6=pod2; else $K set udp "[fd00:10:96::51]:53" "[fd00:10:244:1::2]:8080"; keep6=pod1; fi
+CT["[fd00:10:96::51]:53"]=$(ms)
+log "changes applied in $(( $(ms) - C )) ms"
+wait $FLOW
+# results TARGET FROM_MS TO_MS: distinct results in that window, sorted,
+# without "timeout" (TCG stalls lose whole rounds now and then)
+results() { awk -v t="$1" -v a="$2" -v b="$3" '$2 == t && $1 >= a && $1 < b && $3 != "timeout" { print $3 }' "$TMPD/flow" | sort -u | tr '\n' ' ' | sed 's/ $//'; }
+# after TARGET: results from one second after its change on
+after() { results "$1" $((CT[$1] + 1000)) $((C + 100000)); }
+before() { results "$1" $((C - 1500)) "$C"; }
+log "before/after per target (timeouts left out):"
+for t in "${T[@]}"; do log "  $t: [$(before "$t")] -> [$(after "$t")]"; done
+assert_eq "2->1: the flow on the removed backend moved to the survivor" "$keep51" "$(after 10.96.0.51:53)"
+assert_eq "1->0: refused afterwards, nothing to the old backend" "refused" "$(after 10.96.0.52:53)"
+assert_eq "no frontend -> 1 backend: was unanswered" "" "$(before 10.96.0.53:53)"
+assert_eq "no frontend -> 1 backend: answered afterwards" "pod2" "$(after 10.96.0.53:53)"
+assert_eq "0 -> 1 backend: was refused" "refused" "$(before 10.96.0.54:53)"
+assert_eq "0 -> 1 backend: answered afterwards" "pod3" "$(after 10.96.0.54:53)"
+assert_eq "DEL: was answered by pod1" "pod1" "$(before 10.96.0.55:53)"
+assert_eq "DEL: nothing answers afterwards" "" "$(after 10.96.0.55:53)"
+assert_eq "same SET: the flow keeps its backend" "$b56" "$(results 10.96.0.56:53 $((C - 1500)) $((C + 100000)))"
+assert_eq "v6 2->1: moved to the survivor" "$keep6" "$(after "[fd00:10:96::51]:53")"
+n=$(awk '$3 ~ /^pod/ { n++ } END { print n + 0 }' "$TMPD/flow")
+assert_gt "answers overall" 200 "$n"
+# the first answer after each change, for the report
+first() { awk -v t="$1" -v c="${CT[$1]}" -v w="$2" '$2 == t && $1 >= c && $3 == w { print $1 - c; exit }' "$TMPD/flow"; }
+log "first answer after the change (ms): .51 $(first 10.96.0.51:53 $keep51), .53 $(first 10.96.0.53:53 pod2), .54 $(first 10.96.0.54:53 pod3), v6 $(first "[fd00:10:96::51]:53" $keep6)"
+log "lost rounds of the unchanged .56: $(awk '$2 == "10.96.0.56:53" && $3 == "timeout"' "$TMPD/flow" | wc -l)"
+ksft_exit
