@@ -31,6 +31,17 @@ unit: agent
 	python3 ./selftests/apiserver/test_apiserver.py
 	$(MAKE) -C agent itest
 	$(MAKE) -C agent fuzz
+	$(MAKE) -C kmod/tests/host test
+
+# KUnit suites (kmod/tests/kpx_kunit.c, a separate module) on the debug test
+# kernel (KASAN, lockdep, PROVE_RCU, kmemleak), built once from Debian's
+# linux-source-6.1 and cached (selftests/qemu/debug-kernel.sh).
+kunit: deps
+	./kmod/tests/run-kunit.sh
+
+# Host benchmarks of the pure core: Maglev build, scheduler decisions, affinity.
+bench-core:
+	$(MAKE) -C bench/core run
 
 # DKMS build of the module against every installed kernel's headers (Debian
 # 12's 6.1 and its 6.12 from bookworm-security), in a scratch tree (nothing is
@@ -67,7 +78,7 @@ KVER_6_12 ?= $(shell ls -d /lib/modules/6.12.*/build 2>/dev/null | sed 's|/lib/m
 vm-check-6.12: all
 	./selftests/qemu/check-kernel.sh $(KVER_6_12) kpx_clusterip
 
-check: unit dkms-build test-packaging vm-check vm-check-6.12
+check: unit dkms-build test-packaging vm-check vm-check-6.12 kunit
 
 # Agent CPU time and peak RSS: initial sync of 10k Services, 1000 changes.
 bench-agent: agent
@@ -82,4 +93,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
-	vm-check vm-check-6.12 check demo bench-agent clean
+	vm-check vm-check-6.12 kunit check demo bench-agent bench-core clean
