@@ -38,7 +38,7 @@ for _ in $(seq 100); do [ -s "$TMPD/api/port" ] && break; sleep 0.1; done
 echo "listening on https://127.0.0.1:$(cat "$TMPD/api/port")"
 
 say "kpx-agent --kubeconfig (log below)"
-"$KPX_AGENT" --kubeconfig "$TMPD/api/kubeconfig" --v 2 >"$TMPD/agent.log" 2>&1 &
+"$KPX_AGENT" --kubeconfig "$TMPD/api/kubeconfig" --hostname-override node-a --v 2 >"$TMPD/agent.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 100); do
 	"$KPXCTL" list | grep -q '10.244.3.2:8080' && break
