@@ -82,6 +82,7 @@ for f in ./usr/sbin/kpx-agent ./usr/sbin/kpxctl ./lib/systemd/system/kpx-agent.s
 	 ./usr/share/man/man8/kpxctl.8.gz; do
 	check "kpx-agent ships $f" grep -qx "$f" "$scratch/agent.list"
 done
+check "kpx-agent ships the directory ./etc/kpx/" grep -qx ./etc/kpx/ "$scratch/agent.list"
 check "kpx-dkms ships kpx(4)" sh -c "dpkg-deb -c '$dkms_deb' | grep -q ' ./usr/share/man/man4/kpx.4.gz$'"
 dpkg-deb -e "$agent_deb" "$scratch/agent.ctrl"
 check "/etc/default/kpx-agent is a conffile" grep -qx /etc/default/kpx-agent "$scratch/agent.ctrl/conffiles"
@@ -146,6 +147,7 @@ for f in /usr/sbin/kpx-agent /usr/sbin/kpxctl /lib/systemd/system/kpx-agent.serv
 	 "/usr/src/kpx-$ver/dkms.conf" "/usr/src/kpx-$ver/uapi/linux/kpx.h"; do
 	check "installed $f" test -s "$root$f"
 done
+check "installed directory /etc/kpx" test -d "$root/etc/kpx"
 check "kpxctl --version is kpxctl $ver" sh -c \
 	"chroot '$root' /usr/sbin/kpxctl --version | grep -qx 'kpxctl $ver'"
 check "kpx-agent --version names $ver" sh -c \
@@ -172,6 +174,7 @@ check "dkms status empty after purge" sh -c "! chroot '$root' dkms status 2>&1 |
 check "/usr/src/kpx-$ver removed" test ! -e "$root/usr/src/kpx-$ver"
 check "kpx.ko removed" sh -c "! ls '$root/lib/modules/$kver/updates/dkms/'kpx.ko* 2>/dev/null"
 check "/etc/default/kpx-agent purged" test ! -e "$root/etc/default/kpx-agent"
+check "/etc/kpx (empty) removed by purge" test ! -e "$root/etc/kpx"
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
