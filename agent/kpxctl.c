@@ -780,7 +780,7 @@ static const struct cmd cmds[] = {
 	  "Deletes every frontend of this network namespace." },
 	{ "stats", cmd_stats, "stats [--json]",
 	  "Prints the namespace's totals: frontends, backends, connections\n"
-	  "scheduled, rejected and dropped." },
+	  "scheduled, rejected, dropped, and filtered by source ranges." },
 	{ "help", cmd_help, "help [COMMAND]",
 	  "Prints the commands, or the usage of one." },
 };
@@ -812,7 +812,7 @@ static int cmd_help(const struct cmd *cmd, int argc, char **argv)
 
 	if (argc > 2)
 		return usage_error(cmd, "unexpected argument '%s'", argv[2]);
-	if (argc == 1) {
+	if (argc == 1 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		print_usage(stdout);
 		return 0;
 	}
