@@ -18,7 +18,7 @@
 
 case_init 09
 pod_add rec 10.244.1.90 && pod_add cpod 10.244.1.7 || skip "pod setup failed"
-echo_start rec -t -v rec 10.244.1.90:8080 >/dev/null
+echo_start rec -t rec 10.244.1.90:8080
 api_start
 agent_start
 expect_backends tcp 10.96.80.60:8080 - 30
