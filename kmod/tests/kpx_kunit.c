@@ -92,6 +92,7 @@ static void mh_remove_one_test(struct kunit *test)
 
 static void mh_pinned_test(struct kunit *test)
 {
+	static const u8 ip10_0_0_1[16] = { 10, 0, 0, 1 };
 	u64 *id = kunit_kcalloc(test, 100, sizeof(u64), GFP_KERNEL);
 	u32 *a, *b, i;
 
@@ -102,7 +103,7 @@ static void mh_pinned_test(struct kunit *test)
 	b = mh_build(test, id, 100, 65537);
 	KUNIT_EXPECT_EQ(test, memcmp(a, b, 65537 * sizeof(u32)), 0);
 	/* Same values as kmod/tests/host/test_maglev.c: nodes agree. */
-	KUNIT_EXPECT_EQ(test, kpx_be_ident((u8[16]){ 10, 0, 0, 1 }, htons(80)),
+	KUNIT_EXPECT_EQ(test, kpx_be_ident(ip10_0_0_1, htons(80)),
 			0xe0feb58d2db51c15ULL);
 	KUNIT_EXPECT_EQ(test, a[0], 33U);
 	KUNIT_EXPECT_EQ(test, a[65536], 2U);
