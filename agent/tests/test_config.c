@@ -17,18 +17,7 @@
 #include "config.h"
 #include "log.h"
 
-static int test_no, failures;
-
-#define ok(cond, ...)							\
-	do {								\
-		bool ok_ = (cond);					\
-		test_no++;						\
-		if (!ok_)						\
-			failures++;					\
-		printf("%sok %d - ", ok_ ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+#include "tap.h"
 
 #define DATA "tests/data/config/"
 

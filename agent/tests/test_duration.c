@@ -9,18 +9,7 @@
 
 #include "duration.h"
 
-static int test_no, failures;
-
-#define ok(cond, ...)							\
-	do {								\
-		bool ok_ = (cond);					\
-		test_no++;						\
-		if (!ok_)						\
-			failures++;					\
-		printf("%sok %d - ", ok_ ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+#include "tap.h"
 
 static void good(const char *s, int64_t want)
 {

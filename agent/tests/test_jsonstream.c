@@ -14,18 +14,7 @@
 #include "jsonstream.h"
 #include "log.h"
 
-static int test_no, failures;
-
-#define ok(cond, ...)							\
-	do {								\
-		bool ok_ = (cond);					\
-		test_no++;						\
-		if (!ok_)						\
-			failures++;					\
-		printf("%sok %d - ", ok_ ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+#include "tap.h"
 
 /* Collects "TYPE:name" of each event, space separated. */
 struct seen {

@@ -10,17 +10,7 @@
 
 #include "log.h"
 
-static int test_no, failures;
-
-#define ok(cond, ...)							\
-	do {								\
-		test_no++;						\
-		if (!(cond))						\
-			failures++;					\
-		printf("%sok %d - ", (cond) ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+#include "tap.h"
 
 static FILE *out;
 

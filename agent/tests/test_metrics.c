@@ -22,18 +22,7 @@
 #include "metrics.h"
 #include "metricsd.h"
 
-static int test_no, failures;
-
-#define ok(cond, ...)							\
-	do {								\
-		bool ok_ = (cond);					\
-		test_no++;						\
-		if (!ok_)						\
-			failures++;					\
-		printf("%sok %d - ", ok_ ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+#include "tap.h"
 
 static bool matches(const char *re, const char *s)
 {

@@ -18,17 +18,7 @@
 
 #include "nl_priv.h"
 
-static int test_no, failures;
-
-#define ok(cond, ...)							\
-	do {								\
-		test_no++;						\
-		if (!(cond))						\
-			failures++;					\
-		printf("%sok %d - ", (cond) ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+#include "tap.h"
 
 static struct kpx_nl fake = { .sk = NULL, .family_id = 0x1234 };
 

@@ -12,17 +12,7 @@
 #include "reconcile.h"
 #include "service.h"
 
-static int test_no, failures;
-
-#define ok(cond, ...)							\
-	do {								\
-		test_no++;						\
-		if (!(cond))						\
-			failures++;					\
-		printf("%sok %d - ", (cond) ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+#include "tap.h"
 
 /* A backend "a.b.c.d:port@weight" with @conns read back. */
 static struct kpx_backend be4(const char *ip, uint16_t port, uint32_t weight,

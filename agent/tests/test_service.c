@@ -11,17 +11,7 @@
 
 #include "service.h"
 
-static int test_no, failures;
-
-#define ok(cond, ...)							\
-	do {								\
-		test_no++;						\
-		if (!(cond))						\
-			failures++;					\
-		printf("%sok %d - ", (cond) ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+#include "tap.h"
 
 static struct kpx_service key(int family, uint8_t proto, const char *vip,
 			      uint16_t port)

@@ -10,18 +10,7 @@
 
 #include "sync.h"
 
-static int test_no, failures;
-
-#define ok(cond, ...)							\
-	do {								\
-		bool ok_ = (cond);					\
-		test_no++;						\
-		if (!ok_)						\
-			failures++;					\
-		printf("%sok %d - ", ok_ ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+#include "tap.h"
 
 #define MIN 1000
 #define PERIOD 30000
