@@ -20,7 +20,7 @@ mkdir -p "$build"
 cp -r "$repo/kmod" "$repo/uapi" "$build/"
 make -C "$build/kmod" clean >/dev/null
 echo "check-kernel: building kpx.ko for $kver"
-make -C "$build/kmod" KVER="$kver"
+make -C "$build/kmod" KVER="$kver" KERNELDIR="/lib/modules/$kver/build"
 modinfo -F vermagic "$build/kmod/kpx.ko" | grep -q "^$kver " ||
 	{ echo "check-kernel: kpx.ko is not built for $kver" >&2; exit 1; }
 KPX_CHECK_NO_BUILD=1 KPX_KO=$build/kmod/kpx.ko KPX_TESTS=$tests \

@@ -26,7 +26,7 @@ if [ -n "${KPX_CHECK_NO_BUILD:-}" ]; then
 	step "KPX_CHECK_NO_BUILD set: using the kmod/agent binaries as they are"
 elif [ -e "$repo/kmod/Makefile" ]; then
 	step "building kmod/kpx.ko for $KPX_KVER"
-	make -C "$repo/kmod" KVER="$KPX_KVER" || exit 1
+	make -C "$repo/kmod" KVER="$KPX_KVER" KERNELDIR="/lib/modules/$KPX_KVER/build" || exit 1
 else
 	step "no kmod/Makefile: tests needing the module will fail"
 fi
