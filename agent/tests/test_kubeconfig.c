@@ -12,19 +12,9 @@
 
 #include "kubeconfig.h"
 
-static int test_no, failures;
-static char dir[] = "/tmp/kpx-test-kubeconfig-XXXXXX";
+#include "tap.h"
 
-#define ok(cond, ...)							\
-	do {								\
-		bool ok_ = (cond);					\
-		test_no++;						\
-		if (!ok_)						\
-			failures++;					\
-		printf("%sok %d - ", ok_ ? "" : "not ", test_no);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
+static char dir[] = "/tmp/kpx-test-kubeconfig-XXXXXX";
 
 static bool streq(const char *a, const char *b)
 {

@@ -95,8 +95,9 @@ static void test_remove_one(void)
 
 static void test_deterministic(void)
 {
+	static const u8 ip10_0_0_1[16] = { 10, 0, 0, 1 };
 	const u32 n = 100, size = 65537;
-	u64 id[100];
+	u64 id[100], ident;
 	u32 *a, *b, i;
 
 	for (i = 0; i < n; i++)
@@ -105,12 +106,10 @@ static void test_deterministic(void)
 	b = build(id, NULL, n, size);
 	ok(a && b && !memcmp(a, b, size * sizeof(*a)),
 	   "same input twice gives the same table");
-	/* Pin the hash: catches any change that would desync nodes. */
 	/* Pinned values: a change here would desync nodes and versions. */
-	ok(kpx_be_ident((u8[16]){ 10, 0, 0, 1 }, htons(80)) == PIN_IDENT,
-	   "identity of 10.0.0.1:80 is pinned (%#llx)",
-	   (unsigned long long)kpx_be_ident((u8[16]){ 10, 0, 0, 1 },
-					    htons(80)));
+	ident = kpx_be_ident(ip10_0_0_1, htons(80));
+	ok(ident == PIN_IDENT, "identity of 10.0.0.1:80 is pinned (%#llx)",
+	   (unsigned long long)ident);
 	ok(a && a[0] == PIN_SLOT0 && a[65536] == PIN_SLOTN,
 	   "table slots pinned (%u, %u)", a ? a[0] : 0, a ? a[65536] : 0);
 	free(a);
