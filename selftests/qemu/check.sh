@@ -5,13 +5,14 @@
 # tools, the module (make -C kmod) and kpxctl/kpx-agent (make -C agent),
 # fetches the kernel, builds the stub initramfs, boots the VM and runs
 # selftests/run_guest.sh in it.  Exit status = the suite's (0 = all passed).
-# The TAP output is also written to $KPX_VM_CACHE/last-tap.txt.
+# The TAP output is also written to $KPX_VM_CACHE/last-tap[-TAG].txt.
 #
 # Environment: KPX_TESTS (subset of tests, e.g. "kpx_reject kpx_genl"),
 # KPX_TEST_TIMEOUT (per test, s, default 300), KPX_VM_TIMEOUT (whole VM, s,
 # default here 1200), KPX_CHECK_NO_BUILD=1 (do not build kmod/ and agent/;
 # with KPX_KO, KPXCTL, KPX_AGENT pointing at other builds if wanted), and
-# those of run-vm.sh (KPX_KVER, KPX_VM_CACHE, ...).
+# KPX_CHECK_TAG (suffix of the log and TAP file names, so that parallel runs
+# do not share them) and those of run-vm.sh (KPX_KVER, KPX_VM_CACHE, ...).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,13 +40,14 @@ fi
 
 : "${KPX_VM_TIMEOUT:=1200}"
 export KPX_VM_TIMEOUT
-log=$KPX_VM_CACHE/last-check.log
+tag=${KPX_CHECK_TAG:+-$KPX_CHECK_TAG}
+log=$KPX_VM_CACHE/last-check$tag.log
 step "booting the VM (log $log)"
 cd "$repo" || exit 1
 KPX_VM_LOG=$log "$here/run-vm.sh" -- "$repo/selftests/run_guest.sh"
 rc=$?
 sed -n '/^TAP version 13$/,/^KPX-VM-EXIT:/p' "$log" |
-	grep -v -E '^KPX-VM-EXIT:|^\[ *[0-9.]+\] ' >"$KPX_VM_CACHE/last-tap.txt"
-summary=$(grep -E '^(not )?ok ' "$KPX_VM_CACHE/last-tap.txt" | grep -c '^not ok')
-step "exit $rc ($summary TAP failures); TAP in $KPX_VM_CACHE/last-tap.txt"
+	grep -v -E '^KPX-VM-EXIT:|^\[ *[0-9.]+\] ' >"$KPX_VM_CACHE/last-tap$tag.txt"
+summary=$(grep -E '^(not )?ok ' "$KPX_VM_CACHE/last-tap$tag.txt" | grep -c '^not ok')
+step "exit $rc ($summary TAP failures); TAP in $KPX_VM_CACHE/last-tap$tag.txt"
 exit "$rc"
