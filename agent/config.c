@@ -528,18 +528,18 @@ static int set_bind_address(struct kpx_config *c, const struct setting *s,
 static int set_mode(struct kpx_config *c, const struct setting *s,
 		    const char *v, bool from_file, char *err, size_t len)
 {
-	static const char *const later[] = { "iptables", "ipvs", "nftables", "kernelspace" };
+	static const char *const modes[] = { "", "kpx", "nftables", "iptables", "ipvs" };
 	size_t i;
 
-	if (!*v || !strcmp(v, "kpx")) {
-		strcpy(c->proxy_mode, v);
-		return 0;
-	}
-	for (i = 0; i < sizeof(later) / sizeof(later[0]); i++)
-		if (!strcmp(v, later[i]))
-			return fail(err, len, "%s: proxy mode \"%s\" is not supported yet by kpx-agent (use \"\" or \"kpx\")",
-				    name(s, from_file), v);
-	return BAD(" (unknown proxy mode; kpx-agent supports \"\" and \"kpx\")");
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(v, modes[i])) {
+			strcpy(c->proxy_mode, v);
+			return 0;
+		}
+	if (!strcmp(v, "kernelspace"))
+		return fail(err, len, "%s: proxy mode \"kernelspace\" is Windows-only",
+			    name(s, from_file));
+	return BAD(" (unknown proxy mode; want \"\", kpx, nftables, iptables or ipvs)");
 }
 
 static int set_verbosity(struct kpx_config *c, const struct setting *s,
@@ -1033,7 +1033,8 @@ static void usage(void)
 	       "  --watch-stall-timeout DUR   re-watch after this long without data\n"
 	       "                  (default 150s; API servers send bookmarks each minute)\n"
 	       "  --min-sync-period, --sync-period DUR   (as kube-proxy >= 1.30)\n"
-	       "  --proxy-mode    \"\" or \"kpx\" (iptables, ipvs, nftables: not yet)\n"
+	       "  --proxy-mode    kpx, nftables, iptables or ipvs; \"\" = kpx if the module\n"
+	       "                  loads, else nftables, else iptables\n"
 	       "kube-proxy flags used by kpx:\n");
 	list_flags(true);
 	printf("kube-proxy flags accepted, reported and ignored:\n");

@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 
 #include "config.h"
+#include "dataplane.h"
 #include "duration.h"
 #include "healthcheck.h"
 #include "healthz.h"
@@ -24,7 +25,6 @@
 #include "metrics.h"
 #include "metricsd.h"
 #include "model.h"
-#include "nl.h"
 #include "sync.h"
 
 #ifndef KPX_VERSION
@@ -99,12 +99,12 @@ struct servers {
 };
 
 static void servers_start(struct servers *sv, const struct kpx_config *o,
-			  struct kpx_metrics *m)
+			  struct kpx_metrics *m, const char *mode)
 {
 	char err[256];
 
 	sv->hz = (struct kpx_healthz){ .m = m, .timeout_ms = o->health_timeout_ms };
-	sv->md = (struct kpx_metricsd){ .m = m, .dry_run = o->dry_run };
+	sv->md = (struct kpx_metricsd){ .m = m, .dry_run = o->dry_run, .mode = mode };
 	if (o->healthz_bind[0]) {
 		sv->hzd = kpx_healthz_start(o->healthz_bind, &sv->hz, err, sizeof(err));
 		if (sv->hzd)
@@ -128,12 +128,12 @@ static void servers_stop(struct servers *sv)
 		kpx_metricsd_stop(sv->mdd, &sv->md);
 }
 
-static int run(const struct kpx_config *o, struct kpx_nl *nl,
+static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	       const struct kpx_kubeconfig *kc)
 {
 	struct kpx_metrics *metrics = kpx_metrics_new();
 	struct kpx_model *model = metrics ? kpx_model_new() : NULL;
-	struct kpx_sync *sync = model ? kpx_sync_new(model, nl, o->min_sync_ms, o->sync_ms) : NULL;
+	struct kpx_sync *sync = model ? kpx_sync_new(model, dp, o->min_sync_ms, o->sync_ms) : NULL;
 	struct kpx_k8s *k = sync ? kpx_k8s_new(kc, o->hostname, model) : NULL;
 	struct servers sv = { 0 };
 	struct kpx_hc *hc = NULL;
@@ -158,10 +158,11 @@ static int run(const struct kpx_config *o, struct kpx_nl *nl,
 	kpx_k8s_set_metrics(k, metrics);
 	kpx_k8s_set_limits(k, o->kube_api_qps, o->kube_api_burst,
 			   (int)(o->request_timeout_ms / 1000), (int)(o->watch_stall_ms / 1000));
-	kpx_info("main", "kpx-agent %s starting: node %s, server %s%s", KPX_VERSION,
-		 o->hostname, kc->server, o->dry_run ? ", dry run" : "");
+	kpx_info("main", "kpx-agent %s starting: node %s, server %s, proxy mode %s%s",
+		 KPX_VERSION, o->hostname, kc->server, dp ? dp->ops->name : "none",
+		 o->dry_run ? ", dry run" : "");
 	if (!o->once)
-		servers_start(&sv, o, metrics);
+		servers_start(&sv, o, metrics, dp ? dp->ops->name : NULL);
 	for (;;) {
 		int64_t now = kpx_now_ms(), wait = 1000;
 
@@ -208,30 +209,48 @@ out:
 	return status;
 }
 
-/* --cleanup: remove every frontend kpx programmed, as kube-proxy --cleanup. */
-static int cleanup(const struct kpx_config *o, struct kpx_nl *nl)
+/*
+ * --cleanup: as kube-proxy --cleanup, removes what every proxy mode may have
+ * left on the node (a mode that cannot open here has nothing to remove).
+ */
+static int cleanup(const struct kpx_config *o)
 {
-	int r;
+	char why[512];
+	int status = 0, r;
+	size_t i;
 
-	if (!nl) {
-		kpx_info("main", "dry run: cleanup would flush every frontend of the module");
-		return 0;
+	for (i = 0; kpx_dp_modes[i]; i++) {
+		const struct kpx_dp_ops *ops = kpx_dp_modes[i];
+		struct kpx_dp *dp;
+
+		if (o->dry_run) {
+			kpx_info("main", "dry run: cleanup would remove the %s mode's state", ops->name);
+			continue;
+		}
+		r = ops->open(&dp, KPX_DP_OPEN_CLEANUP, why, sizeof(why));
+		if (r) {
+			kpx_info("main", "cleanup: %s: nothing to remove (%s)", ops->name, why);
+			continue;
+		}
+		dp->ops = ops;
+		r = ops->cleanup(dp);
+		if (r) {
+			fprintf(stderr, "kpx-agent: cleanup: %s: %s%s%s\n", ops->name, strerror(-r),
+				*kpx_dp_errmsg(dp) ? ": " : "", kpx_dp_errmsg(dp));
+			status = 1;
+		} else {
+			kpx_info("main", "cleanup: removed the %s mode's state", ops->name);
+		}
+		ops->close(dp);
 	}
-	r = kpx_nl_flush(nl);
-	if (r) {
-		fprintf(stderr, "kpx-agent: cleanup: flush: %s%s%s\n", strerror(-r),
-			*kpx_nl_errmsg(nl) ? ": " : "", kpx_nl_errmsg(nl));
-		return 1;
-	}
-	kpx_info("main", "cleanup: flushed every frontend of the module");
-	return 0;
+	return status;
 }
 
 int main(int argc, char **argv)
 {
 	struct kpx_kubeconfig kc;
 	struct kpx_config o;
-	struct kpx_nl *nl = NULL;
+	struct kpx_dp *dp = NULL;
 	char err[512];
 	int r;
 
@@ -256,36 +275,29 @@ int main(int argc, char **argv)
 	if (o.n_ignored)
 		kpx_info("main", "%u kube-proxy settings given have no effect in kpx (logged above)",
 			 o.n_ignored);
-	if (!o.dry_run) {
-		r = kpx_nl_open(&nl);
-		if (r == -ENOENT) {
-			fprintf(stderr, "kpx-agent: kpx module not loaded (generic netlink family \"kpx\" not found)\n");
-			kpx_config_free(&o);
-			return 1;
-		}
-		if (r) {
-			fprintf(stderr, "kpx-agent: netlink: %s\n", strerror(-r));
-			kpx_config_free(&o);
-			return 1;
-		}
-	}
 	if (o.cleanup || o.init_only) {
-		r = o.cleanup ? cleanup(&o, nl) : 0;
-		if (nl)
-			kpx_nl_close(nl);
+		r = o.cleanup ? cleanup(&o) : 0;
 		kpx_config_free(&o);
 		return r;
 	}
+	if (!o.dry_run) {
+		r = kpx_dp_open(o.proxy_mode, &dp, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "kpx-agent: %s\n", err);
+			kpx_config_free(&o);
+			return 1;
+		}
+	}
 	if (!load_kubeconfig(&o, &kc)) {
-		if (nl)
-			kpx_nl_close(nl);
+		if (dp)
+			dp->ops->close(dp);
 		kpx_config_free(&o);
 		return 1;
 	}
-	r = run(&o, nl, &kc);
+	r = run(&o, dp, &kc);
 	kpx_kubeconfig_free(&kc);
-	if (nl)
-		kpx_nl_close(nl);
+	if (dp)
+		dp->ops->close(dp);
 	kpx_config_free(&o);
 	return r;
 }

@@ -26,7 +26,7 @@ int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 		return rep->body ? 0 : -ENOMEM;
 	}
 	if (!strcmp(path, "/proxyMode")) {
-		rep->body = strdup("kpx");
+		rep->body = strdup(md->mode ? md->mode : "kpx");
 		return rep->body ? 0 : -ENOMEM;
 	}
 	if (strcmp(path, "/metrics")) {
@@ -56,7 +56,7 @@ struct kpx_httpd *kpx_metricsd_start(const char *bind, struct kpx_metricsd *md,
 	struct kpx_httpd *d;
 	int r;
 
-	if (!md->dry_run && !md->nl) {
+	if (!md->dry_run && !md->nl && (!md->mode || !strcmp(md->mode, "kpx"))) {
 		r = kpx_nl_open(&md->nl);
 		if (r) {
 			snprintf(err, errlen, "netlink: %s", strerror(-r));

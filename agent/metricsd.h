@@ -16,8 +16,9 @@
 
 struct kpx_metricsd {
 	struct kpx_metrics *m;
-	struct kpx_nl *nl;	/* NULL: dry run */
+	struct kpx_nl *nl;	/* kpx mode only; NULL otherwise and in dry run */
 	bool dry_run;
+	const char *mode;	/* the proxy mode in use, for /proxyMode; NULL = "kpx" */
 };
 
 /* The handler, exposed for tests; @ctx is a struct kpx_metricsd. */

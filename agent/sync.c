@@ -16,7 +16,7 @@
 
 struct kpx_sync {
 	struct kpx_model *model;
-	struct kpx_nl *nl;		/* NULL: dry run */
+	struct kpx_dp *dp;		/* NULL: dry run */
 	int64_t min_period, period;	/* ms */
 	bool synced;			/* a sync has run */
 	bool need_full;			/* the last sync had errors */
@@ -46,19 +46,14 @@ static int sync_ns_config(struct kpx_sync *s)
 	kpx_model_ns_config(s->model, &nc);
 	if (s->ns_sent && !memcmp(&nc, &s->ns_last, sizeof(nc)))
 		return 0;
-	if (!s->nl) {
+	if (!s->dp) {
 		kpx_info("sync", "dry run: namespace config: %zu local prefixes, local interface \"%s\", prefix \"%s\"",
 			 nc.nlocal_cidrs, nc.local_ifname, nc.local_ifprefix);
 	} else {
-		r = kpx_nl_set_config(s->nl, &nc);
-		if (r == -EOPNOTSUPP && !nc.nlocal_cidrs && !nc.local_ifname[0] &&
-		    !nc.local_ifprefix[0]) {
-			/* A module without KPX_CMD_SET_CONFIG: nothing to set anyway. */
-			kpx_info("sync", "the module has no namespace config; none needed");
-			r = 0;
-		} else if (r) {
+		r = s->dp->ops->set_config(s->dp, &nc);
+		if (r) {
 			kpx_err("sync", "namespace config: %s%s%s", strerror(-r),
-				*kpx_nl_errmsg(s->nl) ? ": " : "", kpx_nl_errmsg(s->nl));
+				*kpx_dp_errmsg(s->dp) ? ": " : "", kpx_dp_errmsg(s->dp));
 			return r;
 		} else {
 			kpx_info("sync", "namespace config set: %zu local prefixes, local interface \"%s\", prefix \"%s\"",
@@ -114,7 +109,7 @@ static double mono_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_nl *nl,
+struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_dp *dp,
 			      int64_t min_period_ms, int64_t period_ms)
 {
 	struct kpx_sync *s = calloc(1, sizeof(*s));
@@ -122,7 +117,7 @@ struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_nl *nl,
 	if (!s)
 		return NULL;
 	s->model = model;
-	s->nl = nl;
+	s->dp = dp;
 	s->min_period = min_period_ms;
 	s->period = period_ms;
 	return s;
@@ -188,26 +183,43 @@ static int send_op(struct kpx_sync *s, const struct kpx_op *op)
 	const char *msg;
 	int r;
 
-	if (!s->nl) {
+	if (!s->dp) {
 		log_op(op);
 		return 0;
 	}
-	if (op->type == KPX_OP_SET) {
-		r = kpx_nl_set_service(s->nl, op->service);
-	} else {
-		r = kpx_nl_del_service(s->nl, op->service);
-		if (r == -ENOENT)	/* already gone: what we wanted */
-			r = 0;
-	}
+	s->dp->errmsg[0] = '\0';
+	if (op->type == KPX_OP_SET)
+		r = s->dp->ops->set_service(s->dp, op->service);
+	else
+		r = s->dp->ops->del_service(s->dp, op->service);
 	if (!r) {
 		kpx_dbg(2, "sync", "%s %s", op->type == KPX_OP_SET ? "set" : "del",
 			kpx_service_str(op->service, key, sizeof(key)));
 		return 0;
 	}
-	msg = kpx_nl_errmsg(s->nl);
+	msg = kpx_dp_errmsg(s->dp);
 	kpx_err("sync", "%s %s: %s%s%s", op->type == KPX_OP_SET ? "set" : "del",
 		kpx_service_str(op->service, key, sizeof(key)), strerror(-r),
 		*msg ? ": " : "", msg);
+	return r;
+}
+
+/*
+ * Applies the queued changes (batching modes); on failure every change of
+ * this sync counts as failed (the next sync is full and repairs them).
+ */
+static int commit(struct kpx_sync *s, long nops)
+{
+	const char *msg;
+	int r;
+
+	s->dp->errmsg[0] = '\0';
+	r = s->dp->ops->commit(s->dp);
+	if (!r)
+		return 0;
+	msg = kpx_dp_errmsg(s->dp);
+	kpx_err("sync", "%s: applying %ld changes: %s%s%s", s->dp->ops->name,
+		nops, strerror(-r), *msg ? ": " : "", msg);
 	return r;
 }
 
@@ -235,13 +247,14 @@ int kpx_sync_run(struct kpx_sync *s)
 	long nops;
 	int r;
 
-	if (full && s->nl) {
+	if (full && s->dp) {
 		struct kpx_service *cur;
 		size_t ncur;
 
-		r = kpx_nl_dump(s->nl, &cur, &ncur);
+		r = s->dp->ops->dump(s->dp, &cur, &ncur);
 		if (r) {
-			kpx_err("sync", "reading the module's state: %s", strerror(-r));
+			kpx_err("sync", "reading the %s data plane's state: %s",
+				s->dp->ops->name, strerror(-r));
 			return sync_failed(s, t0, r, t0s, full);
 		}
 		kpx_services_free(s->actual, s->nactual);
@@ -268,10 +281,14 @@ int kpx_sync_run(struct kpx_sync *s)
 		else
 			dels++;
 	}
+	if (s->dp && (r = commit(s, nops))) {
+		errors += sets + dels;
+		sets = dels = 0;
+	}
 	free(ops);
 	errors += nserr;
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
-	if (!s->nl && s->metrics)
+	if (!s->dp && s->metrics)
 		kpx_metrics_set_frontends(s->metrics, desired, ndesired);
 	/*
 	 * The module now holds the desired state, except where a change
@@ -296,6 +313,6 @@ int kpx_sync_run(struct kpx_sync *s)
 	kpx_logkv(errors ? KPX_LOG_WARN : KPX_LOG_INFO, "sync", "sync done",
 		  "duration_ms", b[0], "full", full ? "true" : "false",
 		  "frontends", b[1], "sets", b[2], "dels", b[3], "errors", b[4],
-		  s->nl ? NULL : "dry_run", "true", NULL);
+		  s->dp ? NULL : "dry_run", "true", NULL);
 	return (int)errors;
 }

@@ -4,7 +4,7 @@
  * BoundedFrequencyRunner timing: a change is synced at once if the last
  * sync was at least min-sync-period ago, else at last + min-sync-period;
  * and everything is re-checked every sync-period (a "full" sync, which
- * re-reads the module's state with kpx_nl_dump()).  Between full syncs the
+ * re-reads the data plane's state with its dump()).  Between full syncs the
  * last known module state is kept, so a sync sends only changes.
  */
 #ifndef KPX_SYNC_H
@@ -15,16 +15,16 @@
 #include "healthcheck.h"
 #include "metrics.h"
 #include "model.h"
-#include "nl.h"
+#include "dataplane.h"
 
 struct kpx_sync;
 
 /*
- * @nl NULL means dry run: start from an empty module state and log the
- * changes instead of sending them.  Periods in milliseconds.  @model and @nl
- * must outlive the syncer.  Returns NULL on allocation failure.
+ * @dp NULL means dry run: start from an empty state and log the changes
+ * instead of sending them.  Periods in milliseconds.  @model and @dp must
+ * outlive the syncer.  Returns NULL on allocation failure.
  */
-struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_nl *nl,
+struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_dp *dp,
 			      int64_t min_period_ms, int64_t period_ms);
 void kpx_sync_free(struct kpx_sync *s);
 

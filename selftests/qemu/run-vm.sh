@@ -16,12 +16,13 @@
 # Environment: KPX_VM_TIMEOUT (seconds, default 600), KPX_VM_LOG (default
 # $KPX_VM_CACHE/last-vm.log), KPX_VM_MEM (MiB, default 1024), KPX_VM_SMP
 # (default 2), KPX_KVER, KPX_VM_CACHE (see vm-env.sh).  Every other
-# variable named KPX_* is passed on to CMD.
+# variable named KPX_*, and KPXCTL (another kpxctl build), is passed on to
+# CMD.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
-	sed -n '4,20s/^# \{0,1\}//p' "$0" >&2
+	sed -n '4,21s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -53,7 +54,7 @@ trap 'rm -rf "$rundir"' EXIT
 	while IFS='=' read -r name _; do
 		case "$name" in
 		KPX_VM_*|KPX_KVER) ;;
-		KPX_*) printf 'export %s=%q\n' "$name" "${!name}" ;;
+		KPX_*|KPXCTL) printf 'export %s=%q\n' "$name" "${!name}" ;;
 		esac
 	done < <(env)
 	printf 'cd %q || exit 125\n' "$PWD"
