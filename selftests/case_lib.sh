@@ -195,6 +195,55 @@ expect_answered() {
 	client_show_if_failed
 }
 
+# udp_flow_start NS NAME SECONDS EVERY_MS ADDR:PORT: in the background,
+# tools/udpflow.py in NS: one connected UDP socket (one source port for its
+# whole life, as a stub resolver or a statsd client) sends a datagram every
+# EVERY_MS ms for SECONDS s.  Its lines "EPOCH_MS TARGET RESULT" (RESULT =
+# the answering echo's ID, "refused" or "timeout") go to $TMPD/flow-NAME.out.
+udp_flow_start() {
+	in_ns "$1" python3 "$SELFTESTS/tools/udpflow.py" "$3" "$4" "$5" \
+		>"$TMPD/flow-$2.out" 2>&1 &
+	PIDS+=($!)
+	eval "FLOW_PID_$2=$!"
+}
+
+# udp_flow_wait NAME: wait for flow NAME to end.
+udp_flow_wait() {
+	local v="FLOW_PID_$1"
+
+	[ -z "${!v:-}" ] || wait "${!v}" 2>/dev/null
+}
+
+# flow_count NAME RESULT [FROM_MS [TO_MS]]: datagrams of flow NAME sent in
+# [FROM_MS, TO_MS) (epoch ms) with RESULT ("" = any).
+flow_count() {
+	awk -v r="$2" -v a="${3:-0}" -v b="${4:-99999999999999}" \
+		'$1 >= a && $1 < b && (r == "" || $3 == r) { n++ } END { print n + 0 }' \
+		"$TMPD/flow-$1.out"
+}
+
+# flow_first NAME RESULT [FROM_MS]: epoch ms of the first datagram sent at
+# or after FROM_MS with RESULT ("none" if none).
+flow_first() {
+	awk -v r="$2" -v a="${3:-0}" \
+		'$1 >= a && $3 == r { print $1; f = 1; exit } END { if (!f) print "none" }' \
+		"$TMPD/flow-$1.out"
+}
+
+# flow_results NAME [FROM_MS [TO_MS]]: the distinct results in the window,
+# sorted, comma separated.
+flow_results() {
+	awk -v a="${2:-0}" -v b="${3:-99999999999999}" \
+		'$1 >= a && $1 < b { print $3 }' "$TMPD/flow-$1.out" | sort -u | paste -sd, -
+}
+
+# now_ms: the wall clock in epoch milliseconds (as the flow lines).
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+
+# ct_count PATTERN: conntrack entries (/proc/net/nf_conntrack) matching the
+# extended regex PATTERN.
+ct_count() { grep -cE "$1" /proc/net/nf_conntrack 2>/dev/null; }
+
 # peer_addrs: the distinct source addresses (no port) the backends saw in
 # the last client run, sorted, comma separated.
 peer_addrs() {
