@@ -33,11 +33,18 @@ unit: agent
 	$(MAKE) -C agent fuzz
 	$(MAKE) -C kmod/tests/host test
 
-# KUnit suites (kmod/tests/kpx_kunit.c, a separate module) on the debug test
-# kernel (KASAN, lockdep, PROVE_RCU, kmemleak), built once from Debian's
-# linux-source-6.1 and cached (selftests/qemu/debug-kernel.sh).
+# KUnit suites (kmod/tests: kpx_kunit.ko, the pure core; kpx_kunit_full.ko,
+# the frontend table and netlink policies; both separate from kpx.ko) on the
+# debug test kernel (KASAN, lockdep, PROVE_RCU, kmemleak, panic_on_warn),
+# built once from Debian's linux-source-6.1 and cached
+# (selftests/qemu/debug-kernel.sh), then a kmemleak scan.
 kunit: deps
 	./kmod/tests/run-kunit.sh
+
+# The whole VM suite on the debug kernel, then a kmemleak scan; any report
+# fails it (selftests/qemu/check-debug.sh).
+vm-check-debug: all
+	./selftests/qemu/check-debug.sh
 
 # Host benchmarks of the pure core: Maglev build, scheduler decisions, affinity.
 bench-core:
@@ -62,6 +69,15 @@ dkms-install:
 vm-check: all
 	./selftests/qemu/check.sh
 
+# The suite once per fallback proxy mode (issue 6), one VM boot each
+# (selftests/run_guest.sh: the agent-driven tests run, the module's own
+# skip); TAP in selftests/qemu/.cache/last-tap-mode-MODE.txt.
+KPX_MODES ?= nftables iptables ipvs
+vm-check-modes: all
+	@rc=0; for m in $(KPX_MODES); do \
+		KPX_PROXY_MODE=$$m KPX_CHECK_TAG=mode-$$m ./selftests/qemu/check.sh || rc=1; \
+	done; exit $$rc
+
 # Debian packages kpx-dkms and kpx-agent (dpkg-buildpackage in a scratch copy).
 DEBDIR ?= /var/tmp/kpx-debs
 packages: deps
@@ -84,6 +100,17 @@ check: unit dkms-build test-packaging vm-check vm-check-6.12 kunit
 bench-agent: agent
 	./bench/agent/run.sh
 
+# Side-by-side VM benchmark (issue 7): kpx, the fallback modes and the
+# no-proxy floor; results in bench/results/ (bench/run.sh).  bench-quick:
+# fewer N, shorter runs, under 10 minutes.
+bench: deps
+	./bench/run.sh
+
+bench-quick: deps
+	./bench/run.sh --quick
+
+.PHONY: bench bench-quick
+
 demo: all
 	./selftests/qemu/run-vm.sh -- /bin/bash $(CURDIR)/selftests/demo/demo.sh
 
@@ -93,4 +120,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
-	vm-check vm-check-6.12 kunit check demo bench-agent bench-core clean
+	vm-check vm-check-6.12 vm-check-modes kunit check demo bench-agent bench-core clean

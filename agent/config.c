@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <yaml.h>
+#include <linux/kpx.h>
 
 #include "config.h"
 #include "duration.h"
@@ -187,11 +188,15 @@ static int parse_bind(const char *v, int defport, char *out, size_t outlen)
 
 /* ---- the settings table ------------------------------------------- */
 
+_Static_assert(KPX_CONFIG_CIDRS_MAX == KPX_CIDRS_MAX,
+	       "a configured prefix list must fit the module's");
+
 enum vtype {
 	V_STR, V_BOOL, V_INT, V_FLOAT, V_DUR,
 	V_LIST,		/* comma-separated flag; YAML sequence of strings */
 	V_MAP,		/* featureGates: "k=v,..." flag; YAML map of booleans */
 	V_ANY,		/* logging.options etc.: any YAML */
+	V_IP,		/* an IP address; 0.0.0.0 and :: are its zero */
 };
 
 struct setting;
@@ -514,17 +519,6 @@ static int set_metrics(struct kpx_config *c, const struct setting *s,
 	return 0;
 }
 
-static int set_bind_address(struct kpx_config *c, const struct setting *s,
-			    const char *v, bool from_file, char *err, size_t len)
-{
-	unsigned char a[16];
-
-	if (inet_pton(AF_INET, v, a) != 1 && inet_pton(AF_INET6, v, a) != 1)
-		return BAD(" (want an IP address)");
-	snprintf(c->bind_address, sizeof(c->bind_address), "%s", v);
-	return 0;
-}
-
 static int set_mode(struct kpx_config *c, const struct setting *s,
 		    const char *v, bool from_file, char *err, size_t len)
 {
@@ -612,7 +606,6 @@ static const struct setting settings[] = {
 	{ "kube-api-burst", "clientConnection.burst", V_INT, set_burst, false },
 	{ "kube-api-content-type", "clientConnection.contentType", V_STR, set_content_type, false },
 	{ NULL, "clientConnection.acceptContentTypes", V_STR, set_content_type, false },
-	{ "bind-address", "bindAddress", V_STR, set_bind_address, false },
 	{ "healthz-bind-address", "healthzBindAddress", V_STR, set_healthz, false },
 	{ "metrics-bind-address", "metricsBindAddress", V_STR, set_metrics, false },
 	{ "proxy-mode", "mode", V_STR, set_mode, false },
@@ -628,6 +621,13 @@ static const struct setting settings[] = {
 
 	/* kube-proxy settings kpx has no use for */
 	{ "feature-gates", "featureGates", V_MAP, NULL, false },
+	/*
+	 * kube-proxy takes a specific --bind-address as the node's primary IP
+	 * of its family (cmd/kube-proxy/app/server.go detectNodeIPs()); kpx
+	 * takes the node's addresses from its Node object only, so a specific
+	 * address is reported as ignored; 0.0.0.0 and :: (the default) are not.
+	 */
+	{ "bind-address", "bindAddress", V_IP, NULL, false },
 	{ "bind-address-hard-fail", "bindAddressHardFail", V_BOOL, NULL, false },
 	{ "profiling", "enableProfiling", V_BOOL, NULL, false },
 	{ "show-hidden-metrics-for-version", "showHiddenMetricsForVersion", V_STR, NULL, false },
@@ -671,6 +671,24 @@ static const char *const sections[] = {
 	"winkernel", "detectLocal", "conntrack",
 };
 
+/*
+ * 0 when @v is an IPv4 or IPv6 address (then *unspec, if not NULL: it is
+ * 0.0.0.0 or ::), else -EINVAL.
+ */
+static int parse_ip(const char *v, bool *unspec)
+{
+	static const unsigned char zero[16];
+	unsigned char a[16] = { 0 };
+
+	if (inet_pton(AF_INET, v, a) != 1 && inet_pton(AF_INET6, v, a) != 1)
+		return -EINVAL;
+	if (unspec)
+		*unspec = !memcmp(a, zero, sizeof(a));
+	return 0;
+}
+
+static bool is_zero(const struct setting *s, const char *v);
+
 /* Checks @v's syntax for a setting kpx ignores, so typos still fail. */
 static int check_ignored(const struct setting *s, const char *v, bool from_file,
 			 char *err, size_t len)
@@ -686,6 +704,8 @@ static int check_ignored(const struct setting *s, const char *v, bool from_file,
 		return parse_long(v, -2147483648L, 2147483647L, &x) ? BAD(" (want an integer)") : 0;
 	case V_DUR:
 		return kpx_parse_duration(v, &ms) ? BAD(" (want a duration)") : 0;
+	case V_IP:
+		return parse_ip(v, NULL) ? BAD(" (want an IP address)") : 0;
 	default:
 		return 0;
 	}
@@ -705,6 +725,8 @@ static int apply(struct kpx_config *c, const struct setting *s, const char *v,
 	r = check_ignored(s, v, from_file, err, len);
 	if (r)
 		return r;
+	if (s->type == V_IP && is_zero(s, v))
+		return 0;	/* the default, given explicitly */
 	c->n_ignored++;
 	kpx_logkv(KPX_LOG_WARN, "config", "setting not used by kpx-agent, ignored",
 		  "setting", name(s, from_file), "value", v, NULL);
@@ -737,8 +759,8 @@ static bool is_null(const yaml_node_t *n)
 /* Zero values are unset: kube-proxy's defaulting replaces them. */
 static bool is_zero(const struct setting *s, const char *v)
 {
+	bool b, unspec;
 	int64_t ms;
-	bool b;
 
 	switch (s->type) {
 	case V_BOOL:
@@ -748,6 +770,8 @@ static bool is_zero(const struct setting *s, const char *v)
 		return strspn(v, "0.") == strlen(v);
 	case V_DUR:
 		return !kpx_parse_duration(v, &ms) && !ms;
+	case V_IP:
+		return !*v || (!parse_ip(v, &unspec) && unspec);
 	default:
 		return !*v;
 	}

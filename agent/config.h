@@ -25,7 +25,9 @@ struct kpx_cidr {
 	uint8_t len;
 };
 
-#define KPX_CONFIG_CIDRS_MAX 64
+/* Prefixes per list (--nodeport-addresses, local CIDRs): the module's
+ * KPX_CIDRS_MAX (uapi/linux/kpx.h), checked in config.c. */
+#define KPX_CONFIG_CIDRS_MAX 256
 
 enum kpx_detect_local {
 	KPX_DETECT_LOCAL_NONE,		/* nothing is local: masquerade off-node */
@@ -77,8 +79,6 @@ struct kpx_config {
 
 	/* Appended for issue 5 (config.c). */
 	char *config_file;		/* --config, or NULL */
-	char bind_address[INET6_ADDRSTRLEN];	/* --bind-address / bindAddress: the
-						 * node's primary-IP hint, "" unset */
 	bool init_only;			/* --init-only: validate, check, exit 0 */
 	int64_t health_timeout_ms;	/* /healthz stale after: 2 x sync_ms */
 	unsigned int n_ignored;		/* settings given that kpx does not use

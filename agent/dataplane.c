@@ -11,10 +11,16 @@
 #include "log.h"
 
 extern const struct kpx_dp_ops kpx_dp_kpx;
+extern const struct kpx_dp_ops kpx_dp_nft;
+extern const struct kpx_dp_ops kpx_dp_iptables;
+extern const struct kpx_dp_ops kpx_dp_ipvs;
 
 /* In the order of the automatic choice. */
 const struct kpx_dp_ops *const kpx_dp_modes[] = {
 	&kpx_dp_kpx,
+	&kpx_dp_nft,
+	&kpx_dp_iptables,
+	&kpx_dp_ipvs,
 	NULL,
 };
 

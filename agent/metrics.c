@@ -51,6 +51,7 @@ struct kpx_metrics {
 	uint64_t syncs, sync_errors, netlink_errors;
 	uint64_t restarts[KPX_KIND_MAX], relists[KPX_KIND_MAX];
 	size_t nfrontends;
+	unsigned int no_local[2];	/* [0] internal, [1] external */
 	struct kpx_service *dry;	/* dry-run frontends */
 	size_t ndry;
 	bool have_dry;
@@ -219,6 +220,17 @@ void kpx_metrics_sync(struct kpx_metrics *m, double seconds, bool full,
 			histo_observe(&m->netprog, now > m->triggers[i] ? now - m->triggers[i] : 0);
 		m->ntriggers = 0;
 	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+void kpx_metrics_no_local_endpoints(struct kpx_metrics *m,
+				    unsigned int internal, unsigned int external)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->no_local[0] = internal;
+	m->no_local[1] = external;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -423,6 +435,12 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 	counter(f, "kubeproxy_sync_proxy_rules_service_changes_total",
 		"[ALPHA] Cumulative proxy rules Service changes",
 		m->changes_total[KPX_KIND_SERVICE]);
+	head(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total", "gauge",
+	     "[ALPHA] Number of services with a Local traffic policy and no endpoints");
+	fprintf(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy=\"external\"} %u\n",
+		m->no_local[1]);
+	fprintf(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy=\"internal\"} %u\n",
+		m->no_local[0]);
 	head(f, "kubeproxy_proxy_healthz_total", "counter",
 	     "[ALPHA] Cumulative proxy healthz HTTP status");
 	fprintf(f, "kubeproxy_proxy_healthz_total{code=\"200\"} %" PRIu64 "\n", m->healthz[0]);

@@ -60,6 +60,15 @@ void kpx_metrics_sync(struct kpx_metrics *m, double seconds, bool full,
 		      size_t nfrontends, unsigned int errors);
 
 /*
+ * kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy}: the
+ * Service ports with internalTrafficPolicy (@internal) or
+ * externalTrafficPolicy (@external) Local that have endpoints but none on
+ * this node, as of the last sync (kpx_model_no_local_endpoints()).
+ */
+void kpx_metrics_no_local_endpoints(struct kpx_metrics *m,
+				    unsigned int internal, unsigned int external);
+
+/*
  * In dry-run mode there is no module to dump: sync.c publishes the
  * frontends it would have programmed (copied) for /metrics.
  */

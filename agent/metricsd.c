@@ -11,6 +11,21 @@
 #include "log.h"
 #include "metricsd.h"
 
+/* Appends kpx_proxy_mode{mode="..."} 1 (issue 6: the mode is exposed). */
+static int mode_gauge(const struct kpx_metricsd *md, struct kpx_http_reply *rep)
+{
+	char *body;
+	int len;
+
+	len = asprintf(&body, "%s# HELP kpx_proxy_mode The proxy mode in use (--proxy-mode)\n"
+		       "# TYPE kpx_proxy_mode gauge\nkpx_proxy_mode{mode=\"%s\"} 1\n",
+		       rep->body, md->mode ? md->mode : "kpx");
+	free(rep->body);
+	rep->body = len < 0 ? NULL : body;
+	rep->len = len < 0 ? 0 : (size_t)len;
+	return rep->body ? 0 : -ENOMEM;
+}
+
 int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 {
 	struct kpx_metricsd *md = ctx;
@@ -47,7 +62,7 @@ int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 	rep->content_type = "text/plain; version=0.0.4; charset=utf-8";
 	rep->body = kpx_metrics_render(md->m, v, n, stp, &rep->len);
 	kpx_services_free(v, n);
-	return rep->body ? 0 : -ENOMEM;
+	return rep->body ? mode_gauge(md, rep) : -ENOMEM;
 }
 
 struct kpx_httpd *kpx_metricsd_start(const char *bind, struct kpx_metricsd *md,

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "addr.h"
+#include "ctclean.h"
 #include "duration.h"
 #include "log.h"
+#include "model_nolocal.h"
 #include "reconcile.h"
 #include "sync.h"
 
@@ -28,6 +30,8 @@ struct kpx_sync {
 	int64_t health_timeout;		/* ms */
 	bool ns_sent;			/* ns_last is in the module */
 	struct kpx_ns_config ns_last;
+	struct kpx_ctclean *ct;		/* conntrack cleanup, opened on first use */
+	bool ct_known;			/* actual is a real previous state */
 };
 
 void kpx_sync_set_healthchecks(struct kpx_sync *s, struct kpx_hc *hc,
@@ -120,6 +124,7 @@ struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_dp *dp,
 	s->dp = dp;
 	s->min_period = min_period_ms;
 	s->period = period_ms;
+	s->ct_known = dp && (dp->ops->caps & KPX_DP_CAP_DUMP);
 	return s;
 }
 
@@ -128,6 +133,7 @@ void kpx_sync_free(struct kpx_sync *s)
 	if (!s)
 		return;
 	kpx_services_free(s->actual, s->nactual);
+	kpx_ctclean_free(s->ct);
 	free(s);
 }
 
@@ -150,9 +156,16 @@ int64_t kpx_sync_due(const struct kpx_sync *s)
 				s->min_period, s->period);
 }
 
-/* "10.96.0.10:80/tcp -> 10.244.1.2:8080@1 10.244.2.3:8080@1" for logs. */
-static void log_op(const struct kpx_op *op)
+/*
+ * "[dry run: ]set 10.96.0.10:80/tcp flags=0x0 backends=[10.244.1.2:8080@1
+ * 10.244.2.3:8080@1]" or "[dry run: ]del KEY": info in a dry run, else
+ * debug at --v 2 (the selftests read it in the proxy modes without a
+ * kpxctl to show what was programmed: selftests/mode_lib.sh).
+ */
+static void log_op(const struct kpx_op *op, bool dry)
 {
+	enum kpx_log_level lvl = dry ? KPX_LOG_INFO : KPX_LOG_DEBUG;
+	const char *pre = dry ? "dry run: " : "";
 	const struct kpx_service *svc = op->service;
 	char key[KPX_SERVICE_STRLEN], be[KPX_HOSTPORT_STRLEN];
 	size_t i, len = 0, cap = svc->nbackends * (KPX_HOSTPORT_STRLEN + 12) + 1;
@@ -160,7 +173,11 @@ static void log_op(const struct kpx_op *op)
 
 	kpx_service_str(svc, key, sizeof(key));
 	if (op->type == KPX_OP_DEL || !list) {
-		kpx_info("sync", "dry run: del %s", key);
+		if (op->type == KPX_OP_DEL)
+			kpx_log(lvl, "sync", "%sdel %s", pre, key);
+		else
+			kpx_log(lvl, "sync", "%sset %s (out of memory for the backend list)",
+				pre, key);
 		free(list);
 		return;
 	}
@@ -171,8 +188,8 @@ static void log_op(const struct kpx_op *op)
 				kpx_hostport_str(svc->family, &svc->backends[i].addr,
 						 svc->backends[i].port, be, sizeof(be)),
 				svc->backends[i].weight);
-	kpx_info("sync", "dry run: set %s flags=0x%" PRIx32 " backends=[%s]",
-		 key, svc->flags, list);
+	kpx_log(lvl, "sync", "%sset %s flags=0x%" PRIx32 " backends=[%s]",
+		pre, key, svc->flags, list);
 	free(list);
 }
 
@@ -184,7 +201,7 @@ static int send_op(struct kpx_sync *s, const struct kpx_op *op)
 	int r;
 
 	if (!s->dp) {
-		log_op(op);
+		log_op(op, true);
 		return 0;
 	}
 	s->dp->errmsg[0] = '\0';
@@ -193,8 +210,8 @@ static int send_op(struct kpx_sync *s, const struct kpx_op *op)
 	else
 		r = s->dp->ops->del_service(s->dp, op->service);
 	if (!r) {
-		kpx_dbg(2, "sync", "%s %s", op->type == KPX_OP_SET ? "set" : "del",
-			kpx_service_str(op->service, key, sizeof(key)));
+		if (kpx_log_verbosity >= 2)
+			log_op(op, false);
 		return 0;
 	}
 	msg = kpx_dp_errmsg(s->dp);
@@ -223,6 +240,35 @@ static int commit(struct kpx_sync *s, long nops)
 	return r;
 }
 
+/*
+ * For modes without KPX_DP_CAP_CT_CLEANUP, after a successful commit():
+ * deletes the UDP/SCTP conntrack entries that the @applied changes made
+ * stale (ctclean.h), against the state before this sync.  Not on the first
+ * commit of a mode that cannot dump: its "previous state" is empty, every
+ * frontend would look new (kube-proxy deletes nothing at a restart either).
+ */
+static void ct_cleanup(struct kpx_sync *s, const struct kpx_op *ops,
+		       size_t nops, const bool *applied)
+{
+	struct kpx_ct_plan p = { 0 };
+	bool known = s->ct_known;
+	long r;
+
+	s->ct_known = true;
+	if (!known || (s->dp->ops->caps & KPX_DP_CAP_CT_CLEANUP))
+		return;
+	r = kpx_ct_plan_ops(&p, ops, nops, applied, s->actual, s->nactual);
+	if (r > 0 && !s->ct && !(s->ct = kpx_ctclean_new()))
+		r = -errno;
+	if (r > 0)
+		r = kpx_ctclean_apply(s->ct, &p);
+	if (r < 0)
+		kpx_err("sync", "conntrack cleanup: %s", strerror((int)-r));
+	else if (r > 0)
+		kpx_info("sync", "conntrack cleanup: %ld stale entries deleted (%zu rules)", r, p.n);
+	kpx_ct_plan_free(&p);
+}
+
 /* A sync that could not run: retry it, in full, after min-sync-period. */
 static int sync_failed(struct kpx_sync *s, int64_t t0, int err, double t0s,
 		       bool full)
@@ -242,6 +288,7 @@ int kpx_sync_run(struct kpx_sync *s)
 	struct kpx_service *desired = NULL;
 	size_t ndesired = 0, i;
 	struct kpx_op *ops = NULL;
+	bool *applied = NULL;
 	unsigned int sets = 0, dels = 0, errors = 0, nserr;
 	char b[5][24];
 	long nops;
@@ -273,21 +320,30 @@ int kpx_sync_run(struct kpx_sync *s)
 		kpx_services_free(desired, ndesired);
 		return sync_failed(s, t0, (int)nops, t0s, full);
 	}
+	applied = calloc(nops ? nops : 1, sizeof(*applied));
 	for (i = 0; i < (size_t)nops; i++) {
-		if (send_op(s, &ops[i]))
+		if (send_op(s, &ops[i])) {
 			errors++;
-		else if (ops[i].type == KPX_OP_SET)
+			continue;
+		}
+		if (ops[i].type == KPX_OP_SET)
 			sets++;
 		else
 			dels++;
+		if (applied)
+			applied[i] = true;
 	}
 	if (s->dp && (r = commit(s, nops))) {
 		errors += sets + dels;
 		sets = dels = 0;
+	} else if (s->dp && applied) {
+		ct_cleanup(s, ops, nops, applied);
 	}
+	free(applied);
 	free(ops);
 	errors += nserr;
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
+	kpx_metrics_no_local_endpoints_of(s->metrics, s->model);	/* issue 5 */
 	if (!s->dp && s->metrics)
 		kpx_metrics_set_frontends(s->metrics, desired, ndesired);
 	/*

@@ -105,7 +105,7 @@ step() { assert_rc "apply step $1" 0 apictl step "$1"; }
 AGENT_NODE=node-a
 agent_start() {
 	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" --hostname-override "$AGENT_NODE" \
-		--cluster-cidr 10.244.0.0/16 --v 2 "$@" >>"$TMPD/agent.log" 2>&1 &
+		--cluster-cidr 10.244.0.0/16 --v 2 --proxy-mode "$KPX_PROXY_MODE" "$@" >>"$TMPD/agent.log" 2>&1 &
 	AGENT_PID=$!
 }
 

@@ -19,14 +19,11 @@
 #     |-- veth -- web1    10.244.1.201 :80   (terminating endpoint)
 #     `-- veth -- web2    10.244.1.202 :80
 . "$(dirname "$0")/lib.sh"
+. "$SELFTESTS/agent_lib.sh"
 
-APIDIR=$SELFTESTS/apiserver
 DATA=$SELFTESTS/data
-require_guest
-require_module
-require_file "$KPXCTL" "$KPX_AGENT" "$ECHO_BIN" "$CLIENT_BIN" \
-	"$APIDIR/kpx-test-apiserver.py" "$APIDIR/gen-certs.sh" "$APIDIR/kpx-test-apictl"
-setup_trap 'stop_agent; [ -z "${API_PID:-}" ] || kill $API_PID 2>/dev/null'
+agent_require
+setup_trap agent_lib_stop
 
 # The ClusterIP frontends the objects define, with their expected
 # backends ("-" = none): PROTO VIP PORT BACKEND,...
@@ -54,21 +51,8 @@ echo_start web1 web1 10.244.1.201:80
 echo_start web2 web2 10.244.1.202:80
 
 # --- API server and agent --------------------------------------------------
-"$APIDIR/gen-certs.sh" "$TMPD/certs" >"$TMPD/certs.log" 2>&1 || {
-	cat "$TMPD/certs.log"
-	skip "gen-certs.sh failed"
-}
-mkdir -p "$TMPD/state"
-python3 "$APIDIR/kpx-test-apiserver.py" --dir "$TMPD/state" --port 0 \
-	--certs "$TMPD/certs" --objects "$DATA"/0*.json 2>"$TMPD/apiserver.log" &
-API_PID=$!
-for _ in $(seq 1 150); do
-	[ -s "$TMPD/state/port" ] && break
-	sleep 0.2
-done
-[ -s "$TMPD/state/port" ] || { tail -n 20 "$TMPD/apiserver.log"; skip "API server did not start"; }
-KUBECONFIG_F=$TMPD/state/kubeconfig
-apictl() { python3 "$APIDIR/kpx-test-apictl" --kubeconfig "$KUBECONFIG_F" "$@"; }
+kpx_api_start --objects "$DATA"/0*.json
+apictl() { kpx_apictl "$@"; }
 # timed_apply FILE: POST FILE to /_test/apply with curl (what apictl apply
 # does); sets APPLY_T0 ($EPOCHREALTIME when the server had answered, i.e.
 # the change was made: latencies are measured from there, so neither
@@ -93,18 +77,7 @@ since_apply() { # WAIT_SECONDS
 	awk -v a="$APPLY_T0" -v b="$WAIT_T0" -v w="$1" 'BEGIN { printf "%.2f\n", b - a + w }'
 }
 
-AGENT_PID=
-start_agent() {
-	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" --v 2 >>"$TMPD/agent.log" 2>&1 &
-	AGENT_PID=$!
-}
-stop_agent() {
-	[ -n "$AGENT_PID" ] || return 0
-	kill -TERM "$AGENT_PID" 2>/dev/null
-	wait "$AGENT_PID"
-	AGENT_STATUS=$?
-	AGENT_PID=
-}
+start_agent() { kpx_agent_start --v 2; }
 
 # backends_of PROTO VIP PORT / wait_backends PROTO VIP PORT WANT [SECONDS]:
 # the frontend's backends ("-" none, "absent" no frontend), from /proc.
@@ -231,7 +204,7 @@ c0=$(svc_counter tcp 10.96.0.10 53 conns)
 in_ns cli "$CLIENT_BIN" -d 6000 -i 20 -t 1000 10.96.0.10:53 >"$TMPD/loop.out" 2>&1 &
 loop=$!
 sleep 1
-stop_agent
+kpx_agent_stop
 assert_eq "agent exit status on SIGTERM" 0 "$AGENT_STATUS"
 assert_eq "frontends right after the agent exited" "$before" "$(frontends)"
 sleep 0.5

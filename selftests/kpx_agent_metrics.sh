@@ -10,58 +10,28 @@
 #    last sync timestamp recent, service/endpoint changes = objects listed);
 #    kpx_frontend_connections_total and kpx_backend_connections_total equal
 #    to kpxctl's counters after N client connections; kpx_module_* totals;
+#    kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy}
+#    0, then 1 internal + 1 external with a Local-policy Service whose
+#    endpoint is on another node;
 #  - "kpx-agent --cleanup": exit 0 and no frontend left.
 #
 # Topology (lib.sh): cli 10.0.1.2 --veth-- node (VM root netns, kpx) --veth--
 # pod1 10.244.1.2:8080, pod2 10.244.2.2:8080; VIP 10.96.0.60:80/tcp -> both.
 . "$(dirname "$0")/lib.sh"
+. "$SELFTESTS/agent_lib.sh"
 
-APIDIR=$SELFTESTS/apiserver
 HZ=127.0.0.1:10256
 MT=127.0.0.1:10249
-require_guest
-require_module
-require_file "$KPXCTL" "$KPX_AGENT" "$ECHO_BIN" "$CLIENT_BIN" \
-	"$APIDIR/kpx-test-apiserver.py" "$APIDIR/gen-certs.sh"
-setup_trap 'stop_agent; [ -z "${API_PID:-}" ] || kill $API_PID 2>/dev/null'
+agent_require
+setup_trap agent_lib_stop
 
 node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
 echo_start pod1 pod1 10.244.1.2:8080
 echo_start pod2 pod2 10.244.2.2:8080
 
-cat >"$TMPD/objects.json" <<'EOF'
-{"apiVersion": "v1", "kind": "List", "items": [
- {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
-  "spec": {"clusterIP": "10.96.0.60", "clusterIPs": ["10.96.0.60"], "ipFamilies": ["IPv4"],
-           "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}]}},
- {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-  "metadata": {"name": "web-1", "namespace": "default",
-               "labels": {"kubernetes.io/service-name": "web"}},
-  "addressType": "IPv4", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
-  "endpoints": [{"addresses": ["10.244.1.2"], "conditions": {"ready": true}},
-                {"addresses": ["10.244.2.2"], "conditions": {"ready": true}}]}]}
-EOF
-"$APIDIR/gen-certs.sh" "$TMPD/certs" >"$TMPD/certs.log" 2>&1 || skip "gen-certs.sh failed"
-mkdir -p "$TMPD/state"
-python3 "$APIDIR/kpx-test-apiserver.py" --dir "$TMPD/state" --port 0 \
-	--certs "$TMPD/certs" --objects "$TMPD/objects.json" 2>"$TMPD/apiserver.log" &
-API_PID=$!
-for _ in $(seq 1 150); do
-	[ -s "$TMPD/state/port" ] && break
-	sleep 0.2
-done
-[ -s "$TMPD/state/port" ] || skip "API server did not start"
-
-AGENT_PID=
-stop_agent() {
-	[ -n "$AGENT_PID" ] || return 0
-	kill -TERM "$AGENT_PID" 2>/dev/null
-	wait "$AGENT_PID"
-	AGENT_PID=
-}
-"$KPX_AGENT" --kubeconfig "$TMPD/state/kubeconfig" --hostname-override node-a \
-	--healthz-bind-address $HZ --metrics-bind-address $MT >"$TMPD/agent.log" 2>&1 &
-AGENT_PID=$!
+web_objects 10.96.0.60 "$TMPD/objects.json"
+kpx_api_start --objects "$TMPD/objects.json"
+kpx_agent_start --hostname-override node-a --healthz-bind-address $HZ --metrics-bind-address $MT
 t=$(wait_proc_backends tcp 10.96.0.60:80 10.244.1.2:8080,10.244.2.2:8080 60)
 assert_ne "agent programs 10.96.0.60:80" timeout "$t"
 
@@ -107,8 +77,41 @@ assert_eq "last sync timestamp within 60 s" 0 \
 	"$(awk -v t="$last" -v now="$(date +%s)" 'BEGIN { print !(t > now - 60 && t <= now + 1) }')"
 assert_eq "/proxyMode" kpx "$(curl -sS "http://$MT/proxyMode")"
 
+# --- Local traffic policies without a local endpoint ------------------------------
+# kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy}: 0 with
+# web (Cluster policies); then Service t/local (internalTrafficPolicy and,
+# as a NodePort, externalTrafficPolicy Local) whose one ready endpoint is on
+# node-b: 1 internal, 1 external, and its ClusterIP drops (no backend here).
+assert_eq "no_local_endpoints internal, web only" 0 \
+	"$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy="internal"}')"
+cat >"$TMPD/local.json" <<'EOF'
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "local", "namespace": "t"},
+  "spec": {"type": "NodePort", "clusterIP": "10.96.0.61", "clusterIPs": ["10.96.0.61"],
+           "internalTrafficPolicy": "Local", "externalTrafficPolicy": "Local",
+           "ports": [{"port": 80, "targetPort": 8080, "nodePort": 30061}]}},
+ {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+  "metadata": {"name": "local-1", "namespace": "t", "labels": {"kubernetes.io/service-name": "local"}},
+  "addressType": "IPv4", "ports": [{"port": 8080, "protocol": "TCP"}],
+  "endpoints": [{"addresses": ["10.244.2.2"], "nodeName": "node-b", "conditions": {"ready": true}}]}]}
+EOF
+assert_rc "apply Service t/local" 0 kpx_apictl apply "$TMPD/local.json"
+t=$(wait_proc_backends tcp 10.96.0.61:80 - 20)
+assert_ne "t/local's ClusterIP programmed without backends" timeout "$t"
+assert_eq "t/local's ClusterIP drops (drop-empty)" '["drop-empty"]' \
+	"$(kpx_json | jq -c '.services[] | select(.vip == "10.96.0.61" and .port == 80) | .flags')"
+for _ in $(seq 1 50); do
+	curl -sS -o "$TMPD/metrics" "http://$MT/metrics"
+	[ "$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy="internal"}')" = 1 ] && break
+	sleep 0.2
+done
+assert_eq "no_local_endpoints internal" 1 \
+	"$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy="internal"}')"
+assert_eq "no_local_endpoints external" 1 \
+	"$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy="external"}')"
+
 # --- --cleanup ------------------------------------------------------------------
-stop_agent
+kpx_agent_stop
 assert_rc "kpx-agent --cleanup" 0 "$KPX_AGENT" --cleanup
 assert_eq "frontends after --cleanup" 0 "$(kpx_json | jq '.services | length')"
 

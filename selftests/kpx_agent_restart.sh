@@ -14,58 +14,23 @@
 # Topology (lib.sh): cli 10.0.1.2 --veth-- node (VM root netns, kpx) --veth--
 # pod1 10.244.1.2:8080, pod2 10.244.2.2:8080; VIP 10.96.0.50:80/tcp -> both.
 . "$(dirname "$0")/lib.sh"
+. "$SELFTESTS/agent_lib.sh"
 
-APIDIR=$SELFTESTS/apiserver
 RESTARTS=${KPX_RESTARTS:-10}
-require_guest
-require_module
-require_file "$KPXCTL" "$KPX_AGENT" "$ECHO_BIN" "$CLIENT_BIN" \
-	"$APIDIR/kpx-test-apiserver.py" "$APIDIR/gen-certs.sh"
-setup_trap 'stop_agent; [ -z "${API_PID:-}" ] || kill $API_PID 2>/dev/null'
+agent_require
+setup_trap agent_lib_stop
 
 node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
 echo_start pod1 pod1 10.244.1.2:8080
 echo_start pod2 pod2 10.244.2.2:8080
 
-cat >"$TMPD/objects.json" <<'EOF'
-{"apiVersion": "v1", "kind": "List", "items": [
- {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
-  "spec": {"clusterIP": "10.96.0.50", "clusterIPs": ["10.96.0.50"], "ipFamilies": ["IPv4"],
-           "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}]}},
- {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-  "metadata": {"name": "web-1", "namespace": "default",
-               "labels": {"kubernetes.io/service-name": "web"}},
-  "addressType": "IPv4", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
-  "endpoints": [{"addresses": ["10.244.1.2"], "conditions": {"ready": true}},
-                {"addresses": ["10.244.2.2"], "conditions": {"ready": true}}]}]}
-EOF
-"$APIDIR/gen-certs.sh" "$TMPD/certs" >"$TMPD/certs.log" 2>&1 || skip "gen-certs.sh failed"
-mkdir -p "$TMPD/state"
-python3 "$APIDIR/kpx-test-apiserver.py" --dir "$TMPD/state" --port 0 \
-	--certs "$TMPD/certs" --objects "$TMPD/objects.json" 2>"$TMPD/apiserver.log" &
-API_PID=$!
-for _ in $(seq 1 150); do
-	[ -s "$TMPD/state/port" ] && break
-	sleep 0.2
-done
-[ -s "$TMPD/state/port" ] || skip "API server did not start"
+web_objects 10.96.0.50 "$TMPD/objects.json"
+kpx_api_start --objects "$TMPD/objects.json"
 
-AGENT_PID=
 start_agent() {
-	"$KPX_AGENT" --kubeconfig "$TMPD/state/kubeconfig" --hostname-override node-a \
-		--healthz-bind-address 127.0.0.1:10256 --metrics-bind-address 127.0.0.1:10249 \
-		>>"$TMPD/agent.log" 2>&1 &
-	AGENT_PID=$!
+	kpx_agent_start --hostname-override node-a \
+		--healthz-bind-address 127.0.0.1:10256 --metrics-bind-address 127.0.0.1:10249
 }
-stop_agent() {
-	[ -n "$AGENT_PID" ] || return 0
-	kill -TERM "$AGENT_PID" 2>/dev/null
-	wait "$AGENT_PID"
-	AGENT_STATUS=$?
-	AGENT_PID=
-}
-# syncs_done: "sync done" lines logged so far
-syncs_done() { grep -c 'msg="sync done"' "$TMPD/agent.log"; }
 frontends() { kpx_json | jq -c '[.services[] | {protocol, vip, port, flags, backends: [.backends[] | {addr, port, weight}]}]'; }
 
 start_agent
@@ -89,12 +54,12 @@ for i in $(seq 1 "$RESTARTS"); do
 	kpx_snapshot
 	b1=$(be_counter tcp 10.96.0.50 80 10.244.1.2 8080)
 	b2=$(be_counter tcp 10.96.0.50 80 10.244.2.2 8080)
-	n0=$(syncs_done)
-	stop_agent
+	n0=$(kpx_agent_syncs)
+	kpx_agent_stop
 	assert_eq "restart $i: agent exit status" 0 "$AGENT_STATUS"
 	start_agent
 	for _ in $(seq 1 300); do
-		[ "$(syncs_done)" -gt "$n0" ] && break
+		[ "$(kpx_agent_syncs)" -gt "$n0" ] && break
 		sleep 0.1
 	done
 	first=$(grep 'msg="sync done"' "$TMPD/agent.log" | sed -n "$((n0 + 1))p")

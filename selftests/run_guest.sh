@@ -8,6 +8,13 @@
 # module and checks the kernel log.  Output is TAP version 13; a test's own
 # output is indented as "# " comments.  Exit status 0 if nothing failed.
 #
+# KPX_PROXY_MODE (kpx, nftables, iptables, ipvs; default kpx) is the agent's
+# --proxy-mode for the agent-driven tests (selftests/mode_lib.sh).  In a mode
+# other than kpx the module is not loaded (the mode must work without it),
+# the tests that drive the module directly are reported "# SKIP", each
+# test's leftovers are removed with kpx-agent --cleanup, and the skip list
+# (whole tests and module-state assertions) is printed at the end.
+#
 # Test exit codes (kselftest): 0 pass, 4 skip, anything else fail.
 set -u
 
@@ -15,6 +22,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 ko=${KPX_KO:-$repo/kmod/kpx.ko}
 tmo=${KPX_TEST_TIMEOUT:-300}
+agent=${KPX_AGENT:-$repo/agent/kpx-agent}
+export KPX_PROXY_MODE=${KPX_PROXY_MODE:-kpx}
+export KPX_SKIP_LIST=/tmp/kpx-skip-list.$$
+case "$KPX_PROXY_MODE" in
+kpx|nftables|iptables|ipvs) ;;
+*) echo "run_guest.sh: unknown KPX_PROXY_MODE '$KPX_PROXY_MODE'" >&2; exit 2 ;;
+esac
 
 if [ ! -e /etc/kpx-guest ]; then
 	echo "run_guest.sh: refusing to run outside the kpx test VM" >&2
@@ -31,13 +45,32 @@ for t in "$here"/kpx_*.sh; do
 done
 
 n=0 failed=0
+skipped=()
 result() { # STATUS NAME [DIRECTIVE]
 	n=$((n + 1))
 	case "$1" in
 	0) echo "ok $n $2${3:+ # $3}" ;;
-	4) echo "ok $n $2 # SKIP${3:+ $3}" ;;
+	4) echo "ok $n $2 # SKIP${3:+ $3}"; skipped+=("$2: ${3:-(no reason given)}") ;;
 	*) echo "not ok $n $2${3:+ # $3}"; failed=$((failed + 1)) ;;
 	esac
+}
+
+# agent_driven TEST: does the test run the agent in the mode under test
+# (case_lib.sh, or it names KPX_PROXY_MODE, require_mode or --proxy-mode)?
+agent_driven() {
+	grep -qE 'case_lib\.sh|KPX_PROXY_MODE|require_mode|--proxy-mode' "$1"
+}
+
+# clean_slate: after a test, remove what it left in the data plane.
+clean_slate() {
+	if [ "$KPX_PROXY_MODE" = kpx ]; then
+		if ! grep -q '^kpx ' /proc/modules; then
+			load_kpx >/dev/null 2>&1 || echo "# cannot reload kpx after $1"
+		fi
+		[ ! -x "$repo/agent/kpxctl" ] || "$repo/agent/kpxctl" flush >/dev/null 2>&1
+	else
+		"$agent" --cleanup >/dev/null 2>&1 || echo "# kpx-agent --cleanup failed after $1"
+	fi
 }
 
 # Loads kpx.ko with the Debian modules it depends on; 0 on success.
@@ -56,32 +89,43 @@ bad_kernel_log() {
 
 echo "TAP version 13"
 echo "1..$((${#tests[@]} + 2))"
+echo "# proxy mode: $KPX_PROXY_MODE"
 dmesg -n 4 2>/dev/null
 start=$(date +%s)
+: >"$KPX_SKIP_LIST"
 
-out=$(load_kpx 2>&1)
-rc=$?
-[ -z "$out" ] || sed 's/^/# /' <<<"$out"
-[ $rc = 0 ] && grep -q '^kpx ' /proc/modules || rc=1
-result "$rc" insmod_kpx
+if [ "$KPX_PROXY_MODE" = kpx ]; then
+	out=$(load_kpx 2>&1)
+	rc=$?
+	[ -z "$out" ] || sed 's/^/# /' <<<"$out"
+	[ $rc = 0 ] && grep -q '^kpx ' /proc/modules || rc=1
+	result "$rc" insmod_kpx
+else
+	result 4 insmod_kpx "proxy mode $KPX_PROXY_MODE runs without the module"
+fi
 
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
+	if [ "$KPX_PROXY_MODE" != kpx ] && ! agent_driven "$t"; then
+		result 4 "$name" "drives the kpx module directly (proxy mode $KPX_PROXY_MODE)"
+		continue
+	fi
 	echo "# === $name"
 	t0=$(date +%s.%N)
-	timeout -k 10 "$tmo" bash "$t" 2>&1 | sed -u 's/^#\{0,1\} \{0,1\}/# /'
+	timeout -k 10 "$tmo" bash "$t" 2>&1 | sed -u 's/^#\{0,1\} \{0,1\}/# /' |
+		tee "/tmp/kpx-test-out.$$"
 	rc=${PIPESTATUS[0]}
 	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	echo "# $name: exit $rc after $secs s"
 	directive=
 	[ "$rc" != 124 ] || directive="TIMEOUT after $tmo s"
+	[ "$rc" != 4 ] ||
+		directive=$(sed -n 's/^# SKIP: //p' "/tmp/kpx-test-out.$$" | tail -n 1)
 	result "$rc" "$name" "$directive"
-	# Leave a clean slate: module loaded, no frontends.
-	if ! grep -q '^kpx ' /proc/modules; then
-		load_kpx >/dev/null 2>&1 || echo "# cannot reload kpx after $name"
-	fi
-	[ ! -x "$repo/agent/kpxctl" ] || "$repo/agent/kpxctl" flush >/dev/null 2>&1
+	# Leave a clean slate: no frontends (kpx: module loaded).
+	clean_slate "$name"
 done
+rm -f "/tmp/kpx-test-out.$$"
 
 rc=0
 if grep -q '^kpx ' /proc/modules; then
@@ -96,5 +140,11 @@ if [ -n "$bad" ]; then
 	rc=1
 fi
 result "$rc" rmmod_kpx_kernel_log_clean
-echo "# $failed failed of $n, $(( $(date +%s) - start )) s"
+echo "# skip list, proxy mode $KPX_PROXY_MODE: ${#skipped[@]} tests, $(wc -l <"$KPX_SKIP_LIST") module-state assertions"
+for s in "${skipped[@]}"; do
+	echo "#   test $s"
+done
+sed 's/^/#   assertion /' "$KPX_SKIP_LIST"
+rm -f "$KPX_SKIP_LIST"
+echo "# $failed failed of $n, proxy mode $KPX_PROXY_MODE, $(( $(date +%s) - start )) s"
 [ "$failed" = 0 ]

@@ -138,7 +138,7 @@ ok $? "SIGTERM logged"
 if [ -e /etc/kpx-guest ]; then
 	echo "ok $((n += 1)) # SKIP inside the VM the module may be loaded"
 else
-	out=$("$agent" --kubeconfig "$tmp/state/kubeconfig" --once 2>&1)
+	out=$("$agent" --kubeconfig "$tmp/state/kubeconfig" --proxy-mode kpx --once 2>&1)
 	rc=$?
 	[ $rc = 1 ] && [ "$out" = 'kpx-agent: kpx module not loaded (generic netlink family "kpx" not found)' ]
 	ok $? "no module: exit 1 and the message ($rc: $out)"

@@ -46,14 +46,10 @@ wait_log() {	# FILE ERE [TENTHS]: default 20 s
 }
 wait_port() { for _ in $(seq 150); do [ -s "$1/port" ] && return 0; sleep 0.1; done; return 1; }
 apictl() { "$api/kpx-test-apictl" --kubeconfig "$tmp/state/kubeconfig" "$@" >/dev/null; }
-fault() { curl -sS -f -X POST -k "https://127.0.0.1:$pport/_fault/$1" >/dev/null; }
-
-# replay LOG: the dry-run state a log leads to, one "KEY backends=[...]" per line
-replay() {
-	sed -n 's/.*msg="dry run: \(set\|del\) \([^ "]*\)\( flags=[^ ]*\)\{0,1\}\( backends=\[[^]]*\]\)\{0,1\}".*/\1 \2\4/p' "$1" |
-		awk '$1 == "set" { s[$2] = $3 } $1 == "del" { delete s[$2] }
-		     END { for (k in s) print k, s[k] }' | sort
-}
+# fl_svc, fl_replay (the dry-run state a log leads to), fl_fault, ...
+. "$api/faults_lib.sh"
+fault() { fl_fault "$@"; }
+replay() { fl_replay "$@"; }
 # truth: what a fresh agent computes from the API server directly
 truth() {
 	timeout 60 "$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
@@ -74,20 +70,7 @@ converged() {
 	ok $? "$1: state equals the API's ($(wc -l <<<"$want") frontends)"
 	[ "$got" = "$want" ] || diff <(echo "$want") <(echo "$got") | sed 's/^/#   /' | head -20
 }
-svc() {	# svc NAME IP PORT [EP...]: a Service and its slice as a List
-	local name=$1 ip=$2 port=$3 eps="" e
-	shift 3
-	for e; do eps+="${eps:+,}{\"addresses\": [\"$e\"], \"conditions\": {\"ready\": true}}"; done
-	cat <<EOF
-{"apiVersion": "v1", "kind": "List", "items": [
- {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "$name", "namespace": "t"},
-  "spec": {"clusterIP": "$ip", "clusterIPs": ["$ip"], "ports": [{"port": $port, "targetPort": 8080}]}},
- {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-  "metadata": {"name": "$name-1", "namespace": "t", "labels": {"kubernetes.io/service-name": "$name"}},
-  "addressType": "IPv4", "ports": [{"port": 8080, "protocol": "TCP"}], "endpoints": [$eps]}]}
-EOF
-}
-apply_svc() { svc "$@" >"$tmp/svc.json" && apictl apply "$tmp/svc.json"; }
+apply_svc() { fl_svc "$@" >"$tmp/svc.json" && apictl apply "$tmp/svc.json"; }
 
 echo "TAP version 13"
 mkdir -p "$tmp/state" "$tmp/proxy"
@@ -97,16 +80,14 @@ python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/c
 	--bookmark-interval 1 --objects "$objects"/0[12]*.json 2>"$tmp/server.log" &
 pids+=($!)
 wait_port "$tmp/state" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
-python3 "$api/faultproxy.py" --dir "$tmp/proxy" --certs "$tmp/certs" --alt-certs "$tmp/other-ca" \
-	--upstream "https://127.0.0.1:$(cat "$tmp/state/port")" 2>"$tmp/proxy.log" &
-pids+=($!)
-wait_port "$tmp/proxy" || { echo "Bail out! no fault proxy"; cat "$tmp/proxy.log"; exit 1; }
-pport=$(cat "$tmp/proxy/port")
+fl_proxy_start "$tmp/proxy" "$tmp/certs" "$tmp/other-ca" "$(cat "$tmp/state/port")"
+st=$?
+pids+=($FL_PROXY_PID)
+[ $st = 0 ] || { echo "Bail out! no fault proxy"; cat "$tmp/proxy/proxy.log"; exit 1; }
 # The agent's kubeconfig: through the proxy, token from a file (rotation).
 cp "$tmp/certs/token" "$tmp/sa-token"
-sed -e "s|server: https://127.0.0.1:[0-9]*|server: https://127.0.0.1:$pport|" \
-    -e "s|token: .*|tokenFile: $tmp/sa-token|" "$tmp/state/kubeconfig" >"$tmp/agent-kubeconfig"
-grep -q "tokenFile: $tmp/sa-token" "$tmp/agent-kubeconfig" || { echo "Bail out! kubeconfig"; exit 1; }
+fl_kubeconfig "$tmp/state/kubeconfig" "$tmp/sa-token" "$tmp/agent-kubeconfig" ||
+	{ echo "Bail out! kubeconfig"; exit 1; }
 
 "$agent" --kubeconfig "$tmp/agent-kubeconfig" --hostname-override node-a --dry-run \
 	--min-sync-period 100ms --watch-stall-timeout 3s --healthz-bind-address 127.0.0.1:0 \
@@ -131,10 +112,7 @@ ok $? "410: expired resourceVersion seen, relisting"
 converged "410 Gone"
 
 # 3. malformed object
-cat >"$tmp/bad.json" <<'EOF'
-{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "bad", "namespace": "t"},
- "spec": {"clusterIP": "banana", "clusterIPs": ["banana"], "ports": [{"port": 80}]}}
-EOF
+fl_bad_service "$tmp/bad.json"
 apictl apply "$tmp/bad.json" && apply_svc d 10.96.1.4 80 10.244.1.5
 wait_log "$tmp/agent.log" 'skipping malformed object t/bad'
 ok $? "malformed Service logged and skipped"
@@ -187,17 +165,7 @@ ag=
 
 # 8. 10,000 Services in pages
 mkdir -p "$tmp/big"
-python3 - "$tmp/big/objects.json" <<'EOF'
-import json, sys
-items = []
-for i in range(10000):
-    ip = "10.100.%d.%d" % (i // 250, i % 250 + 1)
-    items.append({"apiVersion": "v1", "kind": "Service",
-                  "metadata": {"name": "s%d" % i, "namespace": "big"},
-                  "spec": {"clusterIP": ip, "clusterIPs": [ip],
-                           "ports": [{"port": 80, "targetPort": 8080}]}})
-json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[1], "w"))
-EOF
+fl_big_services 10000 "$tmp/big/objects.json"
 mkdir -p "$tmp/bigstate"
 python3 "$api/kpx-test-apiserver.py" --dir "$tmp/bigstate" --port 0 --certs "$tmp/certs" \
 	--objects "$tmp/big/objects.json" 2>"$tmp/big.log" &

@@ -93,8 +93,9 @@ static void test_kubeadm(void)
 	ok(c.n_cluster_cidrs == 1 && streq(cidr_str(&c.cluster_cidrs[0]), "10.244.0.0/16"),
 	   "kubeadm: clusterCIDR 10.244.0.0/16");
 	ok(c.masquerade_all, "kubeadm: iptables.masqueradeAll true");
-	ok(streq(c.bind_address, "0.0.0.0"), "kubeadm: bindAddress");
-	ok(c.n_ignored == 1, "kubeadm: only logging.options reported as ignored (%u)", c.n_ignored);
+	ok(c.n_ignored == 1,
+	   "kubeadm: only logging.options reported as ignored, not bindAddress 0.0.0.0 (%u)",
+	   c.n_ignored);
 	ok(streq(c.hostname, "n1"), "kubeadm: --hostname-override applies with --config");
 	kpx_config_free(&c);
 }
@@ -110,7 +111,6 @@ static void test_full(void)
 	ok(c.kube_api_qps == 50.5 && c.kube_api_burst == 100, "full: qps 50.5 burst 100");
 	ok(streq(c.hostname, "node-a.example"), "full: hostnameOverride trimmed, lower-cased (%s)",
 	   c.hostname);
-	ok(streq(c.bind_address, "192.0.2.7"), "full: bindAddress");
 	ok(streq(c.healthz_bind, "[::]:20256") && streq(c.metrics_bind, "0.0.0.0:20249"),
 	   "full: healthz [::]:20256, metrics 0.0.0.0:20249 (%s %s)", c.healthz_bind, c.metrics_bind);
 	ok(streq(c.proxy_mode, "kpx"), "full: mode kpx");
@@ -126,7 +126,8 @@ static void test_full(void)
 	   streq(cidr_str(&c.nodeport_cidrs[1]), "fd00:1::/64"),
 	   "full: nodePortAddresses primary + 10.0.0.0/8 (host bits cleared) + fd00:1::/64");
 	ok(c.verbosity == 4, "full: logging.verbosity 4");
-	ok(c.n_ignored == 4, "full: 4 ignored settings reported (%u)", c.n_ignored);
+	ok(c.n_ignored == 5, "full: 5 ignored settings reported, bindAddress 192.0.2.7 one (%u)",
+	   c.n_ignored);
 	kpx_config_free(&c);
 }
 
@@ -149,6 +150,7 @@ static void test_bad_yaml(void)
 		{ HDR "nodePortAddresses: 10.0.0.0/8\n", "want a list", "list given as a string" },
 		{ HDR "nodePortAddresses: [everything]\n", "nodePortAddresses: invalid value", "bad nodeport keyword" },
 		{ HDR "healthzBindAddress: 300.0.0.1:10256\n", "healthzBindAddress: invalid value", "bad bind address" },
+		{ HDR "bindAddress: 10.0.0.300\n", "bindAddress: invalid value", "bad bindAddress" },
 		{ HDR "detectLocalMode: Magic\n", "detectLocalMode: invalid value", "bad detect-local mode" },
 		{ HDR "clientConnection:\n  burst: -1\n", "burst: invalid value", "negative burst" },
 		{ HDR "conntrack:\n  maxPerCore: lots\n", "maxPerCore: invalid value", "ignored field still type-checked" },
@@ -216,6 +218,46 @@ static void test_flags(void)
 		kpx_config_free(&c);
 	}
 	{
+		/* kube-proxy's node-IP override: kpx reports it (Node object only) */
+		const char *const a0[] = { "--bind-address", "::", NULL };
+		const char *const a1[] = { "--bind-address=0.0.0.0", NULL };
+		const char *const a2[] = { "--bind-address", "192.0.2.1", NULL };
+		const char *const a3[] = { "--bind-address", "fd00::1", NULL };
+
+		r = parse(&c, a0);
+		ok(r == 0 && c.n_ignored == 0, "flags: --bind-address :: is the default, not reported");
+		kpx_config_free(&c);
+		r = parse(&c, a1);
+		ok(r == 0 && c.n_ignored == 0, "flags: --bind-address 0.0.0.0 not reported");
+		kpx_config_free(&c);
+		r = parse(&c, a2);
+		ok(r == 0 && c.n_ignored == 1, "flags: --bind-address 192.0.2.1 reported as ignored");
+		kpx_config_free(&c);
+		r = parse(&c, a3);
+		ok(r == 0 && c.n_ignored == 1, "flags: --bind-address fd00::1 reported as ignored");
+		kpx_config_free(&c);
+	}
+	{
+		/* up to the module's KPX_CIDRS_MAX (256) --nodeport-addresses */
+		static char list[257 * 20];
+		const char *const a[] = { "--nodeport-addresses", list, NULL };
+		size_t off = 0;
+		int i;
+
+		for (i = 0; i < 256; i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s10.%d.%d.0/24",
+						i ? "," : "", i / 256, i % 256);
+		r = parse(&c, a);
+		ok(r == 0 && c.n_nodeport_cidrs == 256 &&
+		   streq(cidr_str(&c.nodeport_cidrs[255]), "10.0.255.0/24"),
+		   "flags: 256 --nodeport-addresses CIDRs (%s)", r ? err : "ok");
+		kpx_config_free(&c);
+		snprintf(list + off, sizeof(list) - off, ",10.1.0.0/24");
+		r = parse(&c, a);
+		ok(r == -EINVAL && strstr(err, "nodeport-addresses"), "flags: 257 CIDRs rejected (%s)", err);
+		kpx_config_free(&c);
+	}
+	{
 		const char *const a[] = { "--config", DATA "kubeadm.yaml", "--cluster-cidr=10.9.0.0/16",
 			"--masquerade-all=false", "--v", "5", "--master", "https://h:1", NULL };
 
@@ -238,6 +280,7 @@ static void test_flags(void)
 			{ { "stray", NULL }, "unexpected argument" },
 			{ { "--proxy-mode", "kernelspace", NULL }, "Windows-only" },
 			{ { "--proxy-mode=bpf", NULL }, "unknown proxy mode" },
+			{ { "--bind-address", "node-a", NULL }, "bind-address" },
 			{ { "--v", "11", NULL }, "--v: invalid value" },
 			{ { "--masquerade-all=maybe", NULL }, "--masquerade-all: invalid value" },
 			{ { "--sync-period", "0s", NULL }, "--sync-period: invalid value" },

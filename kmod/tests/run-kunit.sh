@@ -1,25 +1,45 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# run-kunit.sh: build kpx_kunit.ko against the debug test kernel (cached by
+# run-kunit.sh: build the KUnit test modules (Kbuild: kpx_kunit.ko, the pure
+# core; kpx_kunit_full.ko, kpx's own code with the frontend-table and
+# netlink suites) against the debug test kernel (cached by
 # selftests/qemu/debug-kernel.sh; built once if missing) in a scratch copy
 # under $KPX_VM_CACHE (never in the source tree), boot that kernel in QEMU
-# and run the KUnit suites.  Prints the KTAP; exit 0 only if every suite
-# passed and the kernel log has no KASAN/lockdep/WARNING report.
+# and run the suites.  Prints the KTAP; exit 0 only if every suite ran and
+# passed, the kernel log has no KASAN/lockdep/RCU/WARNING report and, after
+# both modules are unloaded, kmemleak reports nothing.
 #
-# In the guest (run by run-vm.sh): run-kunit.sh --guest KO
+# In the guest (run by run-vm.sh): run-kunit.sh --guest KO...
 set -uo pipefail
+
+suites="kpx_maglev kpx_sched kpx_affinity kpx_table kpx_netlink"
 
 if [ "${1:-}" = --guest ]; then
 	[ -e /etc/kpx-guest ] || { echo "refusing to run outside the kpx test VM" >&2; exit 4; }
-	insmod "$2" || exit 1
-	dmesg | grep -E 'KTAP|# Subtest|ok [0-9]|# kpx_|# Totals|kpx_kunit' |
-		sed 's/^\[[ 0-9.]*\] //'
-	if dmesg | grep -qE 'not ok|BUG:|KASAN|WARNING:|possible circular|suspicious RCU'; then
-		exit 1
+	shift
+	here=$(cd "$(dirname "$0")" && pwd)
+	. "$here/../../selftests/qemu/kmemleak.sh"
+	rc=0
+	kmemleak_clear || { echo "# kmemleak not usable"; rc=1; }
+	for ko in "$@"; do
+		t0=$(date +%s)
+		insmod "$ko" || rc=1
+		echo "# insmod $(basename "$ko"): $(($(date +%s) - t0)) s"
+	done
+	dmesg | grep -E 'KTAP|# |ok [0-9]|kpx' | sed 's/^\[[ 0-9.]*\] //'
+	for ko in "$@"; do
+		rmmod "$(basename "$ko" .ko)" || rc=1
+	done
+	if dmesg | grep -E 'not ok|BUG:|KASAN|WARNING:|possible circular|suspicious RCU|Call Trace'; then
+		rc=1
 	fi
-	grep -q 'kpx_affinity: pass:' <(dmesg) || exit 1
-	exit 0
+	for s in $suites; do
+		dmesg | grep -qE "# $s: pass:[1-9][0-9]* fail:0 " ||
+			{ echo "# suite $s did not pass"; rc=1; }
+	done
+	kmemleak_check || rc=1
+	exit "$rc"
 fi
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,12 +47,13 @@ repo=$(cd "$here/../.." && pwd)
 qemu=$repo/selftests/qemu
 . "$qemu/vm-env.sh"
 eval "$("$qemu/debug-kernel.sh" | grep -E '^(TREE|KREL)=')" || exit 1
-build=$KPX_VM_CACHE/kunit-build
+build=$KPX_VM_CACHE/kunit-build${KPX_CHECK_TAG:+-$KPX_CHECK_TAG}
 rm -rf "$build"
 mkdir -p "$build/kmod/tests" "$build/uapi"
-cp "$repo"/kmod/*.c "$repo"/kmod/*.h "$build/kmod/"
-cp "$here/Kbuild" "$here/kpx_kunit.c" "$build/kmod/tests/"
+cp "$repo"/kmod/*.c "$repo"/kmod/*.h "$repo/kmod/Kbuild" "$build/kmod/"
+# kpx_kunit_full.ko links kpx's objects: their sources next to the tests.
+cp "$repo"/kmod/*.c "$here"/Kbuild "$here"/*.c "$here"/*.h "$build/kmod/tests/"
 cp -r "$repo/uapi/linux" "$build/uapi/"
 make -s -C "$TREE" M="$build/kmod/tests" modules || exit 1
 KPX_KVER=$KREL "$qemu/run-vm.sh" -- "$here/run-kunit.sh" --guest \
-	"$build/kmod/tests/kpx_kunit.ko"
+	"$build/kmod/tests/kpx_kunit.ko" "$build/kmod/tests/kpx_kunit_full.ko"

@@ -12,7 +12,9 @@
 # default here 1200), KPX_CHECK_NO_BUILD=1 (do not build kmod/ and agent/;
 # with KPX_KO, KPXCTL, KPX_AGENT pointing at other builds if wanted), and
 # KPX_CHECK_TAG (suffix of the log and TAP file names, so that parallel runs
-# do not share them) and those of run-vm.sh (KPX_KVER, KPX_VM_CACHE, ...).
+# do not share them), KPX_PROXY_MODE (kpx, nftables, iptables or ipvs: the
+# agent's mode in the suite, see run_guest.sh; default kpx) and those of
+# run-vm.sh (KPX_KVER, KPX_VM_CACHE, ...).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,10 +41,11 @@ fi
 "$here/mkinitramfs.sh" >/dev/null || exit 1
 
 : "${KPX_VM_TIMEOUT:=1200}"
-export KPX_VM_TIMEOUT
+: "${KPX_PROXY_MODE:=kpx}"
+export KPX_VM_TIMEOUT KPX_PROXY_MODE
 tag=${KPX_CHECK_TAG:+-$KPX_CHECK_TAG}
 log=$KPX_VM_CACHE/last-check$tag.log
-step "booting the VM (log $log)"
+step "booting the VM, proxy mode $KPX_PROXY_MODE (log $log)"
 cd "$repo" || exit 1
 KPX_VM_LOG=$log "$here/run-vm.sh" -- "$repo/selftests/run_guest.sh"
 rc=$?
