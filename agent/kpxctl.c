@@ -143,6 +143,8 @@ static struct json_object *flags_json(uint32_t flags)
 		json_object_array_add(a, json_object_new_string("masq-nonlocal"));
 	if (flags & KPX_SVC_F_MASQ)
 		json_object_array_add(a, json_object_new_string("masq"));
+	if (flags & KPX_SVC_F_CLUSTER_IP)
+		json_object_array_add(a, json_object_new_string("cluster-ip"));
 	for (int bit = 0; bit < 32; bit++) {
 		char name[16];
 

@@ -128,6 +128,29 @@ static void servers_stop(struct servers *sv)
 		kpx_metricsd_stop(sv->mdd, &sv->md);
 }
 
+/*
+ * Localhost NodePorts (--nodeport-addresses holding 127.0.0.1) need
+ * net.ipv4.conf.all.route_localnet=1, as kube-proxy's iptables mode sets
+ * it; kpx.ko drops loopback destinations that arrive from outside.
+ */
+static void localnet_on(void)
+{
+	static const char path[] = "/proc/sys/net/ipv4/conf/all/route_localnet";
+	FILE *f = fopen(path, "w");
+	bool bad = !f;
+
+	if (f) {
+		bad = fputs("1\n", f) == EOF;
+		bad |= fclose(f) != 0;
+	}
+	if (bad) {
+		kpx_err("main", "localhost NodePorts: cannot set %s: %s", path, strerror(errno));
+		return;
+	}
+	kpx_warn("main", "localhost NodePorts: set %s = 1 (loopback destinations from outside are dropped by kpx.ko)",
+		 path);
+}
+
 static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	       const struct kpx_kubeconfig *kc)
 {
@@ -145,6 +168,8 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 		goto out;
 	}
 	kpx_model_set_config(model, o);
+	if (dp && kpx_model_localhost_nodeports(model))
+		localnet_on();
 	if (!o->dry_run && !o->once) {
 		hc = kpx_hc_new(NULL, 0);
 		if (!hc) {

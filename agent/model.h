@@ -92,6 +92,16 @@ size_t kpx_model_nodeport_ips(const struct kpx_model *m,
 			      char (*out)[INET6_ADDRSTRLEN], size_t max);
 
 /*
+ * Whether --nodeport-addresses gives IPv4 localhost NodePorts (a CIDR holds
+ * 127.0.0.1: kube-proxy iptables mode's localhost NodePorts).  Their
+ * DNATed packets keep the source 127.0.0.1 until masqueraded at
+ * POSTROUTING, so routing them needs net.ipv4.conf.all.route_localnet=1,
+ * which the agent then sets (and only then: kubernetes#90259); the module
+ * drops loopback destinations arriving from outside.
+ */
+bool kpx_model_localhost_nodeports(const struct kpx_model *m);
+
+/*
  * Applies one watch event (or one item of a list, as KPX_EV_ADDED) for an
  * object of @kind.  The model copies what it needs; @obj stays the caller's.
  * Returns 0, or -EINVAL for a malformed object, which is logged and skipped

@@ -506,9 +506,17 @@ err:
 	return -EMSGSIZE;
 }
 
+/*
+ * SET; a module older than KPX_SVC_F_CLUSTER_IP rejects that bit with
+ * EINVAL (unknown flags are refused): the frontend is then sent again
+ * without it, so the Service still works and only its undefined ports time
+ * out instead of being refused (logged once).
+ */
 int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
 {
+	static bool warned;
 	struct kpx_nl_request r = { 0 };
+	struct kpx_service t;
 	struct nl_msg *msg;
 	int ret;
 
@@ -516,7 +524,20 @@ int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
 	ret = kpx_nl_build_set(nl, s, &msg);
 	if (ret)
 		return ret;
-	return transact(nl, msg, &r);
+	ret = transact(nl, msg, &r);
+	if (ret != -EINVAL || !(s->flags & KPX_SVC_F_CLUSTER_IP))
+		return ret;
+	t = *s;		/* shallow: the build only reads the backends */
+	t.flags &= ~(uint32_t)KPX_SVC_F_CLUSTER_IP;
+	if (kpx_nl_build_set(nl, &t, &msg))
+		return ret;
+	r = (struct kpx_nl_request){ 0 };
+	if (transact(nl, msg, &r))
+		return ret;
+	if (!warned)
+		kpx_warn("nl", "kpx.ko predates KPX_SVC_F_CLUSTER_IP: undefined ClusterIP ports time out instead of being refused; update the module");
+	warned = true;
+	return 0;
 }
 
 int kpx_nl_del_service(struct kpx_nl *nl, const struct kpx_service *key)

@@ -543,7 +543,9 @@ static int lb_ranges(const struct ctx *x, const struct kpx_api_service *svc,
  * ClusterIP: internalTrafficPolicy Local uses the local set (KEP-2086),
  * else the cluster set; masqueraded with --masquerade-all, else sources
  * that are not local when a local detector exists (kube-proxy masquerades
- * off-cluster traffic to a ClusterIP).
+ * off-cluster traffic to a ClusterIP); flagged KPX_SVC_F_CLUSTER_IP so that
+ * the module refuses the ClusterIP's undefined ports, as kube-proxy's
+ * nftables mode does (kubernetes#122692).
  *
  * External frontends (NodePort on the selected node addresses, externalIPs,
  * LoadBalancer ingress IPs): externalTrafficPolicy Local uses the local set
@@ -573,6 +575,8 @@ static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 	iflags = cfg->masquerade_all ? KPX_SVC_F_MASQ :
 		 detect_local(&x->nc_cfg, fam) ? KPX_SVC_F_MASQ_NONLOCAL : 0;
 	iflags |= empty_flag(nibe, es->has_any);
+	/* an undefined port of the ClusterIP is refused (nftables mode) */
+	iflags |= KPX_SVC_F_CLUSTER_IP;
 	if (svc->etp_local)
 		eflags = empty_flag(nebe, es->has_any);
 	else
@@ -861,4 +865,18 @@ size_t kpx_model_nodeport_ips(const struct kpx_model *m,
 			      INET6_ADDRSTRLEN))
 			k++;
 	return k;
+}
+
+bool kpx_model_localhost_nodeports(const struct kpx_model *m)
+{
+	struct kpx_api_ip lo;
+	int j;
+
+	memset(&lo, 0, sizeof(lo));
+	lo.family = AF_INET;
+	lo.addr.v4.s_addr = htonl(INADDR_LOOPBACK);
+	for (j = 0; j < m->cfg.n_nodeport_cidrs; j++)
+		if (kpx_cidr_contains(&m->cfg.nodeport_cidrs[j], AF_INET, &lo.addr))
+			return true;
+	return false;
 }

@@ -280,6 +280,11 @@ static int sync_failed(struct kpx_sync *s, int64_t t0, int err, double t0s,
 	return err;
 }
 
+static int service_qsort_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(a, b);
+}
+
 int kpx_sync_run(struct kpx_sync *s)
 {
 	int64_t t0 = kpx_now_ms();
@@ -304,6 +309,9 @@ int kpx_sync_run(struct kpx_sync *s)
 				s->dp->ops->name, strerror(-r));
 			return sync_failed(s, t0, r, t0s, full);
 		}
+		/* Table order (the module's: insertion) is not key order,
+		 * and kpx_reconcile() merges two sorted arrays. */
+		qsort(cur, ncur, sizeof(*cur), service_qsort_cmp);
 		kpx_services_free(s->actual, s->nactual);
 		s->actual = cur;
 		s->nactual = ncur;

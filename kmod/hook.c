@@ -9,7 +9,9 @@
  * entries without a destination binding and does the packet mangling and
  * the reply translation itself.  A new connection to a known frontend gets
  * a DNAT binding to one of its backends; with no backend it is refused with
- * ICMP/ICMPv6 port unreachable (or dropped, KPX_SVC_F_DROP_EMPTY).
+ * ICMP/ICMPv6 port unreachable (or dropped, KPX_SVC_F_DROP_EMPTY).  A new
+ * connection to a ClusterIP on a port or protocol no frontend has is
+ * refused the same way (KPX_SVC_F_CLUSTER_IP).
  */
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
@@ -17,6 +19,8 @@
 #include <linux/icmp.h>
 #include <linux/icmpv6.h>
 #include <linux/in.h>
+#include <linux/netdevice.h>
+#include <net/ipv6.h>
 #include <net/netfilter/nf_conntrack.h>
 #include <net/netfilter/nf_nat.h>
 #include <net/netfilter/ipv4/nf_reject.h>
@@ -28,16 +32,12 @@
 #include "lb.h"
 #include "svc.h"
 #include "ranges.h"
+#include "vip.h"
 
-static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
-			   struct sk_buff *skb,
-			   const struct nf_hook_state *state)
+/* Port unreachable for @skb; a local sender's call fails at once. */
+static unsigned int send_unreach(struct kpx_net *kn, struct sk_buff *skb,
+				 const struct nf_hook_state *state)
 {
-	atomic64_inc(&svc->rejects);
-	if (READ_ONCE(svc->flags) & KPX_SVC_F_DROP_EMPTY) {
-		atomic64_inc(&kn->drops);
-		return NF_DROP;
-	}
 	atomic64_inc(&kn->rejects);
 	if (state->pf == NFPROTO_IPV4)
 		nf_send_unreach(skb, ICMP_PORT_UNREACH, state->hook);
@@ -54,6 +54,35 @@ static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
 	if (state->hook == NF_INET_LOCAL_OUT)
 		return NF_DROP_ERR(-ECONNREFUSED);
 	return NF_DROP;
+}
+
+static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
+			   struct sk_buff *skb,
+			   const struct nf_hook_state *state)
+{
+	atomic64_inc(&svc->rejects);
+	if (READ_ONCE(svc->flags) & KPX_SVC_F_DROP_EMPTY) {
+		atomic64_inc(&kn->drops);
+		return NF_DROP;
+	}
+	return send_unreach(kn, skb, state);
+}
+
+/*
+ * A loopback destination that arrives from outside (a neighbour routing
+ * 127.0.0.1 to this node): with route_localnet, which NodePorts on
+ * 127.0.0.1 need, routing would accept it.  Never translated, and dropped
+ * as kube-proxy's KUBE-FIREWALL rule does (CVE-2020-8558, kubernetes#90259).
+ */
+static bool martian_loopback(const struct nf_conntrack_tuple *t,
+			     const struct nf_hook_state *state)
+{
+	if (state->hook != NF_INET_PRE_ROUTING || !state->in ||
+	    (state->in->flags & IFF_LOOPBACK))
+		return false;
+	if (t->src.l3num == NFPROTO_IPV4)
+		return ipv4_is_loopback(t->dst.u3.ip);
+	return ipv6_addr_loopback(&t->dst.u3.in6);
 }
 
 static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
@@ -84,13 +113,19 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	default:
 		return NF_ACCEPT;
 	}
+	if (martian_loopback(t, state))
+		return NF_DROP;
 	kpx_key_init(&key, t->src.l3num, t->dst.protonum, &t->dst.u3,
 		     t->dst.u.all);
 
 	/* Netfilter hooks run under rcu_read_lock(). */
 	svc = kpx_svc_lookup(kn, &key);
-	if (!svc)
+	if (!svc) {
+		/* an undefined port of a ClusterIP (kubernetes#122692) */
+		if (kpx_vip_is_cluster_ip(kn, key.family, &key.addr))
+			return send_unreach(kn, skb, state);
 		return NF_ACCEPT;
+	}
 	if (kpx_svc_filtered(kn, svc, &t->src.u3))
 		return NF_DROP;	/* not in KPX_SVC_A_SOURCE_RANGES */
 	set = rcu_dereference(svc->bset);

@@ -112,6 +112,8 @@ struct kpx_net {
 	struct kpx_nscfg __rcu *cfg;
 	atomic64_t filtered;
 	struct delayed_work lc_work;	/* issue 4: lc conntrack scan */
+	/* issue 3: addresses of KPX_SVC_F_CLUSTER_IP frontends (vip.c) */
+	struct rhashtable vips;
 };
 
 /*
@@ -119,7 +121,7 @@ struct kpx_net {
  * bit (including ones the uapi header reserves for later) gets EINVAL.
  */
 #define KPX_SVC_F_SUPPORTED	(KPX_SVC_F_DROP_EMPTY | KPX_SVC_F_MASQ_NONLOCAL | \
-				 KPX_SVC_F_MASQ)
+				 KPX_SVC_F_MASQ | KPX_SVC_F_CLUSTER_IP)
 
 /* A backend as parsed from a request, before the set is built. */
 struct kpx_be_cfg {

@@ -31,7 +31,8 @@
 #include "lb_nl.h"
 
 static const struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
-	[KPX_BE_A_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
+	/* Length checked in parse_backend(): the contract says EINVAL. */
+	[KPX_BE_A_ADDR] = { .type = NLA_BINARY },
 	[KPX_BE_A_PORT] = { .type = NLA_BE16 },
 	/* Range checked in parse_backend(): the contract says EINVAL. */
 	[KPX_BE_A_WEIGHT] = { .type = NLA_U32 },
@@ -44,7 +45,7 @@ static const struct nla_policy backends_policy[KPX_BACKENDS_A_MAX + 1] = {
 static const struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_FAMILY] = { .type = NLA_U16 },
 	[KPX_SVC_A_PROTOCOL] = { .type = NLA_U8 },
-	[KPX_SVC_A_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
+	[KPX_SVC_A_ADDR] = { .type = NLA_BINARY },	/* parse_key(): EINVAL */
 	[KPX_SVC_A_PORT] = { .type = NLA_BE16 },
 	[KPX_SVC_A_FLAGS] = NLA_POLICY_MASK(NLA_U32, KPX_SVC_F_SUPPORTED),
 	[KPX_SVC_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),

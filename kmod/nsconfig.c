@@ -17,8 +17,10 @@
 
 const struct nla_policy kpx_cfg_policy[KPX_CFG_A_MAX + 1] = {
 	[KPX_CFG_A_LOCAL_CIDRS] = { .type = NLA_NESTED },
-	[KPX_CFG_A_LOCAL_IFNAME] = { .type = NLA_STRING, .len = IFNAMSIZ - 1 },
-	[KPX_CFG_A_LOCAL_IFPREFIX] = { .type = NLA_STRING,
+	/* NUL-terminated: a longer name is EINVAL (NLA_STRING's is ERANGE) */
+	[KPX_CFG_A_LOCAL_IFNAME] = { .type = NLA_NUL_STRING,
+				     .len = IFNAMSIZ - 1 },
+	[KPX_CFG_A_LOCAL_IFPREFIX] = { .type = NLA_NUL_STRING,
 				       .len = IFNAMSIZ - 1 },
 };
 

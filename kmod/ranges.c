@@ -14,7 +14,7 @@
 
 static const struct nla_policy cidr_policy[KPX_CIDR_A_MAX + 1] = {
 	[KPX_CIDR_A_FAMILY] = { .type = NLA_U16 },
-	[KPX_CIDR_A_ADDR] = NLA_POLICY_RANGE(NLA_BINARY, 4, 16),
+	[KPX_CIDR_A_ADDR] = { .type = NLA_BINARY },	/* parse_cidr(): EINVAL */
 	[KPX_CIDR_A_PREFIXLEN] = { .type = NLA_U8 },
 };
 

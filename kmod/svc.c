@@ -10,6 +10,7 @@
 #include <linux/string.h>
 #include <linux/err.h>
 #include <linux/socket.h>
+#include <linux/kpx.h>
 
 #include "svc.h"
 #include "backend.h"
@@ -17,6 +18,7 @@
 #include "lb.h"
 #include "ranges.h"
 #include "ct.h"
+#include "vip.h"
 
 static const struct rhashtable_params svc_params = {
 	.key_len = sizeof(struct kpx_key),
@@ -45,10 +47,18 @@ void kpx_key_init(struct kpx_key *key, u8 family, u8 protocol,
 
 int kpx_svc_table_init(struct kpx_net *kn)
 {
+	int err;
+
 	mutex_init(&kn->lock);
 	INIT_LIST_HEAD(&kn->svc_list);
 	kn->gen = 1;
-	return rhashtable_init(&kn->svcs, &svc_params);
+	err = rhashtable_init(&kn->svcs, &svc_params);
+	if (err)
+		return err;
+	err = kpx_vip_table_init(kn);
+	if (err)
+		rhashtable_destroy(&kn->svcs);
+	return err;
 }
 
 /**
@@ -100,6 +110,8 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
 	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
 	WRITE_ONCE(kn->n_svcs, kn->n_svcs - 1);
 	WRITE_ONCE(kn->n_backends, kn->n_backends - (set ? set->count : 0));
+	if (svc->flags & KPX_SVC_F_CLUSTER_IP)
+		kpx_vip_put(kn, &svc->key);
 	kpx_aff_stop(svc);	/* issue 4: no work left on its table */
 	call_rcu(&svc->rcu, svc_free_rcu);
 }
@@ -117,7 +129,8 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  * object and counter.  The namespace's first SET also switches its NAT
  * hooks on.  On error nothing has changed (except the hooks, which stay).
  * A UDP or SCTP frontend's stale conntrack entries are deleted afterwards
- * (kpx_ct_after_set()).
+ * (kpx_ct_after_set()).  KPX_SVC_F_CLUSTER_IP frontends hold a reference
+ * on their address in the ClusterIP set (vip.c).
  *
  * Return: 0, -ENOMEM, an rhashtable insertion error, or an error of
  * kpx_net_hooks_enable().
@@ -130,6 +143,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	struct kpx_bset *old = NULL, *set;
 	struct kpx_cidrs *old_ranges;
 	struct kpx_svc *svc;
+	bool vip_got = false;
 	int err = 0;
 
 	mutex_lock(&kn->lock);
@@ -140,6 +154,13 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	if (svc)
 		old = rcu_dereference_protected(svc->bset,
 						lockdep_is_held(&kn->lock));
+	if ((flags & KPX_SVC_F_CLUSTER_IP) &&
+	    !(svc && (svc->flags & KPX_SVC_F_CLUSTER_IP))) {
+		err = kpx_vip_get(kn, key);
+		if (err)
+			goto out;
+		vip_got = true;
+	}
 	set = kpx_bset_build(old, cfg, n);
 	if (IS_ERR(set)) {
 		err = PTR_ERR(set);
@@ -161,6 +182,10 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		/* Count before the old set is handed to RCU to be freed. */
 		WRITE_ONCE(kn->n_backends,
 			   kn->n_backends - (old ? old->count : 0) + n);
+		if ((svc->flags & KPX_SVC_F_CLUSTER_IP) &&
+		    !(flags & KPX_SVC_F_CLUSTER_IP))
+			kpx_vip_put(kn, key);
+		vip_got = false;	/* kept by the frontend */
 		WRITE_ONCE(svc->flags, flags);
 		old_ranges = rcu_replace_pointer(svc->ranges, ranges,
 						 lockdep_is_held(&kn->lock));
@@ -197,6 +222,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		goto out;
 	}
 	ranges = NULL;
+	vip_got = false;	/* kept by the frontend */
 	list_add_tail_rcu(&svc->list, &kn->svc_list);
 	WRITE_ONCE(kn->n_svcs, kn->n_svcs + 1);
 	WRITE_ONCE(kn->n_backends, kn->n_backends + n);
@@ -205,6 +231,8 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	if (kpx_ct_wants_cleanup(key))
 		kpx_ct_after_set(kn->net, key, NULL, set, true);
 out:
+	if (vip_got)
+		kpx_vip_put(kn, key);
 	mutex_unlock(&kn->lock);
 	kfree(ranges);
 	return err;
@@ -281,6 +309,7 @@ void kpx_svc_table_destroy(struct kpx_net *kn)
 	mutex_lock(&kn->lock);
 	svc_flush_locked(kn);
 	mutex_unlock(&kn->lock);
+	kpx_vip_table_destroy(kn);
 	rhashtable_destroy(&kn->svcs);
 	mutex_destroy(&kn->lock);
 }

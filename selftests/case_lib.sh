@@ -201,8 +201,12 @@ expect_answered() {
 # EVERY_MS ms for SECONDS s.  Its lines "EPOCH_MS TARGET RESULT" (RESULT =
 # the answering echo's ID, "refused" or "timeout") go to $TMPD/flow-NAME.out.
 udp_flow_start() {
-	in_ns "$1" python3 "$SELFTESTS/tools/udpflow.py" "$3" "$4" "$5" \
-		>"$TMPD/flow-$2.out" 2>&1 &
+	local x=()
+
+	[ "$1" = node ] || x=(ip netns exec "$1")
+	# exec: $! is python's own PID, so that kill "$FLOW_PID_NAME" stops it
+	(exec "${x[@]}" python3 "$SELFTESTS/tools/udpflow.py" "$3" "$4" "$5" \
+		>"$TMPD/flow-$2.out" 2>&1) &
 	PIDS+=($!)
 	eval "FLOW_PID_$2=$!"
 }

@@ -431,6 +431,8 @@ kpx_snapshot() {
 	local kind p v port f1 f2 f3 f4
 
 	KS=()
+	KS_JSON=$MODE_NA
+	mode_is kpx || return 0
 	KS_JSON=$(kpx_json "${1:-}")
 	while read -r kind p v port f1 f2 f3 f4; do
 		case "$kind" in

@@ -56,9 +56,10 @@ result() { # STATUS NAME [DIRECTIVE]
 }
 
 # agent_driven TEST: does the test run the agent in the mode under test
-# (case_lib.sh, or it names KPX_PROXY_MODE, require_mode or --proxy-mode)?
+# (case_lib.sh, or it names KPX_PROXY_MODE, require_mode or mode_is)?  The
+# others drive the module, or one fixed mode, and run in the kpx suite.
 agent_driven() {
-	grep -qE 'case_lib\.sh|KPX_PROXY_MODE|require_mode|--proxy-mode' "$1"
+	grep -qE 'case_lib\.sh|KPX_PROXY_MODE|require_mode|mode_is' "$1"
 }
 
 # clean_slate: after a test, remove what it left in the data plane.
@@ -107,7 +108,7 @@ fi
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	if [ "$KPX_PROXY_MODE" != kpx ] && ! agent_driven "$t"; then
-		result 4 "$name" "drives the kpx module directly (proxy mode $KPX_PROXY_MODE)"
+		result 4 "$name" "not parameterised by KPX_PROXY_MODE (kpx module or one fixed mode): runs in the kpx suite"
 		continue
 	fi
 	echo "# === $name"

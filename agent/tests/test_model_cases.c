@@ -317,8 +317,9 @@ static void case18(void)
 	   "case18: one frontend with 400 backends over 4 slices");
 	for (i = 0; n == 1 && i < v[0].nbackends; i++)
 		bad += v[0].backends[i].port != 8080;
-	ok(n == 1 && bad == 0 && v[0].flags == KPX_SVC_F_MASQ_NONLOCAL,
-	   "case18: all on 8080, flags masqnl");
+	ok(n == 1 && bad == 0 &&
+	   v[0].flags == (KPX_SVC_F_MASQ_NONLOCAL | KPX_SVC_F_CLUSTER_IP),
+	   "case18: all on 8080, flags masqnl, cluster-ip");
 	kpx_services_free(v, n);
 	doc = json_object_from_file(f);
 	sl = json_object_array_get_idx(json_object_object_get(doc, "items"), 2);

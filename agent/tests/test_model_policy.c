@@ -26,6 +26,37 @@ static struct kpx_model *model_a(void)
 	return m;
 }
 
+/*
+ * KPX_SVC_F_CLUSTER_IP is on every ClusterIP frontend (10.96.0.0/12,
+ * fd00:10:96::/108 in these tests) and on no other: the module then refuses
+ * undefined ports of those addresses only (nftables mode, kubernetes#122692).
+ */
+static void cluster_ip_flags(struct kpx_model *m, const char *what)
+{
+	char fe[KPX_SERVICE_STRLEN];
+	struct kpx_service *v;
+	size_t n, i;
+	int bad = 0, cips = 0;
+
+	if (kpx_model_desired(m, &v, &n)) {
+		ok(0, "%s: desired state", what);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const char *s = kpx_service_str(&v[i], fe, sizeof(fe));
+		bool cip = !strncmp(s, "10.96.", 6) || !strncmp(s, "[fd00:10:96::", 13);
+
+		cips += cip;
+		if (cip != !!(v[i].flags & KPX_SVC_F_CLUSTER_IP)) {
+			printf("# %s: flags 0x%x\n", s, (unsigned int)v[i].flags);
+			bad++;
+		}
+	}
+	ok(bad == 0 && cips > 0,
+	   "%s: KPX_SVC_F_CLUSTER_IP on the %d ClusterIP frontends only", what, cips);
+	kpx_services_free(v, n);
+}
+
 /* A dual-stack LoadBalancer with one port of each protocol. */
 static void test_dual_stack_kinds(void)
 {
@@ -68,6 +99,7 @@ static void test_dual_stack_kinds(void)
 		 "[fd00:10:96::1]:3868/sctp -> [fd00:10:244:2::1]:3868\n",
 		 "dual: per family ClusterIP, primary NodePort, LB IP (not ipMode Proxy), externalIP; "
 		 "each family's slice; UDP and SCTP; IPv6 ClusterIP unflagged (--cluster-cidr has no IPv6 prefix)");
+	cluster_ip_flags(m, "dual");
 	/* single-stack IPv4 Service: IPv6 external addresses are left out */
 	apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
 	      J("{'metadata':{'name':'ds','namespace':'t'},'spec':{'type':'LoadBalancer',"
@@ -104,6 +136,16 @@ static void test_nodeport_addresses(void)
 	case_config(&c, "node-a");
 	cidr(&c.nodeport_cidrs[0], "192.0.2.0/24");
 	cidr(&c.nodeport_cidrs[1], "203.0.113.0/24");
+	c.n_nodeport_cidrs = 2;
+	kpx_model_set_config(m, &c);
+	ok(!kpx_model_localhost_nodeports(m), "np: no CIDR holds 127.0.0.1: route_localnet not needed");
+	cidr(&c.nodeport_cidrs[2], "127.0.0.0/8");
+	c.n_nodeport_cidrs = 3;
+	kpx_model_set_config(m, &c);
+	ok(kpx_model_localhost_nodeports(m), "np: 127.0.0.0/8: localhost NodePorts (route_localnet)");
+	ok_state_only(m, "127.0.0.1:",
+		      "127.0.0.1:30080/tcp [masq] -> 10.244.1.1:8080 10.244.2.1:8080\n",
+		      "np: 127.0.0.1 NodePort: masqueraded, cluster set");
 	c.n_nodeport_cidrs = 2;
 	kpx_model_set_config(m, &c);
 	ok_state_only(m, ":30080",

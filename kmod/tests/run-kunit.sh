@@ -27,15 +27,19 @@ if [ "${1:-}" = --guest ]; then
 		insmod "$ko" || rc=1
 		echo "# insmod $(basename "$ko"): $(($(date +%s) - t0)) s"
 	done
-	dmesg | grep -E 'KTAP|# |ok [0-9]|kpx' | sed 's/^\[[ 0-9.]*\] //'
+	# Kept at once: the kernel's log buffer is small and would lose them.
+	klog=/tmp/kunit-dmesg.txt
+	dmesg >"$klog"
+	grep -E 'KTAP|# |ok [0-9]|kpx' "$klog" | sed 's/^\[[ 0-9.]*\] //'
 	for ko in "$@"; do
 		rmmod "$(basename "$ko" .ko)" || rc=1
 	done
-	if dmesg | grep -E 'not ok|BUG:|KASAN|WARNING:|possible circular|suspicious RCU|Call Trace'; then
+	bad='not ok|BUG:|KASAN|WARNING:|possible circular|suspicious RCU|Call Trace'
+	if grep -E "$bad" "$klog" || dmesg | grep -E "$bad"; then
 		rc=1
 	fi
 	for s in $suites; do
-		dmesg | grep -qE "# $s: pass:[1-9][0-9]* fail:0 " ||
+		grep -qE "# $s: pass:[1-9][0-9]* fail:0 " "$klog" ||
 			{ echo "# suite $s did not pass"; rc=1; }
 	done
 	kmemleak_check || rc=1

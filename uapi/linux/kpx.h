@@ -228,8 +228,18 @@ enum kpx_svc_flags {
 	 * always masqueraded.
 	 */
 	KPX_SVC_F_MASQ = 1U << 2,
+	/*
+	 * The frontend's address is a ClusterIP.  A new TCP, UDP or SCTP
+	 * connection to an address that at least one frontend with this flag
+	 * has, on a port and protocol no frontend has, is refused at once with
+	 * ICMP/ICMPv6 port unreachable instead of being left to time out
+	 * (kube-proxy's nftables mode rejects traffic to an undefined port of
+	 * a ClusterIP; kubernetes#122692).  Counted in KPX_STATS_A_REJECTS.
+	 * Added after version 1's first flags.
+	 */
+	KPX_SVC_F_CLUSTER_IP = 1U << 3,
 	__KPX_SVC_F_ALL = KPX_SVC_F_DROP_EMPTY | KPX_SVC_F_MASQ_NONLOCAL |
-			  KPX_SVC_F_MASQ
+			  KPX_SVC_F_MASQ | KPX_SVC_F_CLUSTER_IP
 };
 
 /* The backend list: a sequence of KPX_BACKENDS_A_BACKEND nests. */

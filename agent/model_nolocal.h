@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The Services whose Local traffic policy finds no endpoint on this node,
+ * for kube-proxy's kubeproxy_sync_proxy_rules_no_local_endpoints_total
+ * gauge (pkg/proxy/metrics, label traffic_policy "internal"|"external").
+ */
+#ifndef KPX_MODEL_NOLOCAL_H
+#define KPX_MODEL_NOLOCAL_H
+
+#include "model.h"
+
+struct kpx_no_local {
+	unsigned int internal;	/* internalTrafficPolicy Local */
+	unsigned int external;	/* externalTrafficPolicy Local */
+};
+
+/*
+ * Counts, as kube-proxy's proxiers do per Service port (serviceNoLocal-
+ * EndpointsTotal{Internal,External}), the Service ports that have a usable
+ * endpoint somewhere in the cluster (ready, or serving and terminating,
+ * KEP-1669) but none on this node (endpoints[].nodeName == the configured
+ * hostname), with internalTrafficPolicy Local (internal) or an
+ * externalTrafficPolicy Local that applies (external: NodePort and
+ * LoadBalancer types or externalIPs).  Endpoints are those of the
+ * Service's slices with a port of the same name and protocol.  Counted per
+ * Service port and per family of the Service's clusterIPs (kube-proxy runs
+ * one proxier per family; its two writes of the gauge overwrite each other
+ * in dual stack, kpx adds them).  Skipped Services (headless, ExternalName,
+ * service-proxy-name) count nothing.  Pure; O(endpoints).
+ */
+void kpx_model_no_local_endpoints(const struct kpx_model *m,
+				  struct kpx_no_local *out);
+
+struct kpx_metrics;
+
+/*
+ * Publishes kpx_model_no_local_endpoints(@m) as kube-proxy's gauge
+ * (kpx_metrics_no_local_endpoints()); nothing when @mt is NULL.  Called by
+ * sync.c after each sync, as kube-proxy's proxiers set it in syncProxyRules.
+ */
+void kpx_metrics_no_local_endpoints_of(struct kpx_metrics *mt,
+				       const struct kpx_model *m);
+
+#endif

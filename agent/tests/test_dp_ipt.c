@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --proxy-mode iptables: the iptables-restore text of ipt_rules.c (chain
+ * names, statistic probabilities, affinity, masquerade, reject/drop,
+ * source ranges, partial restores, iptables-save parsing, cleanup), then,
+ * when this process can enter a network namespace of its own (root,
+ * unshare(CLONE_NEWNET), checked by the namespace's inode changing), the
+ * real mode (dp_ipt.c) against iptables-restore in that private namespace:
+ * full and partial commits, stale-chain removal, cleanup.  The host's own
+ * namespace is never touched: without a new namespace those tests skip.
+ * No packet is sent.  TAP output.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/kpx.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dataplane.h"
+#include "ipt_rules.h"
+#include "nl.h"
+#include "service.h"
+
+#include "tap.h"
+
+static struct kpx_backend be(int family, const char *ip, uint16_t port, uint32_t w)
+{
+	struct kpx_backend b;
+
+	memset(&b, 0, sizeof(b));
+	inet_pton(family, ip, &b.addr);
+	b.port = port;
+	b.weight = w;
+	return b;
+}
+
+/* A frontend owning a copy of @n backends. */
+static struct kpx_service svc(int family, uint8_t proto, const char *vip, uint16_t port,
+			      const struct kpx_backend *bes, size_t n)
+{
+	struct kpx_service s;
+
+	memset(&s, 0, sizeof(s));
+	s.family = family;
+	s.protocol = proto;
+	inet_pton(family, vip, &s.addr);
+	s.port = port;
+	s.nbackends = n;
+	s.backends = calloc(n ? n : 1, sizeof(*bes));
+	if (n)
+		memcpy(s.backends, bes, n * sizeof(*bes));
+	return s;
+}
+
+static void add_range(struct kpx_service *s, const char *cidr)
+{
+	struct kpx_cidr *v = realloc(s->source_ranges, (s->nsource_ranges + 1) * sizeof(*v));
+
+	v[s->nsource_ranges] = (struct kpx_cidr){ 0 };
+	kpx_cidr_parse(cidr, &v[s->nsource_ranges]);
+	s->source_ranges = v;
+	s->nsource_ranges++;
+}
+
+static bool has(const char *text, const char *line)
+{
+	return text && strstr(text, line) != NULL;
+}
+
+/* Occurrences of @needle in @text. */
+static int count(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = text; p && (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static char *gen(int family, const struct kpx_service *v, size_t n, const bool *write,
+		 const struct kpx_ns_config *cfg, unsigned int hooks,
+		 const kpx_ipt_chain_t *del, size_t ndel)
+{
+	struct kpx_ipt_gen g = {
+		.family = family, .svcs = v, .n = n, .write = write, .cfg = cfg,
+		.add_hooks = hooks, .del_nat = del, .ndel_nat = ndel,
+	};
+	struct kpx_ipt_buf b = { 0 };
+	int r = kpx_ipt_restore_text(&g, &b);
+
+	ok(r == 0, "restore text generated (family %d): %d", family, r);
+	return b.s;
+}
+
+static void test_names(void)
+{
+	struct kpx_backend b[1] = { be(AF_INET, "10.244.1.2", 8080, 1) };
+	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b, 1);
+	kpx_ipt_chain_t c;
+	char h[17];
+
+	/* Reference: base32(sha256(text))[:16], computed with Python's hashlib. */
+	kpx_ipt_hash("tcp/10.96.0.10/80", h);
+	ok(!strcmp(h, "AHIFKRU6V7LPT6DE"), "hash of the frontend key: %s", h);
+	kpx_ipt_chain_svc(&s, c);
+	ok(!strcmp(c, "KPX-SVC-AHIFKRU6V7LPT6DE"), "service chain %s", c);
+	kpx_ipt_chain_sep(&s, &b[0], c);
+	ok(!strcmp(c, "KPX-SEP-2ECJOJEKTHPHX4LO"), "endpoint chain %s", c);
+	ok(strlen(c) < KPX_IPT_CHAIN_LEN, "within iptables' name limit (%zu)", strlen(c));
+	kpx_ipt_chain_fw(&s, c);
+	ok(!strncmp(c, "KPX-FW-AHIFKRU6V7LPT6DE", 24), "firewall chain %s", c);
+	s.protocol = IPPROTO_UDP;
+	kpx_ipt_chain_svc(&s, c);
+	ok(strcmp(c, "KPX-SVC-AHIFKRU6V7LPT6DE") != 0, "another protocol, another chain (%s)", c);
+	kpx_service_free(&s);
+}
+
+static void test_full_v4(void)
+{
+	struct kpx_backend b2[2] = { be(AF_INET, "10.244.1.2", 8080, 1),
+				     be(AF_INET, "10.244.2.2", 8080, 1) };
+	struct kpx_backend b3[3] = { be(AF_INET, "10.244.1.2", 53, 1),
+				     be(AF_INET, "10.244.2.2", 53, 3),
+				     be(AF_INET, "10.244.3.2", 53, 1) };
+	struct kpx_service v[5];
+	struct kpx_ns_config cfg;
+	kpx_ipt_chain_t svc0, sep0, sep1, svc1, fw3;
+	char *t, line[256];
+
+	memset(&cfg, 0, sizeof(cfg));
+	kpx_cidr_parse("10.244.0.0/16", &cfg.local_cidrs[0]);
+	kpx_cidr_parse("fd00:10:244::/56", &cfg.local_cidrs[1]);
+	cfg.nlocal_cidrs = 2;
+	snprintf(cfg.local_ifprefix, sizeof(cfg.local_ifprefix), "veth");
+
+	v[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b2, 2);
+	v[0].flags = KPX_SVC_F_MASQ_NONLOCAL;
+	v[0].affinity_timeout = 10800;
+	v[1] = svc(AF_INET, IPPROTO_UDP, "10.96.0.53", 53, b3, 3);
+	v[1].flags = KPX_SVC_F_MASQ;
+	v[2] = svc(AF_INET, IPPROTO_TCP, "10.96.0.99", 80, NULL, 0);	/* reject */
+	v[3] = svc(AF_INET, IPPROTO_TCP, "198.51.100.40", 80, b2, 2);
+	add_range(&v[3], "203.0.113.0/24");
+	add_range(&v[3], "10.0.1.0/24");
+	v[4] = svc(AF_INET, IPPROTO_SCTP, "192.0.2.11", 30180, NULL, 0);
+	v[4].flags = KPX_SVC_F_DROP_EMPTY;
+
+	t = gen(AF_INET, v, 5, NULL, &cfg, KPX_IPT_HOOKS_ALL, NULL, 0);
+	kpx_ipt_chain_svc(&v[0], svc0);
+	kpx_ipt_chain_sep(&v[0], &v[0].backends[0], sep0);
+	kpx_ipt_chain_sep(&v[0], &v[0].backends[1], sep1);
+	kpx_ipt_chain_svc(&v[1], svc1);
+	kpx_ipt_chain_fw(&v[3], fw3);
+
+	ok(!strncmp(t, "*filter\n:KPX-SERVICES - [0:0]\n", 30), "filter first, its chain declared");
+	ok(count(t, "COMMIT\n") == 2, "two tables committed");
+	ok(has(t, "-I PREROUTING 1 -m comment --comment \"kpx service portals\" -j KPX-SERVICES\n") &&
+	   has(t, "-I OUTPUT 1 -m comment --comment \"kpx service portals\" -j KPX-SERVICES\n") &&
+	   has(t, "-I POSTROUTING 1 -m comment --comment \"kpx postrouting rules\" -j KPX-POSTROUTING\n"),
+	   "nat hooks inserted");
+	ok(has(t, "-I INPUT 1 -m conntrack --ctstate NEW -m comment --comment \"kpx service portals\" -j KPX-SERVICES\n") &&
+	   has(t, "-I FORWARD 1 -m conntrack --ctstate NEW") &&
+	   has(t, "-I OUTPUT 1 -m conntrack --ctstate NEW"), "filter hooks inserted, new connections only");
+	ok(has(t, "-A KPX-MARK-MASQ -j MARK --or-mark 0x4000\n"), "masquerade mark 0x4000");
+	ok(has(t, "-A KPX-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n-A KPX-POSTROUTING -j MARK --xor-mark 0x4000\n-A KPX-POSTROUTING -m comment --comment \"kpx service traffic requiring SNAT\" -j MASQUERADE\n"),
+	   "postrouting: unmarked return, mark cleared, masquerade");
+	ok(has(t, "-A KPX-MASQ-NONLOCAL -s 10.244.0.0/16 -j RETURN\n-A KPX-MASQ-NONLOCAL -i veth+ -j RETURN\n-A KPX-MASQ-NONLOCAL -j KPX-MARK-MASQ\n"),
+	   "non-local: IPv4 prefix and interface prefix return, the rest is marked");
+	ok(!has(t, "fd00:10:244"), "no IPv6 prefix in the IPv4 restore");
+
+	snprintf(line, sizeof(line), "-A KPX-SERVICES -d 10.96.0.10/32 -p tcp -m tcp --dport 80 -m comment --comment \"tcp 10.96.0.10:80\" -j %s\n", svc0);
+	ok(has(t, line), "nat KPX-SERVICES jumps to the service chain");
+	snprintf(line, sizeof(line), "-A %s -j KPX-MASQ-NONLOCAL\n", svc0);
+	ok(has(t, line), "MASQ_NONLOCAL frontend jumps to KPX-MASQ-NONLOCAL");
+	snprintf(line, sizeof(line), "-A %s -m recent --name %s --rcheck --seconds 10800 --reap -j %s\n", svc0, sep0, sep0);
+	ok(has(t, line), "affinity check per endpoint (recent --rcheck --seconds --reap)");
+	snprintf(line, sizeof(line), "-A %s -m statistic --mode random --probability 0.5000000000 -j %s\n-A %s -j %s\n",
+		 svc0, sep0, svc0, sep1);
+	ok(has(t, line), "two equal endpoints: 1/2 then the rest");
+	snprintf(line, sizeof(line), "-A %s -s 10.244.1.2/32 -j KPX-MARK-MASQ\n-A %s -p tcp -m recent --name %s --set --rsource -m tcp -j DNAT --to-destination 10.244.1.2:8080\n",
+		 sep0, sep0, sep0);
+	ok(has(t, line), "endpoint chain: hairpin mark, affinity set, DNAT");
+	snprintf(line, sizeof(line), "-A %s -j KPX-MARK-MASQ\n", svc1);
+	ok(has(t, line), "MASQ frontend marks every connection");
+	ok(has(t, "--probability 0.2000000000 -j") && has(t, "--probability 0.7500000000 -j"),
+	   "weights 1,3,1: probabilities 1/5 then 3/4");
+	ok(count(t, "-m statistic") == 1 + 2 + 1, "one statistic rule per endpoint but the last");
+	ok(has(t, "-p udp -m udp -j DNAT --to-destination 10.244.2.2:53\n"), "UDP DNAT");
+
+	ok(has(t, "-A KPX-SERVICES -d 10.96.0.99/32 -p tcp -m tcp --dport 80 -m comment --comment \"tcp 10.96.0.99:80 has no endpoints\" -j REJECT\n"),
+	   "no endpoints: REJECT in filter");
+	ok(has(t, "-A KPX-SERVICES -d 192.0.2.11/32 -p sctp -m sctp --dport 30180 -m comment --comment \"sctp 192.0.2.11:30180 has no endpoints\" -j DROP\n"),
+	   "no endpoints with DROP_EMPTY: DROP, SCTP match");
+	ok(!has(t, "-d 10.96.0.99/32 -p tcp -m tcp --dport 80 -m comment --comment \"tcp 10.96.0.99:80\" -j"),
+	   "no nat jump for a frontend without endpoints");
+
+	snprintf(line, sizeof(line), "-m comment --comment \"tcp 198.51.100.40:80\" -j %s\n", fw3);
+	ok(has(t, line), "source ranges: KPX-SERVICES jumps to the firewall chain");
+	snprintf(line, sizeof(line), "-A %s -s 10.0.1.0/24 -j KPX-SVC-", fw3);
+	ok(has(t, line), "firewall chain passes an allowed range on to the service chain");
+	ok(has(t, "-A KPX-SERVICES -d 198.51.100.40/32 -p tcp -m tcp --dport 80 -m comment --comment \"tcp 198.51.100.40:80 source not allowed\" -j DROP\n"),
+	   "other sources dropped in filter");
+	ok(!has(t, "127.0.0.0/8"), "no localnet rule without a 127.0.0.1 frontend");
+	ok(count(t, "\n:KPX-SEP-") == 2 + 3 + 2, "every endpoint chain declared in a full restore");
+	free(t);
+
+	/* Partial: only v[1] rewritten; a removed backend's chain deleted. */
+	{
+		bool write[5] = { false, true, false, false, false };
+		kpx_ipt_chain_t del[1];
+
+		snprintf(del[0], sizeof(del[0]), "KPX-SEP-AAAAAAAAAAAAAAAA");
+		t = gen(AF_INET, v, 5, write, &cfg, 0, del, 1);
+		snprintf(line, sizeof(line), ":%s - [0:0]\n", svc0);
+		ok(!has(t, line), "partial: an unchanged frontend's chain is not flushed");
+		snprintf(line, sizeof(line), "-j %s\n", svc0);
+		ok(has(t, line), "partial: KPX-SERVICES still jumps to it");
+		snprintf(line, sizeof(line), ":%s - [0:0]\n", svc1);
+		ok(has(t, line), "partial: the changed frontend's chain is rewritten");
+		ok(count(t, "\n:KPX-SEP-") == 3 + 1, "partial: its 3 endpoint chains and the deleted one declared");
+		ok(has(t, "-X KPX-SEP-AAAAAAAAAAAAAAAA\nCOMMIT\n"), "partial: the removed chain deleted last");
+		ok(!has(t, "-I "), "partial: no hook rule inserted");
+		free(t);
+	}
+	for (int i = 0; i < 5; i++)
+		kpx_service_free(&v[i]);
+}
+
+static void test_v6_and_localhost(void)
+{
+	struct kpx_backend b6[1] = { be(AF_INET6, "fd00:10:244:1::2", 8080, 1) };
+	struct kpx_backend b4[1] = { be(AF_INET, "10.244.1.2", 8080, 1) };
+	struct kpx_service v[2];
+	char *t;
+
+	v[0] = svc(AF_INET, IPPROTO_TCP, "127.0.0.1", 30180, b4, 1);
+	v[0].flags = KPX_SVC_F_MASQ;
+	v[1] = svc(AF_INET6, IPPROTO_TCP, "fd00:10:96::a", 80, b6, 1);
+	ok(kpx_ipt_is_localhost(&v[0]) && !kpx_ipt_is_localhost(&v[1]), "127.0.0.1 frontend needs route_localnet");
+	t = gen(AF_INET6, v, 2, NULL, NULL, 0, NULL, 0);
+	ok(has(t, "-d fd00:10:96::a/128 -p tcp -m tcp --dport 80 -m comment --comment \"tcp [fd00:10:96::a]:80\" -j KPX-SVC-"),
+	   "IPv6 frontend match");
+	ok(has(t, "-j DNAT --to-destination [fd00:10:244:1::2]:8080\n"), "IPv6 DNAT in brackets");
+	ok(has(t, "-s fd00:10:244:1::2/128 -j KPX-MARK-MASQ\n"), "IPv6 hairpin");
+	ok(!has(t, "127.0.0.1") && !has(t, "statistic"), "IPv4 frontend skipped; one endpoint, no statistic");
+	ok(has(t, ":KPX-MASQ-NONLOCAL - [0:0]\n") && has(t, "-A KPX-MASQ-NONLOCAL -j KPX-MARK-MASQ\n"),
+	   "no local config: every source is non-local");
+	free(t);
+	t = gen(AF_INET, v, 2, NULL, NULL, 0, NULL, 0);
+	ok(has(t, "-A KPX-SERVICES ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n"),
+	   "localnet guard as kube-proxy (CVE-2020-8558)");
+	free(t);
+	kpx_service_free(&v[0]);
+	kpx_service_free(&v[1]);
+}
+
+static const char save_text[] =
+	"# Generated by iptables-nft-save v1.8.9 (nf_tables)\n"
+	"*filter\n"
+	":INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+	":KPX-SERVICES - [0:0]\n"
+	":KUBE-SERVICES - [0:0]\n"
+	"-A INPUT -m conntrack --ctstate NEW -m comment --comment \"kpx service portals\" -j KPX-SERVICES\n"
+	"-A INPUT -j KUBE-SERVICES\n"
+	"-A OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kpx service portals\" -j KPX-SERVICES\n"
+	"COMMIT\n"
+	"*nat\n"
+	":PREROUTING ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n"
+	":KPX-SERVICES - [0:0]\n:KPX-SVC-AHIFKRU6V7LPT6DE - [0:0]\n:KPX-POSTROUTING - [0:0]\n"
+	"-A PREROUTING -m comment --comment \"kpx service portals\" -j KPX-SERVICES\n"
+	"-A POSTROUTING -m comment --comment \"kpx postrouting rules\" -j KPX-POSTROUTING\n"
+	"-A KPX-SERVICES -d 10.96.0.10/32 -j KPX-SVC-AHIFKRU6V7LPT6DE\n"
+	"COMMIT\n";
+
+static void test_save_and_cleanup(void)
+{
+	struct kpx_ipt_saved s;
+	struct kpx_ipt_buf b = { 0 };
+	unsigned int want = (1U << KPX_IPT_HOOK_FILTER_INPUT) | (1U << KPX_IPT_HOOK_FILTER_OUTPUT) |
+			    (1U << KPX_IPT_HOOK_NAT_PREROUTING) | (1U << KPX_IPT_HOOK_NAT_POSTROUTING);
+
+	ok(kpx_ipt_parse_save(save_text, &s) == 0, "iptables-save output parsed");
+	ok(s.nfilter == 1 && !strcmp(s.filter[0], "KPX-SERVICES"), "filter: our chain only (not KUBE-)");
+	ok(s.nnat == 3 && !strcmp(s.nat[1], "KPX-SVC-AHIFKRU6V7LPT6DE"), "nat: 3 KPX- chains");
+	ok(s.hooks == want, "hooks present: 0x%x (want 0x%x: nat OUTPUT and filter FORWARD missing)",
+	   s.hooks, want);
+	ok(s.njumps_filter == 2 && s.njumps_nat == 2, "jump rules from built-in chains: %zu filter, %zu nat",
+	   s.njumps_filter, s.njumps_nat);
+	ok(kpx_ipt_cleanup_text(&s, &b) == 0, "cleanup text");
+	ok(has(b.s, "*filter\n:KPX-SERVICES - [0:0]\n-D INPUT -m conntrack --ctstate NEW -m comment --comment \"kpx service portals\" -j KPX-SERVICES\n"),
+	   "cleanup: filter chain flushed, jump deleted");
+	ok(has(b.s, "-X KPX-SVC-AHIFKRU6V7LPT6DE\n") && has(b.s, "-X KPX-POSTROUTING\n") &&
+	   has(b.s, "-D POSTROUTING -m comment --comment \"kpx postrouting rules\" -j KPX-POSTROUTING\n"),
+	   "cleanup: nat chains deleted, POSTROUTING jump deleted");
+	ok(!has(b.s, "KUBE-"), "cleanup leaves kube-proxy's chains alone");
+	kpx_ipt_buf_free(&b);
+	kpx_ipt_saved_free(&s);
+	memset(&b, 0, sizeof(b));
+	ok(kpx_ipt_parse_save("*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n", &s) == 0 &&
+	   kpx_ipt_cleanup_text(&s, &b) == 0 && b.len == 0, "nothing of ours: empty cleanup");
+	kpx_ipt_buf_free(&b);
+	kpx_ipt_saved_free(&s);
+}
+
+/* --- the real mode in a private network namespace ------------------------ */
+
+static char *sh_out(const char *cmd)
+{
+	FILE *f = popen(cmd, "r");
+	char *s = calloc(1, 1 << 20);
+	size_t n = 0;
+
+	if (!f || !s) {
+		if (f)
+			pclose(f);
+		return s;
+	}
+	n = fread(s, 1, (1 << 20) - 1, f);
+	while (n && s[n - 1] == '\n')
+		n--;
+	s[n] = '\0';
+	pclose(f);
+	return s;
+}
+
+static int chains_of(const char *save, const char *prefix)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "\n:%s", prefix);
+	return count(save, want);
+}
+
+static void test_netns(void)
+{
+	extern const struct kpx_dp_ops kpx_dp_iptables;
+	const struct kpx_dp_ops *ops = &kpx_dp_iptables;
+	struct kpx_backend b2[2] = { be(AF_INET, "10.244.1.2", 8080, 1),
+				     be(AF_INET, "10.244.2.2", 8080, 1) };
+	struct kpx_backend b6[1] = { be(AF_INET6, "fd00:10:244:1::2", 8080, 1) };
+	struct kpx_service a, c, six, key, *dumped = NULL;
+	struct kpx_ns_config cfg;
+	struct stat st0, st1;
+	struct kpx_dp *dp = NULL;
+	size_t ndumped = 0;
+	char err[512], *s, line[160];
+	kpx_ipt_chain_t sep1;
+	int r;
+
+	if (stat("/proc/self/ns/net", &st0) || unshare(CLONE_NEWNET) ||
+	    stat("/proc/self/ns/net", &st1) || st0.st_ino == st1.st_ino) {
+		printf("# SKIP real iptables-restore tests: no private network namespace (needs root)\n");
+		return;
+	}
+	ok(st0.st_ino != st1.st_ino, "in a private network namespace (inode %lu, was %lu)",
+	   (unsigned long)st1.st_ino, (unsigned long)st0.st_ino);
+	r = ops->open(&dp, 0, err, sizeof(err));
+	if (r) {
+		printf("# SKIP real iptables-restore tests: open: %s\n", err);
+		return;
+	}
+	dp->ops = ops;
+	/* A stale chain of an earlier run, and a rule of someone else. */
+	s = sh_out("printf '*nat\\n:KPX-SVC-STALE - [0:0]\\n:OTHER - [0:0]\\n-A OTHER -j RETURN\\nCOMMIT\\n' | iptables-restore --noflush 2>&1; echo rc=$?");
+	ok(has(s, "rc=0"), "stale chain planted: %s", s);
+	free(s);
+
+	memset(&cfg, 0, sizeof(cfg));
+	kpx_cidr_parse("10.244.0.0/16", &cfg.local_cidrs[0]);
+	cfg.nlocal_cidrs = 1;
+	a = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b2, 2);
+	a.flags = KPX_SVC_F_MASQ_NONLOCAL;
+	a.affinity_timeout = 60;
+	c = svc(AF_INET, IPPROTO_UDP, "10.96.0.53", 53, NULL, 0);
+	six = svc(AF_INET6, IPPROTO_TCP, "fd00:10:96::a", 80, b6, 1);
+	add_range(&six, "fd00:10:1::/64");
+	ok(ops->set_config(dp, &cfg) == 0, "set_config");
+	ok(ops->set_service(dp, &a) == 0 && ops->set_service(dp, &c) == 0 &&
+	   ops->set_service(dp, &six) == 0, "three frontends queued");
+	r = ops->commit(dp);
+	ok(r == 0, "first commit: %d %s", r, dp->errmsg);
+
+	s = sh_out("iptables-save");
+	ok(chains_of(s, "KPX-SVC-") == 1 && chains_of(s, "KPX-SEP-") == 2,
+	   "IPv4: one service chain, two endpoint chains");
+	ok(!has(s, "KPX-SVC-STALE"), "stale KPX- chain removed by the first commit");
+	ok(has(s, ":OTHER - [0:0]"), "someone else's chain left alone");
+	ok(has(s, "-m statistic --mode random --probability 0.50000000000 -j KPX-SEP-") ||
+	   has(s, "-m statistic --mode random --probability 0.5000000000 -j KPX-SEP-"),
+	   "statistic rule accepted by the kernel");
+	ok(has(s, "-m recent --rcheck --seconds 60 --reap --name KPX-SEP-") ||
+	   has(s, "--rcheck --seconds 60 --reap"), "recent rule accepted");
+	ok(has(s, "-d 10.96.0.53/32 -p udp -m udp --dport 53") && has(s, "-j REJECT"),
+	   "UDP frontend without endpoints rejected in filter");
+	ok(count(s, "-j KPX-SERVICES") == 5 && count(s, "-j KPX-POSTROUTING") == 1, "six hook rules");
+	free(s);
+	s = sh_out("ip6tables-save");
+	ok(chains_of(s, "KPX-SVC-") == 1 && chains_of(s, "KPX-FW-") == 1 && chains_of(s, "KPX-SEP-") == 1,
+	   "IPv6: service, firewall and endpoint chains");
+	ok(has(s, "--to-destination [fd00:10:244:1::2]:8080"), "IPv6 DNAT accepted");
+	free(s);
+
+	/* Partial: a loses a backend, c is deleted. */
+	kpx_ipt_chain_sep(&a, &a.backends[1], sep1);
+	a.nbackends = 1;
+	key = c;
+	ok(ops->set_service(dp, &a) == 0 && ops->del_service(dp, &key) == 0, "partial changes queued");
+	r = ops->commit(dp);
+	ok(r == 0, "partial commit: %d %s", r, dp->errmsg);
+	s = sh_out("iptables-save");
+	snprintf(line, sizeof(line), ":%s ", sep1);
+	ok(!has(s, line), "removed backend's endpoint chain deleted (%s)", sep1);
+	ok(chains_of(s, "KPX-SEP-") == 1 && !has(s, "10.96.0.53"), "one endpoint left; deleted frontend gone");
+	ok(count(s, "-j KPX-SERVICES") == 5, "hooks not duplicated");
+	free(s);
+	ok(ops->dump(dp, &dumped, &ndumped) == 0 && ndumped == 2 && dumped[0].nbackends == 1,
+	   "dump: what was committed (%zu frontends)", ndumped);
+	kpx_services_free(dumped, ndumped);
+	/* After dump() (a full sync) the next commit checks the hooks again. */
+	r = ops->commit(dp);
+	ok(r == 0, "full commit with no change: %d %s", r, dp->errmsg);
+	s = sh_out("iptables-save");
+	ok(count(s, "-j KPX-SERVICES") == 5, "full commit: hooks present once");
+	free(s);
+
+	/* Several changes of one frontend in one commit: the last one wins. */
+	ok(ops->set_service(dp, &c) == 0 && ops->del_service(dp, &key) == 0 &&
+	   ops->set_service(dp, &c) == 0 && ops->commit(dp) == 0, "set, del, set: committed");
+	s = sh_out("iptables-save -t filter");
+	ok(count(s, "-d 10.96.0.53/32 -p udp") == 1, "set, del, set: the frontend is there once");
+	free(s);
+	ok(ops->del_service(dp, &key) == 0 && ops->set_service(dp, &c) == 0 &&
+	   ops->del_service(dp, &key) == 0 && ops->commit(dp) == 0, "del, set, del: committed");
+	s = sh_out("iptables-save -t filter");
+	ok(!has(s, "10.96.0.53"), "del, set, del: the frontend is gone");
+	free(s);
+
+	/*
+	 * A failing restore reports iptables-restore's stderr: someone
+	 * else's rule references the endpoint chain a change deletes.
+	 */
+	a.nbackends = 2;
+	ok(ops->set_service(dp, &a) == 0 && ops->commit(dp) == 0, "backend back: %s", dp->errmsg);
+	snprintf(line, sizeof(line), "printf '*nat\\n-A OTHER -j %s\\nCOMMIT\\n' | iptables-restore --noflush 2>&1; echo rc=$?", sep1);
+	s = sh_out(line);
+	ok(has(s, "rc=0"), "a foreign reference to %s planted: %s", sep1, s);
+	free(s);
+	a.nbackends = 1;
+	ops->set_service(dp, &a);
+	r = ops->commit(dp);
+	ok(r != 0 && has(dp->errmsg, "iptables-restore"), "failed restore: %d, errmsg \"%s\"", r, dp->errmsg);
+	snprintf(line, sizeof(line), "iptables -t nat -D OTHER -j %s 2>&1; echo rc=$?", sep1);
+	s = sh_out(line);
+	free(s);
+	/* As the syncer: the next sync is full (dump) and sends the change again. */
+	ok(ops->dump(dp, &dumped, &ndumped) == 0 && ndumped == 2 && dumped[0].nbackends == 2,
+	   "dump after a failure: the state last committed (2 backends)");
+	kpx_services_free(dumped, ndumped);
+	ops->set_service(dp, &a);
+	dp->errmsg[0] = '\0';
+	r = ops->commit(dp);
+	ok(r == 0, "next commit (full) repairs: %d %s", r, dp->errmsg);
+	s = sh_out("iptables-save -t nat");
+	snprintf(line, sizeof(line), ":%s ", sep1);
+	ok(!has(s, line) && chains_of(s, "KPX-SEP-") == 1, "repaired: the removed backend's chain is gone");
+	free(s);
+
+	ok(ops->cleanup(dp) == 0, "cleanup: %s", dp->errmsg);
+	s = sh_out("iptables-save; ip6tables-save");
+	ok(!has(s, "KPX-"), "nothing of ours left after cleanup");
+	ok(has(s, ":OTHER - [0:0]"), "someone else's chain still there");
+	free(s);
+	ops->close(dp);
+	dp = NULL;
+	r = ops->open(&dp, KPX_DP_OPEN_CLEANUP, err, sizeof(err));
+	if (!r) {
+		dp->ops = ops;
+		ok(ops->cleanup(dp) == 0, "cleanup with nothing to remove: 0");
+		ops->close(dp);
+	} else {
+		ok(r == -ENOENT, "open for cleanup: %d %s", r, err);
+	}
+	a.nbackends = 2;
+	kpx_service_free(&a);
+	kpx_service_free(&c);
+	kpx_service_free(&six);
+}
+
+int main(void)
+{
+	printf("TAP version 13\n");
+	test_names();
+	test_full_v4();
+	test_v6_and_localhost();
+	test_save_and_cleanup();
+	test_netns();
+	printf("1..%d\n", test_no);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ipvs_rules.c: scheduler mapping, IPVS service of a frontend, ipset
+ * entries and their minimal diff, the iptables ruleset text, `ipset save`
+ * parsing and the comment round trip.  Pure; TAP.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/ip_vs.h>
+#include <linux/kpx.h>
+
+#include "ipvs_rules.h"
+
+#include "tap.h"
+
+static struct kpx_service svc(int family, uint8_t proto, const char *vip,
+			      uint16_t port)
+{
+	struct kpx_service s;
+
+	memset(&s, 0, sizeof(s));
+	s.family = family;
+	s.protocol = proto;
+	inet_pton(family, vip, &s.addr);
+	s.port = port;
+	return s;
+}
+
+static void test_sched(void)
+{
+	bool fb;
+	const char *r;
+
+	r = kpx_ipvs_sched("", &fb);
+	ok(r && !strcmp(r, "rr") && fb, "\"\" -> rr (fallback)");
+	r = kpx_ipvs_sched("random", &fb);
+	ok(r && !strcmp(r, "rr") && fb, "random -> rr (fallback)");
+	r = kpx_ipvs_sched("wrr", &fb);
+	ok(r && !strcmp(r, "wrr") && !fb, "wrr -> wrr");
+	r = kpx_ipvs_sched("mh", &fb);
+	ok(r && !strcmp(r, "mh") && !fb, "mh -> mh");
+	r = kpx_ipvs_sched("lc", &fb);
+	ok(r && !strcmp(r, "lc"), "lc -> lc");
+	r = kpx_ipvs_sched("sh", &fb);
+	ok(r && !strcmp(r, "sh"), "sh -> sh");
+	ok(!kpx_ipvs_sched("lblc", &fb), "unknown scheduler refused");
+}
+
+static void test_svc_of(void)
+{
+	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80);
+	struct kpx_ipvs_svc is;
+
+	ok(!kpx_ipvs_svc_of(&s, &is) && !strcmp(is.sched, "rr") && !is.flags &&
+	   !is.timeout && is.port == 80 && is.protocol == IPPROTO_TCP &&
+	   is.addr.v4.s_addr == htonl(0x0a60000a),
+	   "plain frontend: rr, no persistence, key copied");
+	strcpy(s.scheduler, "sh");
+	s.affinity_timeout = 10800;
+	ok(!kpx_ipvs_svc_of(&s, &is) && !strcmp(is.sched, "sh") &&
+	   is.flags == IP_VS_SVC_F_PERSISTENT && is.timeout == 10800,
+	   "ClientIP affinity -> persistence 10800 s, sh kept");
+	strcpy(s.scheduler, "bogus");
+	ok(kpx_ipvs_svc_of(&s, &is) == -EINVAL, "unknown scheduler -> EINVAL");
+}
+
+static void test_entries(void)
+{
+	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "198.51.100.40", 80);
+	struct kpx_cidr r[2] = { 0 };
+	char (*l)[KPX_IPVS_LINE_MAX];
+	struct kpx_backend b = { 0 };
+	char line[KPX_IPVS_LINE_MAX];
+	int n;
+
+	s.flags = KPX_SVC_F_DROP_EMPTY | KPX_SVC_F_MASQ_NONLOCAL;
+	r[0].family = AF_INET;
+	inet_pton(AF_INET, "10.0.1.0", &r[0].addr);
+	r[0].len = 24;
+	s.source_ranges = r;
+	s.nsource_ranges = 1;
+	l = calloc((size_t)kpx_ipvs_entries_max(&s), sizeof(*l));
+	n = kpx_ipvs_entries(&s, l, kpx_ipvs_entries_max(&s));
+	ok(n == 5, "LB frontend, drop-empty, masq-nonlocal, 1 range, no backend: 5 entries (%d)", n);
+	ok(n > 0 && !strcmp(l[0], "KPX-IPVS-SVC 198.51.100.40,tcp:80 comment \"f=3 s=- m=0 x=0\""),
+	   "SVC entry with comment: %s", l[0]);
+	ok(n > 1 && !strcmp(l[1], "KPX-IPVS-MASQ-NONLOCAL 198.51.100.40,tcp:80"), "%s", l[1]);
+	ok(n > 2 && !strcmp(l[2], "KPX-IPVS-EMPTY-DROP 198.51.100.40,tcp:80"), "%s", l[2]);
+	ok(n > 3 && !strcmp(l[3], "KPX-IPVS-FW 198.51.100.40,tcp:80"), "%s", l[3]);
+	ok(n > 4 && !strcmp(l[4], "KPX-IPVS-FW-SRC 198.51.100.40,tcp:80,10.0.1.0/24"), "%s", l[4]);
+	free(l);
+
+	/* with a backend: no EMPTY-DROP */
+	s.nbackends = 1;
+	s.backends = &b;
+	l = calloc(8, sizeof(*l));
+	n = kpx_ipvs_entries(&s, l, 8);
+	ok(n == 4, "with a backend the EMPTY-DROP entry goes (%d)", n);
+	free(l);
+
+	/* 0/0 is split in two /1 (ipset nets are /1..) */
+	r[0].len = 0;
+	memset(&r[0].addr, 0, sizeof(r[0].addr));
+	l = calloc((size_t)kpx_ipvs_entries_max(&s), sizeof(*l));
+	n = kpx_ipvs_entries(&s, l, kpx_ipvs_entries_max(&s));
+	ok(n == 5 && !strcmp(l[3], "KPX-IPVS-FW-SRC 198.51.100.40,tcp:80,0.0.0.0/1") &&
+	   !strcmp(l[4], "KPX-IPVS-FW-SRC 198.51.100.40,tcp:80,128.0.0.0/1"),
+	   "0.0.0.0/0 -> two /1 halves");
+	free(l);
+
+	s = svc(AF_INET6, IPPROTO_UDP, "fd00:10:96::a", 53);
+	s.flags = KPX_SVC_F_MASQ;
+	strcpy(s.scheduler, "mh");
+	l = calloc(8, sizeof(*l));
+	n = kpx_ipvs_entries(&s, l, 8);
+	ok(n == 2 && !strcmp(l[0], "KPX-IPVS6-SVC fd00:10:96::a,udp:53 comment \"f=4 s=mh m=0 x=0\"") &&
+	   !strcmp(l[1], "KPX-IPVS6-MASQ fd00:10:96::a,udp:53"),
+	   "IPv6 UDP masq frontend: %s | %s", l[0], l[1]);
+	ok(kpx_ipvs_entries(&s, l, 1) == -ENOSPC, "too small a buffer: ENOSPC");
+	free(l);
+
+	inet_pton(AF_INET, "10.244.1.40", &b.addr);
+	b.port = 8080;
+	kpx_ipvs_loop_entry(AF_INET, IPPROTO_TCP, &b, line, sizeof(line));
+	ok(!strcmp(line, "KPX-IPVS-LOOP 10.244.1.40,tcp:8080,10.244.1.40"),
+	   "hairpin entry: %s", line);
+	inet_pton(AF_INET6, "fd00:10:244:1::2", &b.addr);
+	kpx_ipvs_loop_entry(AF_INET6, IPPROTO_SCTP, &b, line, sizeof(line));
+	ok(!strcmp(line, "KPX-IPVS6-LOOP fd00:10:244:1::2,sctp:8080,fd00:10:244:1::2"),
+	   "IPv6 SCTP hairpin entry: %s", line);
+}
+
+static char *diff(char (*o)[KPX_IPVS_LINE_MAX], int no, char (*n)[KPX_IPVS_LINE_MAX],
+		  int nn, char **dels)
+{
+	char *a = NULL;
+	size_t la, ld;
+	FILE *fa = open_memstream(&a, &la), *fd = open_memstream(dels, &ld);
+
+	kpx_ipvs_ipset_diff(fa, fd, o, no, n, nn);
+	fclose(fa);
+	fclose(fd);
+	return a;
+}
+
+static void test_diff(void)
+{
+	char o[3][KPX_IPVS_LINE_MAX] = {
+		"KPX-IPVS-SVC 10.96.0.1,tcp:80 comment \"f=0 s=- m=0 x=0\"",
+		"KPX-IPVS-MASQ 10.96.0.1,tcp:80",
+		"KPX-IPVS-EMPTY-DROP 10.96.0.1,tcp:80",
+	};
+	char n[2][KPX_IPVS_LINE_MAX] = {
+		"KPX-IPVS-SVC 10.96.0.1,tcp:80 comment \"f=2 s=- m=0 x=0\"",
+		"KPX-IPVS-MASQ-NONLOCAL 10.96.0.1,tcp:80",
+	};
+	char *dels = NULL, *adds;
+
+	adds = diff(o, 3, n, 2, &dels);
+	ok(!strcmp(adds, "add KPX-IPVS-SVC 10.96.0.1,tcp:80 comment \"f=2 s=- m=0 x=0\"\n"
+			 "add KPX-IPVS-MASQ-NONLOCAL 10.96.0.1,tcp:80\n"),
+	   "diff adds: changed comment re-added, new flag added");
+	ok(!strcmp(dels, "del KPX-IPVS-MASQ 10.96.0.1,tcp:80\n"
+			 "del KPX-IPVS-EMPTY-DROP 10.96.0.1,tcp:80\n"),
+	   "diff dels: the SVC entry stays, old flags go");
+	free(adds);
+	free(dels);
+	adds = diff(o, 3, NULL, 0, &dels);
+	ok(!*adds && strstr(dels, "del KPX-IPVS-SVC 10.96.0.1,tcp:80\n") &&
+	   !strstr(dels, "comment"), "deleted frontend: every entry deleted, no comment");
+	free(adds);
+	free(dels);
+	adds = diff(o, 3, o, 3, &dels);
+	ok(!*adds && !*dels, "unchanged frontend: nothing to do");
+	free(adds);
+	free(dels);
+}
+
+static void test_rules(void)
+{
+	struct kpx_ns_config c;
+	char *t = NULL;
+	size_t len;
+	FILE *f;
+
+	memset(&c, 0, sizeof(c));
+	c.nlocal_cidrs = 2;
+	c.local_cidrs[0].family = AF_INET;
+	inet_pton(AF_INET, "10.244.0.0", &c.local_cidrs[0].addr);
+	c.local_cidrs[0].len = 16;
+	c.local_cidrs[1].family = AF_INET6;
+	inet_pton(AF_INET6, "fd00:10:244::", &c.local_cidrs[1].addr);
+	c.local_cidrs[1].len = 48;
+	strcpy(c.local_ifprefix, "veth");
+	f = open_memstream(&t, &len);
+	kpx_ipvs_iptables_rules(f, AF_INET, &c);
+	fclose(f);
+	ok(strstr(t, "*nat\n:KPX-IPVS-PREROUTING - [0:0]\n") != NULL, "nat chains declared");
+	ok(strstr(t, "-A KPX-IPVS-NONLOCAL -s 10.244.0.0/16 -j RETURN\n") &&
+	   !strstr(t, "fd00:10:244::"), "IPv4 local CIDR only in the IPv4 ruleset");
+	ok(strstr(t, "-A KPX-IPVS-NONLOCAL -i veth+ -j RETURN\n") &&
+	   !strstr(t, "NONLOCAL-OUT -i"), "interface prefix only on the PREROUTING path");
+	ok(strstr(t, "-A KPX-IPVS-POSTROUTING -m set --match-set KPX-IPVS-LOOP dst,dst,src -j MASQUERADE\n") != NULL,
+	   "hairpin masquerade by the LOOP set");
+	ok(strstr(t, "-A KPX-IPVS-MARK-MASQ -j MARK --or-mark 0x4000\n") &&
+	   strstr(t, "-A KPX-IPVS-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n"),
+	   "mark bit 0x4000 set and tested");
+	ok(strstr(t, "-A KPX-IPVS-FILTER -m set --match-set KPX-IPVS-FW dst,dst -m set ! --match-set KPX-IPVS-FW-SRC dst,dst,src -m conntrack --ctstate NEW -j DROP\n") != NULL,
+	   "source ranges drop new connections from other sources");
+	ok(strstr(t, "-A KPX-IPVS-OUTPUT -m set --match-set KPX-IPVS-SVC src,dst -j KPX-IPVS-MARK-MASQ\n") != NULL,
+	   "node clients with the VIP as source are masqueraded");
+	free(t);
+	t = NULL;
+	f = open_memstream(&t, &len);
+	kpx_ipvs_iptables_rules(f, AF_INET6, &c);
+	fclose(f);
+	ok(strstr(t, "-s fd00:10:244::/48 -j RETURN") && strstr(t, "KPX-IPVS6-EMPTY-DROP dst,dst") &&
+	   !strstr(t, "10.244."), "IPv6 ruleset: IPv6 sets and CIDRs");
+	free(t);
+	t = NULL;
+	f = open_memstream(&t, &len);
+	kpx_ipvs_ipset_create(f);
+	fclose(f);
+	ok(strstr(t, "create KPX-IPVS-SVC hash:ip,port family inet comment\n") &&
+	   strstr(t, "create KPX-IPVS6-FW-SRC hash:ip,port,net family inet6\n") &&
+	   strstr(t, "create KPX-IPVS-LOOP hash:ip,port,ip family inet\n"),
+	   "ipset create lines");
+	free(t);
+}
+
+static void test_parse(void)
+{
+	struct kpx_ipvs_entry e;
+	struct kpx_service s;
+	char a[INET6_ADDRSTRLEN];
+
+	ok(kpx_ipvs_parse_save_line("create KPX-IPVS-SVC hash:ip,port family inet", &e) == 0,
+	   "create line ignored");
+	ok(kpx_ipvs_parse_save_line("add KUBE-CLUSTER-IP 10.96.0.1,tcp:443", &e) == 0,
+	   "other sets ignored");
+	ok(kpx_ipvs_parse_save_line("add KPX-IPVS-SVC 10.96.0.10,udp:53 comment \"f=1 s=- m=0 x=0\"", &e) == 1 &&
+	   e.set == KPX_IPVS_SET_SVC && e.family == AF_INET && e.protocol == IPPROTO_UDP &&
+	   e.port == 53 && e.addr.v4.s_addr == inet_addr("10.96.0.10") &&
+	   !strcmp(e.comment, "f=1 s=- m=0 x=0"), "SVC line parsed with its comment");
+	memset(&s, 0, sizeof(s));
+	ok(!kpx_ipvs_comment_parse(e.comment, &s) && s.flags == 1 && !s.scheduler[0],
+	   "comment: flags 1, default scheduler");
+	ok(!kpx_ipvs_comment_parse("f=4 s=mh m=251 x=100", &s) && s.flags == 4 &&
+	   !strcmp(s.scheduler, "mh") && s.mh_size == 251 && s.affinity_max == 100,
+	   "comment: mh, table size and affinity max kept");
+	ok(kpx_ipvs_comment_parse("junk", &s) == -EINVAL, "bad comment: EINVAL");
+	ok(kpx_ipvs_parse_save_line("add KPX-IPVS6-FW-SRC fd00:10:96::1,sctp:80,fd00:10:1::/64", &e) == 1 &&
+	   e.set == KPX_IPVS_SET_FW_SRC && e.family == AF_INET6 && e.protocol == IPPROTO_SCTP &&
+	   e.net.len == 64 && inet_ntop(AF_INET6, &e.net.addr, a, sizeof(a)) &&
+	   !strcmp(a, "fd00:10:1::"), "IPv6 FW-SRC line parsed");
+	ok(kpx_ipvs_parse_save_line("add KPX-IPVS-FW-SRC 198.51.100.40,tcp:80,10.0.1.2", &e) == 1 &&
+	   e.net.len == 32 && e.net.addr.v4.s_addr == inet_addr("10.0.1.2"),
+	   "a host net without /32 reads as /32");
+	ok(kpx_ipvs_parse_save_line("add KPX-IPVS-SVC 10.96.0.10,icmp:0", &e) == -EINVAL,
+	   "malformed entry of our set: EINVAL");
+}
+
+int main(void)
+{
+	printf("TAP version 13\n");
+	test_sched();
+	test_svc_of();
+	test_entries();
+	test_diff();
+	test_rules();
+	test_parse();
+	printf("1..%d\n", test_no);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,322 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# bench/vm/guest.sh: the side-by-side benchmark, run inside the test VM by
+# bench/run.sh (refuses elsewhere).  Prints one "KPX-BENCH {json}" line per
+# result on stdout; bench/report.py turns them into tables and a plot.
+#
+# Topology (selftests/lib.sh's node + cli, plus three pod netns that own
+# whole address ranges through a local route, so that 2 x 50,000 endpoints
+# need no 100,000 netns):
+#   cli 10.0.1.2 --veth-- node (kpx-node 10.0.0.1, VIPs 10.96.0.0/12)
+#   bpa: 10.200.0.0/16 (A_i), bpb: 10.201.0.0/16 (B_i), bpc: 10.202.0.0/15
+#   (C_i, D_i); each runs "kpx_load serve" on 0.0.0.0:8080 answering its
+#   netns name.  Addresses of Service i: bench/vm/gen.py.
+# The agent runs with --cluster-cidr 10.0.0.0/8: the client is in-cluster
+# (pod to Service traffic, no masquerade), in every mode.
+#
+# For each N (KPX_BENCH_NS): the floor (no proxy; conntrack on through an
+# nftables input-hook rule that forwarded packets never traverse): kpx_load
+# conn to the 2N pod addresses, kpx_load bulk to one pod.  Then for each
+# mode (KPX_BENCH_MODES) and N, with a fresh test API server holding
+# $KPX_BENCH_DATA/objects-N.json:
+#   sync: agent start to its first "sync done" (wall), and the sync's own
+#     duration_ms; slab and vmalloc totals before the agent, after the sync
+#     (N Services, 2N backends) and after slices4-N.json (2N more
+#     backends); back to slices2-N.json;
+#   conn: kpx_load conn to the N VIPs; bulk: kpx_load bulk through VIP 0;
+#   chg: chglat.py, KPX_BENCH_CHANGES single-slice changes timed until a
+#     probe connection reaches the new backends; the agent's own sync
+#     durations over the same changes; agent VmHWM.
+# A step over KPX_BENCH_CAP seconds is recorded as "> cap" and the mode's
+# larger N are skipped as such.
+#
+# Environment: KPX_BENCH_DATA (gen.py output, required), KPX_BENCH_MODES
+# (default "kpx"), KPX_BENCH_NS (default "1 1000"), KPX_BENCH_SECS (conn
+# seconds, 5), KPX_BENCH_BULK_SECS (3), KPX_BENCH_CONC (connections in
+# flight, 1), KPX_BENCH_CHANGES (100), KPX_BENCH_CAP (seconds, 300).
+
+. "$(dirname "$0")/../../selftests/lib.sh"
+. "$(dirname "$0")/topo.sh"
+require_guest
+
+DATA=${KPX_BENCH_DATA:?KPX_BENCH_DATA}
+MODES=${KPX_BENCH_MODES:-kpx}
+NS=${KPX_BENCH_NS:-1 1000}
+SECS=${KPX_BENCH_SECS:-5}
+BULK=${KPX_BENCH_BULK_SECS:-3}
+CONC=${KPX_BENCH_CONC:-1}
+NCHG=${KPX_BENCH_CHANGES:-100}
+CAP=${KPX_BENCH_CAP:-300}
+LOAD=${KPX_BENCH_LOAD:-$REPO/bench/tools/kpx_load}
+ROUNDS=${KPX_BENCH_ROUNDS:-3}
+CHG=$REPO/bench/vm/chglat.py
+APIDIR=$SELFTESTS/apiserver
+CERTS=$TMPD/certs
+API_PID= AGENT_PID=
+
+# emit JSON: one result line for the host.
+emit() { echo "KPX-BENCH $*"; }
+
+# jstr TEXT: TEXT as a JSON string (no control characters expected).
+jstr() { local s=${1//\\/\\\\}; printf '"%s"' "${s//\"/\\\"}"; }
+
+# json_or_null TEXT: TEXT if it looks like a JSON object, else null.
+json_or_null() { if [[ "$1" == \{* ]]; then echo "$1"; else echo null; fi; }
+
+# mono: seconds since boot with microseconds (bash builtin, no fork).
+mono() { echo "$EPOCHREALTIME"; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# slab_bytes: the kernel's slab total (num_objs x objsize) without the
+# per-connection caches (conntrack, TCP sockets, skbs), which traffic moves.
+slab_bytes() {
+	echo 2 >/proc/sys/vm/drop_caches
+	awk 'NR > 2 && $1 !~ /^(nf_conntrack|TCP|tw_sock|request_sock|skbuff|UDP)/ {
+		s += $3 * $4 } END { printf "%d\n", s }' /proc/slabinfo
+}
+vmalloc_bytes() { awk '/^VmallocUsed:/ { print $2 * 1024 }' /proc/meminfo; }
+
+topology() {
+	bench_topology && "$APIDIR/gen-certs.sh" "$CERTS" >"$TMPD/certs.log" 2>&1
+}
+
+# api_up N: a fresh test API server with objects-N.json; sets API_PORT.
+api_up() {
+	local st=$TMPD/state-$1
+
+	mkdir -p "$st"
+	python3 "$APIDIR/kpx-test-apiserver.py" --dir "$st" --port 0 --certs "$CERTS" \
+		--objects "$DATA/objects-$1.json" 2>"$TMPD/api.log" &
+	API_PID=$!
+	for _ in $(seq 1 $((CAP * 5))); do
+		[ -s "$st/port" ] && break
+		sleep 0.2
+	done
+	[ -s "$st/port" ] || return 1
+	API_PORT=$(cat "$st/port")
+	KUBECONFIG_F=$st/kubeconfig
+}
+# api_apply FILE: POST a List to the API server's /_test/apply.
+api_apply() {
+	curl -sS -f -o /dev/null --cacert "$CERTS/ca.crt" \
+		-H "Authorization: Bearer $(cat "$CERTS/token")" \
+		-H 'Content-Type: application/json' --data-binary @"$1" \
+		"https://127.0.0.1:$API_PORT/_test/apply"
+}
+api_down() {
+	[ -n "$API_PID" ] || return 0
+	kill "$API_PID" 2>/dev/null
+	wait "$API_PID" 2>/dev/null
+	API_PID=
+}
+
+agent_up() { # MODE LOG
+	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" --hostname-override node-a \
+		--cluster-cidr 10.0.0.0/8 --proxy-mode "$1" --min-sync-period 100ms \
+		--kube-api-qps 0 --healthz-bind-address 127.0.0.1:0 \
+		--metrics-bind-address 127.0.0.1:0 --v 2 >"$2" 2>&1 &
+	AGENT_PID=$!
+}
+agent_down() {
+	[ -n "$AGENT_PID" ] || return 0
+	kill -TERM "$AGENT_PID" 2>/dev/null
+	wait "$AGENT_PID" 2>/dev/null
+	AGENT_PID=
+}
+
+# sync_field LOG FROM FIELD: FIELD of the "sync done" lines after line FROM.
+sync_field() {
+	tail -n +"$(($2 + 1))" "$1" | grep 'msg="sync done"' |
+		sed -n "s/.* $3=\([0-9]*\).*/\1/p"
+}
+
+# wait_sets LOG FROM WANT: until the syncs after line FROM made WANT sets
+# (or the agent died, or CAP); prints the seconds or "cap"/"dead".
+wait_sets() {
+	local t0 sum
+
+	t0=$(mono)
+	while :; do
+		sum=$(sync_field "$1" "$2" sets | awk '{ s += $1 } END { print s + 0 }')
+		[ "$sum" -ge "$3" ] && { elapsed "$t0" "$(mono)"; return 0; }
+		kill -0 "$AGENT_PID" 2>/dev/null || { echo dead; return 1; }
+		awk -v a="$t0" -v b="$(mono)" -v c="$CAP" 'BEGIN { exit !(b - a > c) }' &&
+			{ echo cap; return 1; }
+		sleep 0.1
+	done
+}
+
+# pctl P: the P-quantile of the numbers on stdin (nearest rank).
+pctl() {
+	sort -n | awk -v p="$1" '{ v[NR] = $1 } END {
+		if (!NR) { print "null"; exit }
+		k = int(p * (NR - 1) + 0.5) + 1; print v[k] }'
+}
+
+load_kpx() {
+	local ko=$KPX_KO deps
+
+	grep -q '^kpx ' /proc/modules && return 0
+	deps=$(modinfo -F depends "$ko" | tr ',' ' ')
+	[ -z "$deps" ] || modprobe -a $deps || return 1
+	insmod "$ko"
+}
+
+# state_flush MODE: remove what the mode left in the kernel.
+state_flush() {
+	case "$1" in
+	kpx) "$KPXCTL" flush >/dev/null 2>&1 ;;
+	*)
+		nft flush ruleset 2>/dev/null
+		for t in nat filter mangle raw; do
+			iptables -t $t -F 2>/dev/null
+			iptables -t $t -X 2>/dev/null
+		done
+		ipvsadm -C 2>/dev/null
+		ip link del kube-ipvs0 2>/dev/null
+		ipset destroy 2>/dev/null ;;
+	esac
+	conntrack -F >/dev/null 2>&1
+}
+
+# conn_pods N SECS / conn_vips N SECS: kpx_load conn from cli to the 2N pod
+# addresses / the N VIPs.
+conn_pods() {
+	ip netns exec cli "$LOAD" conn -d "$2" -c "$CONC" 10.200.0.1:8080+"$1" 10.201.0.1:8080+"$1"
+}
+conn_vips() { ip netns exec cli "$LOAD" conn -d "$2" -c "$CONC" 10.96.0.1:80+"$1"; }
+
+# interleaved N: ROUNDS alternating runs through the VIPs and straight to
+# the pods (the mode's rules in place), so that both see the same host
+# load; then bulk through VIP 0 and straight to A_0, alternating.  Prints
+# JSON arrays: "conn":[..],"conn_pod":[..],"bulk":[..],"bulk_pod":[..].
+interleaved() {
+	local n=$1 r t=$(awk -v s="$SECS" -v r="$ROUNDS" 'BEGIN { printf "%.2f", s / r }')
+	local tb=$(awk -v s="$BULK" -v r="$ROUNDS" 'BEGIN { printf "%.2f", s / r }')
+	local cv=() cp=() bv=() bp=()
+
+	for ((r = 0; r < ROUNDS; r++)); do
+		conntrack -F >/dev/null 2>&1
+		cv+=("$(json_or_null "$(conn_vips "$n" "$t")")")
+		cp+=("$(json_or_null "$(conn_pods "$n" "$t")")")
+		bv+=("$(json_or_null "$(ip netns exec cli "$LOAD" bulk -d "$tb" 10.96.0.1:80)")")
+		bp+=("$(json_or_null "$(ip netns exec cli "$LOAD" bulk -d "$tb" 10.200.0.1:8080)")")
+	done
+	local IFS=,
+	echo "\"conn\":[${cv[*]}],\"conn_pod\":[${cp[*]}],\"bulk\":[${bv[*]}],\"bulk_pod\":[${bp[*]}]"
+}
+
+floor() { # N
+	local n=$1 c b
+
+	conntrack -F >/dev/null 2>&1
+	c=$(conn_pods "$n" "$SECS")
+	b=$(ip netns exec cli "$LOAD" bulk -d "$BULK" 10.200.0.1:8080)
+	emit "{\"kind\":\"floor\",\"n\":$n,\"conn\":$(json_or_null "$c"),\"bulk\":$(json_or_null "$b")}"
+}
+
+capped() { # MODE N WHY
+	emit "{\"kind\":\"mode\",\"mode\":\"$1\",\"n\":$2,\"capped\":$(jstr "$3")}"
+	diag "$1" "$2"
+}
+
+# diag MODE N: the tails of the agent's and the API server's logs, as
+# comments on the console (for a capped or failed step).
+diag() {
+	log "agent log ($1, N=$2), tail:"
+	tail -n 8 "$TMPD/agent-$1-$2.log" 2>/dev/null | cut -c1-300 | sed 's/^/#   /'
+	log "API server log, tail:"
+	tail -n 4 "$TMPD/api.log" 2>/dev/null | cut -c1-300 | sed 's/^/#   /'
+}
+
+# one MODE N: the measurements of one mode at N Services; 1 = capped.
+one() {
+	local mode=$1 n=$2 lg=$TMPD/agent-$1-$2.log from t0 t w s0 s1 s2 v0 v1 v2
+	local sync_ms t4 t2 c b chg cms50 cms99 rss
+
+	state_flush "$mode"
+	api_up "$n" || { capped "$mode" "$n" "API server did not start within ${CAP}s"; return 1; }
+	s0=$(slab_bytes) v0=$(vmalloc_bytes)
+	t0=$(mono)
+	agent_up "$mode" "$lg"
+	w=$(wait_sets "$lg" 0 "$n")
+	if [ "$w" = dead ] || [ "$w" = cap ]; then
+		[ "$w" = dead ] && w="agent exited: $(grep -v '^$' "$lg" | tail -n 1)" || w="sync > ${CAP}s"
+		agent_down
+		api_down
+		capped "$mode" "$n" "$w"
+		return 1
+	fi
+	t=$(elapsed "$t0" "$(mono)")
+	sync_ms=$(sync_field "$lg" 0 duration_ms | awk '{ s += $1 } END { print s + 0 }')
+	sleep 1
+	s1=$(slab_bytes) v1=$(vmalloc_bytes)
+
+	from=$(wc -l <"$lg")
+	log "$(now) $mode N=$n: synced in ${t}s, 2N more backends"
+	api_apply "$DATA/slices4-$n.json" || diag "$mode" "$n"
+	t4=$(wait_sets "$lg" "$from" "$n")
+	sleep 1
+	s2=$(slab_bytes) v2=$(vmalloc_bytes)
+	from=$(wc -l <"$lg")
+	api_apply "$DATA/slices2-$n.json"
+	t2=$(wait_sets "$lg" "$from" "$n")
+
+	log "$(now) $mode N=$n: loads"
+	c=$(interleaved "$n")
+	log "$(now) $mode N=$n: changes"
+	from=$(wc -l <"$lg")
+	chg=$(python3 "$CHG" changes "$CERTS" "$API_PORT" "$n" "$NCHG" 10)
+	cms50=$(sync_field "$lg" "$from" duration_ms | pctl 0.5)
+	cms99=$(sync_field "$lg" "$from" duration_ms | pctl 0.99)
+	rss=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$AGENT_PID/status")
+	agent_down
+	api_down
+	emit "{\"kind\":\"mode\",\"mode\":\"$mode\",\"n\":$n,\"sync_wall_s\":$t," \
+		"\"sync_agent_ms\":$sync_ms,\"resync4_s\":$(jstr "$t4"),\"resync2_s\":$(jstr "$t2")," \
+		"\"slab\":[$s0,$s1,$s2],\"vmalloc\":[$v0,$v1,$v2]," \
+		"$c," \
+		"\"chg\":$(json_or_null "$chg"),\"chg_agent_ms\":{\"p50\":$cms50,\"p99\":$cms99}," \
+		"\"agent_rss_mib\":${rss:-null}}"
+	state_flush "$mode"
+	return 0
+}
+
+main() {
+	local mode n stop
+
+	setup_trap 'agent_down; api_down'
+	ulimit -n 65536
+	topology || { log "topology setup failed"; exit 1; }
+	emit "{\"kind\":\"meta\",\"kernel\":$(jstr "$(uname -r)"),\"cpus\":$(nproc)," \
+		"\"mem_mib\":$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)," \
+		"\"secs\":$SECS,\"bulk_secs\":$BULK,\"conc\":$CONC,\"changes\":$NCHG,\"cap_s\":$CAP,\"rounds\":$ROUNDS," \
+		"\"ns\":$(jstr "$NS"),\"modes\":$(jstr "$MODES")}"
+
+	# The floor: conntrack on, no proxy (an input-hook rule holds it).
+	nft add table ip kpxbench
+	nft add chain ip kpxbench in '{ type filter hook input priority 0; }'
+	nft add rule ip kpxbench in ct state invalid counter
+	for n in $NS; do
+		floor "$n"
+	done
+	nft delete table ip kpxbench
+
+	for mode in $MODES; do
+		[ "$mode" = kpx ] && { load_kpx || { capped kpx 0 "kpx.ko did not load"; continue; }; }
+		stop=
+		for n in $NS; do
+			if [ -n "$stop" ]; then
+				capped "$mode" "$n" "$stop"
+				continue
+			fi
+			log "$(now) mode $mode N=$n"
+			one "$mode" "$n" || stop="skipped: a smaller N was capped"
+		done
+		[ "$mode" = kpx ] && { "$KPXCTL" flush >/dev/null 2>&1; rmmod kpx; }
+	done
+	exit 0
+}
+
+main

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpx_kunit_full.ko: the module's own code (every object of kpx.ko but
+ * main.o) with KUnit suites that drive it as userspace and the packet path
+ * do.  KUnit runs a module's suites while the module is still coming up,
+ * before any module_init, so each suite brings kpx up in its suite_init
+ * with the same steps as main.c's kpx_init() (genl_register_family() is
+ * called directly: kpx_genl_init() is __init) and down in its suite_exit.
+ * The genl family is named "kpx": do not load this module next to kpx.ko.
+ */
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <net/genetlink.h>
+
+#include "netlink.h"
+#include "pernet.h"
+#include "masq.h"
+#include "kunit_env.h"
+
+/**
+ * kpx_test_up - register what kpx.ko's init registers
+ *
+ * Return: 0 or the first error (everything undone).
+ */
+int kpx_test_up(void)
+{
+	int err;
+
+	err = kpx_masq_init();
+	if (err)
+		return err;
+	err = kpx_pernet_init();
+	if (err)
+		goto masq;
+	err = genl_register_family(&kpx_family);
+	if (err)
+		goto pernet;
+	return 0;
+
+pernet:
+	kpx_pernet_exit();
+masq:
+	kpx_masq_exit();
+	rcu_barrier();
+	return err;
+}
+
+/** kpx_test_down - undo kpx_test_up(), in kpx.ko's exit order */
+void kpx_test_down(void)
+{
+	genl_unregister_family(&kpx_family);
+	kpx_pernet_exit();
+	kpx_masq_exit();
+	rcu_barrier();
+}
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("KUnit tests of kpx's frontend table and netlink family");

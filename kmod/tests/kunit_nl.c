@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite kpx_netlink: the genl family's policies and checks, driven
+ * end to end.  Requests go through a kernel netlink socket of init_net, so
+ * the genl core validates them against the family's real policy tables
+ * (strictly) and calls the real handlers; the ACK's extended attributes
+ * (NETLINK_EXT_ACK, NETLINK_CAP_ACK) give the errno, the message, the
+ * offending attribute's offset and a missing attribute's type.
+ *
+ * Every invalid request must fail with the errno uapi/linux/kpx.h documents
+ * (EINVAL, ENOENT, EPERM), carry an extack message and leave the namespace
+ * as it was: the frontend already there keeps its backend set (the same
+ * object), flags and scheduler settings, and the counters and the
+ * generation number do not move.  A valid SET, checked the same way, must
+ * change them, so the comparison can fail.
+ */
+#include <kunit/test.h>
+#include <linux/net.h>
+#include <linux/file.h>
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/netlink.h>
+#include <linux/socket.h>
+#include <linux/in.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+#include <net/sock.h>
+#include <linux/kpx.h>
+
+#include "kpx.h"
+#include "svc.h"
+#include "pernet.h"
+#include "netlink.h"
+#include "sched.h"
+#include "kunit_env.h"
+
+#define RX_SIZE		8192
+#define PORT_ZERO	0x10000
+
+struct nl_ctx {
+	struct socket *sock;
+	struct file *file;
+	u32 seq;
+	u8 *rx;
+	/* the last ACK */
+	int err;
+	char msg[128];
+	int offs;		/* -1: none */
+	int miss;		/* -1: none */
+	/* offsets (in the request) of attributes, to match offs */
+	int at_svc[KPX_SVC_A_MAX + 1];
+	int at_weight;
+};
+
+/* The frontend every test starts from: TCP 10.96.0.1:80, rr. */
+static const u8 vip[16] = { 10, 96, 0, 1 };
+
+static int nl_open(struct nl_ctx *c)
+{
+	int one = 1, err;
+
+	err = sock_create_kern(&init_net, AF_NETLINK, SOCK_RAW,
+			       NETLINK_GENERIC, &c->sock);
+	if (err)
+		return err;
+	/* A file, as for a user's socket: genl checks its opener's caps. */
+	c->file = sock_alloc_file(c->sock, 0, NULL);
+	if (IS_ERR(c->file)) {
+		err = PTR_ERR(c->file);
+		c->file = NULL;
+		return err;	/* the socket went with it */
+	}
+	err = c->sock->ops->setsockopt(c->sock, SOL_NETLINK, NETLINK_EXT_ACK,
+				       KERNEL_SOCKPTR(&one), sizeof(one));
+	if (!err)
+		err = c->sock->ops->setsockopt(c->sock, SOL_NETLINK,
+					       NETLINK_CAP_ACK,
+					       KERNEL_SOCKPTR(&one),
+					       sizeof(one));
+	return err;
+}
+
+static void nl_close(struct nl_ctx *c)
+{
+	if (c->file)
+		fput(c->file);
+	c->file = NULL;
+}
+
+static struct sk_buff *req_new(struct nl_ctx *c, u8 cmd, void **hdr)
+{
+	struct sk_buff *skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+
+	if (!skb)
+		return NULL;
+	*hdr = genlmsg_put(skb, 0, ++c->seq, &kpx_family,
+			   NLM_F_REQUEST | NLM_F_ACK, cmd);
+	if (!*hdr) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+/* Records where attribute @a starts in the request. */
+static int off_of(const struct sk_buff *skb, const struct nlattr *a)
+{
+	return (const u8 *)a - skb->data;
+}
+
+/*
+ * Sends @skb (consumed) and reads the ACK into c->err, c->msg, c->offs,
+ * c->miss.  The genl core handles a request synchronously in sendmsg, so
+ * the ACK is queued when it returns.
+ */
+static int nl_xfer(struct kunit *test, struct nl_ctx *c, void *hdr,
+		   struct sk_buff *skb)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	struct msghdr m = { .msg_name = &sa, .msg_namelen = sizeof(sa) };
+	struct kvec iov;
+	struct nlmsghdr *nlh;
+	struct nlmsgerr *e;
+	u8 *tlv;
+	int len, err;
+
+	genlmsg_end(skb, hdr);
+	iov.iov_base = skb->data;
+	iov.iov_len = skb->len;
+	len = kernel_sendmsg(c->sock, &m, &iov, 1, skb->len);
+	kfree_skb(skb);
+	KUNIT_ASSERT_GT(test, len, 0);
+
+	memset(&m, 0, sizeof(m));
+	iov.iov_base = c->rx;
+	iov.iov_len = RX_SIZE;
+	len = kernel_recvmsg(c->sock, &m, &iov, 1, RX_SIZE, MSG_DONTWAIT);
+	KUNIT_ASSERT_GE(test, len, (int)(NLMSG_HDRLEN + sizeof(*e)));
+	nlh = (struct nlmsghdr *)c->rx;
+	KUNIT_ASSERT_TRUE(test, nlmsg_ok(nlh, len));
+	KUNIT_ASSERT_EQ(test, nlh->nlmsg_type, (u16)NLMSG_ERROR);
+	KUNIT_EXPECT_EQ(test, nlh->nlmsg_seq, c->seq);
+	e = nlmsg_data(nlh);
+	c->err = e->error;
+	c->msg[0] = 0;
+	c->offs = -1;
+	c->miss = -1;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return c->err;
+	/* NETLINK_CAP_ACK: the request is not echoed, TLVs follow. */
+	KUNIT_EXPECT_TRUE(test, nlh->nlmsg_flags & NLM_F_CAPPED);
+	tlv = (u8 *)e + sizeof(*e);
+	err = nla_parse_deprecated(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)tlv,
+				   (u8 *)nlh + nlh->nlmsg_len - tlv, NULL,
+				   NULL);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	if (tb[NLMSGERR_ATTR_MSG])
+		nla_strscpy(c->msg, tb[NLMSGERR_ATTR_MSG], sizeof(c->msg));
+	if (tb[NLMSGERR_ATTR_OFFS])
+		c->offs = nla_get_u32(tb[NLMSGERR_ATTR_OFFS]);
+	if (tb[NLMSGERR_ATTR_MISS_TYPE])
+		c->miss = nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]);
+	return c->err;
+}
+
+/* A request, by its differences from a valid SET of the base frontend. */
+struct req {
+	const char *name;
+	u16 family;		/* 0: AF_INET */
+	u8 proto;		/* 0: TCP */
+	u8 addr_len;		/* 0: the family's */
+	u32 port;		/* 0: 80; PORT_ZERO: 0 */
+	u32 omit;		/* BIT(KPX_SVC_A_*) left out */
+	bool no_service;	/* no KPX_A_SERVICE at all */
+	bool put_flags;
+	u32 flags;
+	const char *sched;	/* NULL: "rr" */
+	u32 mh_size;		/* 0: not sent */
+	u32 aff_timeout;	/* 0: not sent */
+	bool aff_max_zero;
+	bool put_weight;
+	u32 weight;		/* of the first backend */
+	bool dup;		/* the first backend twice */
+	u8 be_addr_len;		/* 0: 4 */
+	bool be_no_port;	/* first backend without KPX_BE_A_PORT */
+	u8 cidr_addr_len;	/* 0: no source range; else 10.1.2.3/plen */
+	u8 cidr_plen;		/* 0: 32 */
+	u16 extra_svc;		/* also put this u32 in KPX_A_SERVICE */
+	u16 extra_top;		/* also put this u32 at the top level */
+	/* expected */
+	int err;
+	const char *msg;	/* NULL: any non-empty message */
+	int miss;		/* 0: none expected */
+	u16 at_svc;		/* offs names this KPX_SVC_A_* (0: unchecked) */
+	bool at_weight;		/* offs names the first backend's weight */
+};
+
+static int put_backends(struct nl_ctx *c, struct sk_buff *skb,
+			const struct req *r)
+{
+	struct nlattr *list, *be;
+	u8 addr[16] = { 10, 244, 0, 1 };
+	u32 i, n = r->dup ? 3 : 2;
+
+	list = nla_nest_start(skb, KPX_SVC_A_BACKENDS);
+	if (!list)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++) {
+		addr[3] = (i == 2) ? 1 : i + 1;
+		be = nla_nest_start(skb, KPX_BACKENDS_A_BACKEND);
+		if (!be ||
+		    nla_put(skb, KPX_BE_A_ADDR,
+			    i == 0 && r->be_addr_len ? r->be_addr_len : 4,
+			    addr) ||
+		    (!(i == 0 && r->be_no_port) &&
+		     nla_put_be16(skb, KPX_BE_A_PORT, htons(8080))))
+			return -EMSGSIZE;
+		if (i == 0 && r->put_weight) {
+			c->at_weight = off_of(skb, (struct nlattr *)
+					      skb_tail_pointer(skb));
+			if (nla_put_u32(skb, KPX_BE_A_WEIGHT, r->weight))
+				return -EMSGSIZE;
+		}
+		nla_nest_end(skb, be);
+	}
+	nla_nest_end(skb, list);
+	return 0;
+}
+
+/* KPX_SVC_A_SOURCE_RANGES with one CIDR, 10.1.2.3/plen. */
+static int put_range(struct sk_buff *skb, const struct req *r)
+{
+	static const u8 a[16] = { 10, 1, 2, 3 };
+	struct nlattr *list, *cidr;
+
+	list = nla_nest_start(skb, KPX_SVC_A_SOURCE_RANGES);
+	if (!list)
+		return -EMSGSIZE;
+	cidr = nla_nest_start(skb, KPX_CIDRS_A_CIDR);
+	if (!cidr ||
+	    nla_put_u16(skb, KPX_CIDR_A_FAMILY, AF_INET) ||
+	    nla_put(skb, KPX_CIDR_A_ADDR, r->cidr_addr_len, a) ||
+	    nla_put_u8(skb, KPX_CIDR_A_PREFIXLEN, r->cidr_plen ?: 32))
+		return -EMSGSIZE;
+	nla_nest_end(skb, cidr);
+	nla_nest_end(skb, list);
+	return 0;
+}
+
+#define PUT(type, expr) do {						\
+	if (!(r->omit & BIT(type))) {					\
+		c->at_svc[type] = off_of(skb, (struct nlattr *)		\
+					 skb_tail_pointer(skb));	\
+		if (expr)						\
+			return -EMSGSIZE;				\
+	}								\
+} while (0)
+
+static int put_service(struct nl_ctx *c, struct sk_buff *skb,
+		       const struct req *r)
+{
+	u16 family = r->family ?: AF_INET;
+	struct nlattr *svc;
+	u16 port = r->port == PORT_ZERO ? 0 : (r->port ?: 80);
+
+	memset(c->at_svc, 0xff, sizeof(c->at_svc));
+	c->at_weight = -1;
+	if (r->extra_top && nla_put_u32(skb, r->extra_top, 1))
+		return -EMSGSIZE;
+	if (r->no_service)
+		return 0;
+	svc = nla_nest_start(skb, KPX_A_SERVICE);
+	if (!svc)
+		return -EMSGSIZE;
+	PUT(KPX_SVC_A_FAMILY, nla_put_u16(skb, KPX_SVC_A_FAMILY, family));
+	PUT(KPX_SVC_A_PROTOCOL,
+	    nla_put_u8(skb, KPX_SVC_A_PROTOCOL, r->proto ?: IPPROTO_TCP));
+	PUT(KPX_SVC_A_ADDR, nla_put(skb, KPX_SVC_A_ADDR, r->addr_len ?:
+				    (family == AF_INET6 ? 16 : 4), vip));
+	PUT(KPX_SVC_A_PORT, nla_put_be16(skb, KPX_SVC_A_PORT, htons(port)));
+	if (r->put_flags)
+		PUT(KPX_SVC_A_FLAGS,
+		    nla_put_u32(skb, KPX_SVC_A_FLAGS, r->flags));
+	PUT(KPX_SVC_A_SCHEDULER,
+	    nla_put_string(skb, KPX_SVC_A_SCHEDULER, r->sched ?: "rr"));
+	if (r->mh_size)
+		PUT(KPX_SVC_A_MH_SIZE,
+		    nla_put_u32(skb, KPX_SVC_A_MH_SIZE, r->mh_size));
+	if (r->aff_timeout)
+		PUT(KPX_SVC_A_AFFINITY_TIMEOUT,
+		    nla_put_u32(skb, KPX_SVC_A_AFFINITY_TIMEOUT,
+				r->aff_timeout));
+	if (r->aff_max_zero)
+		PUT(KPX_SVC_A_AFFINITY_MAX,
+		    nla_put_u32(skb, KPX_SVC_A_AFFINITY_MAX, 0));
+	if (r->extra_svc)
+		PUT(r->extra_svc, nla_put_u32(skb, r->extra_svc, 1));
+	if (r->cidr_addr_len && put_range(skb, r))
+		return -EMSGSIZE;
+	if (!(r->omit & BIT(KPX_SVC_A_BACKENDS)) && put_backends(c, skb, r))
+		return -EMSGSIZE;
+	nla_nest_end(skb, svc);
+	return 0;
+}
+
+static int send_req(struct kunit *test, struct nl_ctx *c, u8 cmd,
+		    const struct req *r)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = req_new(c, cmd, &hdr);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	if (put_service(c, skb, r)) {
+		kfree_skb(skb);
+		KUNIT_ASSERT_FAILURE(test, "request does not fit");
+	}
+	return nl_xfer(test, c, hdr, skb);
+}
+
+/* What a refused request must not change. */
+struct snap {
+	u32 gen, n_svcs, n_backends;
+	const struct kpx_svc *svc;
+	const struct kpx_bset *bset;
+	const struct kpx_cidrs *ranges;
+	const struct kpx_nscfg *cfg;
+	u32 flags;
+	struct kpx_sched_cfg scfg;
+};
+
+static void snap_take(struct snap *s)
+{
+	struct kpx_net *kn = kpx_net(&init_net);
+	struct kpx_svc *svc;
+	struct kpx_key key;
+
+	memset(s, 0, sizeof(*s));
+	kpx_key_init(&key, AF_INET, IPPROTO_TCP, vip, htons(80));
+	mutex_lock(&kn->lock);
+	s->gen = kn->gen;
+	s->n_svcs = kn->n_svcs;
+	s->n_backends = kn->n_backends;
+	s->cfg = rcu_dereference_protected(kn->cfg, lockdep_is_held(&kn->lock));
+	rcu_read_lock();
+	svc = kpx_svc_lookup(kn, &key);
+	rcu_read_unlock();
+	s->svc = svc;
+	if (svc) {
+		s->bset = rcu_dereference_protected(svc->bset,
+						    lockdep_is_held(&kn->lock));
+		s->ranges = rcu_dereference_protected(svc->ranges,
+						      lockdep_is_held(&kn->lock));
+		s->flags = svc->flags;
+		s->scfg = svc->scfg;
+	}
+	mutex_unlock(&kn->lock);
+}
+
+static void expect_same(struct kunit *test, const struct snap *a,
+			const struct snap *b)
+{
+	KUNIT_EXPECT_EQ(test, a->gen, b->gen);
+	KUNIT_EXPECT_EQ(test, a->n_svcs, b->n_svcs);
+	KUNIT_EXPECT_EQ(test, a->n_backends, b->n_backends);
+	KUNIT_EXPECT_PTR_EQ(test, a->svc, b->svc);
+	KUNIT_EXPECT_PTR_EQ(test, a->bset, b->bset);
+	KUNIT_EXPECT_PTR_EQ(test, a->ranges, b->ranges);
+	KUNIT_EXPECT_PTR_EQ(test, a->cfg, b->cfg);
+	KUNIT_EXPECT_EQ(test, a->flags, b->flags);
+	KUNIT_EXPECT_EQ(test, a->scfg.id, b->scfg.id);
+	KUNIT_EXPECT_EQ(test, a->scfg.mh_size, b->scfg.mh_size);
+	KUNIT_EXPECT_EQ(test, a->scfg.aff_timeout, b->scfg.aff_timeout);
+	KUNIT_EXPECT_EQ(test, a->scfg.aff_max, b->scfg.aff_max);
+}
+
+static const struct req base = { .name = "valid" };
+
+static const struct req bad_reqs[] = {
+	{ .name = "no KPX_A_SERVICE", .no_service = true, .err = -EINVAL,
+	  .msg = "missing KPX_A_SERVICE", .miss = KPX_A_SERVICE },
+	{ .name = "unknown top-level attribute", .extra_top = KPX_A_MAX + 1,
+	  .err = -EINVAL },
+	{ .name = "read-only KPX_SVC_A_CONNS in SET",
+	  .extra_svc = KPX_SVC_A_CONNS, .err = -EINVAL,
+	  .at_svc = KPX_SVC_A_CONNS },
+	{ .name = "unknown flag bit", .put_flags = true, .flags = BIT(31),
+	  .err = -EINVAL, .at_svc = KPX_SVC_A_FLAGS },
+	{ .name = "3-byte VIP", .addr_len = 3, .err = -EINVAL,
+	  .msg = "address length does not match family",
+	  .at_svc = KPX_SVC_A_ADDR },
+	{ .name = "family 7", .family = 7, .err = -EINVAL,
+	  .msg = "family must be AF_INET or AF_INET6",
+	  .at_svc = KPX_SVC_A_FAMILY },
+	{ .name = "protocol ICMP", .proto = IPPROTO_ICMP, .err = -EINVAL,
+	  .msg = "protocol must be TCP, UDP or SCTP",
+	  .at_svc = KPX_SVC_A_PROTOCOL },
+	{ .name = "IPv4 key with a 16-byte VIP", .addr_len = 16,
+	  .err = -EINVAL, .msg = "address length does not match family",
+	  .at_svc = KPX_SVC_A_ADDR },
+	{ .name = "port 0", .port = PORT_ZERO, .err = -EINVAL,
+	  .msg = "port must not be 0", .at_svc = KPX_SVC_A_PORT },
+	{ .name = "no port", .omit = BIT(KPX_SVC_A_PORT), .err = -EINVAL,
+	  .msg = "missing frontend key attribute", .miss = KPX_SVC_A_PORT },
+	{ .name = "backend weight 0", .put_weight = true, .weight = 0,
+	  .err = -EINVAL, .msg = "backend weight must be 1..KPX_WEIGHT_MAX",
+	  .at_weight = true },
+	{ .name = "backend weight above KPX_WEIGHT_MAX", .put_weight = true,
+	  .weight = KPX_WEIGHT_MAX + 1, .err = -EINVAL,
+	  .msg = "backend weight must be 1..KPX_WEIGHT_MAX",
+	  .at_weight = true },
+	{ .name = "duplicate backend", .dup = true, .err = -EINVAL,
+	  .msg = "duplicate backend" },
+	{ .name = "16-byte backend of an IPv4 frontend", .be_addr_len = 16,
+	  .err = -EINVAL,
+	  .msg = "backend address length does not match family" },
+	{ .name = "3-byte backend", .be_addr_len = 3, .err = -EINVAL,
+	  .msg = "backend address length does not match family" },
+	{ .name = "backend without a port", .be_no_port = true,
+	  .err = -EINVAL, .msg = "backend needs an address and a port",
+	  .miss = KPX_BE_A_PORT },
+	{ .name = "source range with a 3-byte address", .cidr_addr_len = 3,
+	  .err = -EINVAL,
+	  .msg = "CIDR address length does not match family" },
+	{ .name = "source range with host bits", .cidr_addr_len = 4,
+	  .cidr_plen = 8, .err = -EINVAL,
+	  .msg = "CIDR has bits set past its prefix length" },
+	{ .name = "unknown scheduler", .sched = "wlc", .err = -EINVAL,
+	  .msg = "unknown scheduler", .at_svc = KPX_SVC_A_SCHEDULER },
+	{ .name = "scheduler name too long", .sched = "roundrobinroundrobin",
+	  .err = -EINVAL, .at_svc = KPX_SVC_A_SCHEDULER },
+	{ .name = "mh size not a prime", .sched = "mh", .mh_size = 65536,
+	  .err = -EINVAL,
+	  .msg = "mh size must be a prime in KPX_MH_SIZE_MIN..KPX_MH_SIZE_MAX",
+	  .at_svc = KPX_SVC_A_MH_SIZE },
+	{ .name = "mh size a prime below the minimum", .sched = "mh",
+	  .mh_size = 241, .err = -EINVAL,
+	  .msg = "mh size must be a prime in KPX_MH_SIZE_MIN..KPX_MH_SIZE_MAX",
+	  .at_svc = KPX_SVC_A_MH_SIZE },
+	{ .name = "affinity timeout 86401", .aff_timeout = 86401,
+	  .err = -EINVAL, .msg = "affinity timeout must be 0..86400",
+	  .at_svc = KPX_SVC_A_AFFINITY_TIMEOUT },
+	{ .name = "affinity max 0", .aff_max_zero = true, .err = -EINVAL,
+	  .msg = "affinity max must be 1..1048576",
+	  .at_svc = KPX_SVC_A_AFFINITY_MAX },
+};
+
+static void req_desc(const struct req *r, char *desc)
+{
+	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(bad_req, bad_reqs, req_desc);
+
+static void expect_error(struct kunit *test, struct nl_ctx *c,
+			 const struct req *r)
+{
+	KUNIT_EXPECT_EQ(test, c->err, r->err);
+	if (r->msg)
+		KUNIT_EXPECT_STREQ(test, c->msg, r->msg);
+	else
+		KUNIT_EXPECT_NE_MSG(test, c->msg[0], 0, "no extack message");
+	if (r->miss)
+		KUNIT_EXPECT_EQ(test, c->miss, r->miss);
+	if (r->at_svc)
+		KUNIT_EXPECT_EQ(test, c->offs, c->at_svc[r->at_svc]);
+	if (r->at_weight)
+		KUNIT_EXPECT_EQ(test, c->offs, c->at_weight);
+}
+
+static void nl_bad_set_test(struct kunit *test)
+{
+	const struct req *r = test->param_value;
+	struct nl_ctx *c = test->priv;
+	struct snap before, after;
+
+	snap_take(&before);
+	KUNIT_ASSERT_NOT_NULL(test, before.svc);
+	send_req(test, c, KPX_CMD_SET_SERVICE, r);
+	kunit_info(test, "%s: %d \"%s\"", r->name, c->err, c->msg);
+	expect_error(test, c, r);
+	snap_take(&after);
+	expect_same(test, &before, &after);
+}
+
+/* The checks above can fail: a valid replace changes what they compare. */
+static void nl_valid_set_test(struct kunit *test)
+{
+	struct req r = { .name = "wrr, weight 3", .sched = "wrr",
+			 .put_weight = true, .weight = 3 };
+	struct nl_ctx *c = test->priv;
+	struct snap before, after;
+
+	snap_take(&before);
+	KUNIT_EXPECT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &r), 0);
+	snap_take(&after);
+	KUNIT_EXPECT_NE(test, before.gen, after.gen);
+	KUNIT_EXPECT_PTR_EQ(test, before.svc, after.svc);
+	KUNIT_EXPECT_PTR_NE(test, before.bset, after.bset);
+	KUNIT_EXPECT_EQ(test, after.scfg.id, (u8)KPX_SCHED_WRR);
+	KUNIT_EXPECT_EQ(test, after.n_backends, 2U);
+}
+
+static void nl_del_test(struct kunit *test)
+{
+	struct req other = { .name = "other port", .port = 81 };
+	struct nl_ctx *c = test->priv;
+	struct snap before, after;
+
+	snap_take(&before);
+	send_req(test, c, KPX_CMD_DEL_SERVICE, &other);
+	KUNIT_EXPECT_EQ(test, c->err, -ENOENT);
+	KUNIT_EXPECT_STREQ(test, c->msg, "no such frontend");
+	snap_take(&after);
+	expect_same(test, &before, &after);
+
+	/* A DEL with a bad key is EINVAL, as a SET's. */
+	other.port = PORT_ZERO;
+	send_req(test, c, KPX_CMD_DEL_SERVICE, &other);
+	KUNIT_EXPECT_EQ(test, c->err, -EINVAL);
+	KUNIT_EXPECT_STREQ(test, c->msg, "port must not be 0");
+	snap_take(&after);
+	expect_same(test, &before, &after);
+
+	KUNIT_EXPECT_EQ(test, send_req(test, c, KPX_CMD_DEL_SERVICE, &base),
+			0);
+	snap_take(&after);
+	KUNIT_EXPECT_NULL(test, after.svc);
+	KUNIT_EXPECT_EQ(test, after.n_svcs, before.n_svcs - 1);
+}
+
+/* SET_CONFIG: an interface name longer than IFNAMSIZ - 1 is refused. */
+static void nl_bad_config_test(struct kunit *test)
+{
+	struct nl_ctx *c = test->priv;
+	struct snap before, after;
+	struct sk_buff *skb;
+	struct nlattr *nest;
+	void *hdr;
+
+	snap_take(&before);
+	skb = req_new(c, KPX_CMD_SET_CONFIG, &hdr);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	nest = nla_nest_start(skb, KPX_A_CONFIG);
+	KUNIT_ASSERT_NOT_NULL(test, nest);
+	KUNIT_ASSERT_EQ(test, nla_put_string(skb, KPX_CFG_A_LOCAL_IFNAME,
+					     "an-interface-name-too-long"), 0);
+	nla_nest_end(skb, nest);
+	nl_xfer(test, c, hdr, skb);
+	KUNIT_EXPECT_EQ(test, c->err, -EINVAL);
+	KUNIT_EXPECT_NE_MSG(test, c->msg[0], 0, "no extack message");
+	snap_take(&after);
+	expect_same(test, &before, &after);
+}
+
+/* A mutation without CAP_NET_ADMIN: EPERM, nothing changed. */
+static void nl_eperm_test(struct kunit *test)
+{
+	struct req r = { .name = "wrr", .sched = "wrr" };
+	struct nl_ctx *c = test->priv, u = { .rx = c->rx };
+	struct snap before = {}, after = {};
+	const struct cred *old;
+	struct cred *cred;
+	int err;
+
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_NET_ADMIN);
+	old = override_creds(cred);
+	err = nl_open(&u);
+	if (!err) {
+		snap_take(&before);
+		send_req(test, &u, KPX_CMD_SET_SERVICE, &r);
+		snap_take(&after);
+	}
+	revert_creds(old);
+	put_cred(cred);
+	nl_close(&u);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, u.err, -EPERM);
+	expect_same(test, &before, &after);
+}
+
+static int nl_test_init(struct kunit *test)
+{
+	struct nl_ctx *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	c->rx = kunit_kzalloc(test, RX_SIZE, GFP_KERNEL);
+	if (!c->rx)
+		return -ENOMEM;
+	test->priv = c;
+	err = nl_open(c);
+	if (err) {
+		nl_close(c);
+		return err;
+	}
+	/* The base frontend, created through the family as well. */
+	err = send_req(test, c, KPX_CMD_SET_SERVICE, &base);
+	if (err)
+		kunit_err(test, "base SET: %d %s", err, c->msg);
+	return err;
+}
+
+static void nl_test_exit(struct kunit *test)
+{
+	struct nl_ctx *c = test->priv;
+
+	kpx_svc_flush(kpx_net(&init_net));
+	if (c)
+		nl_close(c);
+}
+
+static int nl_suite_init(struct kunit_suite *suite)
+{
+	return kpx_test_up();
+}
+
+static void nl_suite_exit(struct kunit_suite *suite)
+{
+	kpx_test_down();
+}
+
+static struct kunit_case nl_cases[] = {
+	KUNIT_CASE_PARAM(nl_bad_set_test, bad_req_gen_params),
+	KUNIT_CASE(nl_valid_set_test),
+	KUNIT_CASE(nl_del_test),
+	KUNIT_CASE(nl_bad_config_test),
+	KUNIT_CASE(nl_eperm_test),
+	{}
+};
+
+static struct kunit_suite nl_suite = {
+	.name = "kpx_netlink",
+	.init = nl_test_init,
+	.exit = nl_test_exit,
+	.suite_init = nl_suite_init,
+	.suite_exit = nl_suite_exit,
+	.test_cases = nl_cases,
+};
+
+kunit_test_suites(&nl_suite);

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite kpx_table: the frontend table (svc.c) of init_net under
+ * writers and concurrent RCU readers.
+ *
+ * Reader kthreads look up every key in a loop, as the NAT hook does, and
+ * walk the frontend list, as dumps do, while the test inserts, replaces
+ * and deletes frontends enough to make the rhashtable grow and shrink.
+ * A reader must always find a frontend with its own key and a complete
+ * backend set of one version: a version that was current at some moment
+ * of the lookup (the old or the new set, never a mix, never freed memory:
+ * KASAN watches).  The "stable" keys are never deleted, so a reader must
+ * always find them.  Counters are checked after each phase.
+ */
+#include <kunit/test.h>
+#include <linux/kthread.h>
+#include <linux/delay.h>
+#include <linux/slab.h>
+#include <linux/jiffies.h>
+#include <linux/rhashtable.h>
+#include <linux/in.h>
+#include <linux/socket.h>
+
+#include "kpx.h"
+#include "svc.h"
+#include "backend.h"
+#include "pernet.h"
+#include "lb.h"
+#include "kunit_env.h"
+
+#define N_STABLE	64	/* never deleted */
+#define N_CHURN		1024	/* inserted, then deleted: grow, shrink */
+#define N_KEYS		(N_STABLE + N_CHURN)
+#define N_BE		3	/* backends of every frontend */
+#define N_READERS	2
+#define N_ROUNDS	8	/* replace rounds of the stable keys */
+#define VER_PORT0	1000	/* backend port = VER_PORT0 + version */
+
+struct table_ctx {
+	struct kpx_net *kn;
+	struct kpx_key keys[N_KEYS];
+	atomic_t started;	/* stable keys: replace round begun */
+	atomic_t done;		/* stable keys: replace round finished */
+	atomic_t churn_in;	/* churn keys all inserted (1) */
+	atomic_t bad;		/* reader saw an impossible entry */
+	atomic_t missing;	/* reader missed a stable key */
+	atomic_t churn_miss;	/* reader missed a churn key while all in */
+	atomic_long_t lookups;
+	atomic_long_t churn_hits;
+	char why[96];		/* first failure, for the message */
+};
+
+static void key_of(struct kpx_key *key, u32 i)
+{
+	u8 vip[4] = { 10, 96, (u8)(i >> 8), (u8)i };
+
+	kpx_key_init(key, AF_INET, IPPROTO_TCP, vip, htons(80));
+}
+
+/* Backend j of frontend i, version v: 10.(i>>8).(i).(j+1):(1000+v). */
+static void be_of(struct kpx_be_cfg *c, u32 i, u32 j, u32 v)
+{
+	memset(c, 0, sizeof(*c));
+	c->addr.bytes[0] = 10;
+	c->addr.bytes[1] = (u8)(i >> 8);
+	c->addr.bytes[2] = (u8)i;
+	c->addr.bytes[3] = (u8)(j + 1);
+	c->port = htons(VER_PORT0 + v);
+	c->weight = 1;
+	c->pos = j;
+}
+
+static void bad(struct table_ctx *c, atomic_t *ctr, const char *what, u32 i,
+		long v)
+{
+	if (atomic_inc_return(ctr) == 1)
+		snprintf(c->why, sizeof(c->why), "%s (key %u, value %ld)",
+			 what, i, v);
+}
+
+/* Checks a frontend found for key @i; returns its version or -1. */
+static long check_svc(struct table_ctx *c, const struct kpx_svc *svc, u32 i)
+{
+	const struct kpx_bset *set;
+	u32 j, v;
+
+	if (memcmp(&svc->key, &c->keys[i], sizeof(svc->key))) {
+		bad(c, &c->bad, "wrong key", i, 0);
+		return -1;
+	}
+	set = rcu_dereference(svc->bset);
+	if (!set || set->count != N_BE) {
+		bad(c, &c->bad, "backend count", i, set ? set->count : -1);
+		return -1;
+	}
+	v = ntohs(set->be[0]->port) - VER_PORT0;
+	for (j = 0; j < N_BE; j++) {
+		const struct kpx_backend *be = set->be[j];
+
+		if (ntohs(be->port) != VER_PORT0 + v ||
+		    be->addr.bytes[0] != 10 ||
+		    be->addr.bytes[1] != (u8)(i >> 8) ||
+		    be->addr.bytes[2] != (u8)i ||
+		    be->addr.bytes[3] != j + 1 ||
+		    refcount_read(&be->ref) < 1) {
+			bad(c, &c->bad, "mixed or corrupt backend set", i, j);
+			return -1;
+		}
+	}
+	return v;
+}
+
+static int reader_fn(void *arg)
+{
+	struct table_ctx *c = arg;
+	struct kpx_net *kn = c->kn;
+
+	while (!kthread_should_stop()) {
+		const struct kpx_svc *svc;
+		bool all_in;
+		u32 i, n = 0;
+		long v;
+		int lo, hi;
+
+		for (i = 0; i < N_KEYS; i++) {
+			lo = atomic_read_acquire(&c->done);
+			all_in = atomic_read_acquire(&c->churn_in);
+			rcu_read_lock();
+			svc = kpx_svc_lookup(kn, &c->keys[i]);
+			v = svc ? check_svc(c, svc, i) : -1;
+			rcu_read_unlock();
+			smp_rmb();	/* the set's version, then started */
+			hi = atomic_read_acquire(&c->started);
+			if (i < N_STABLE) {
+				if (!svc)
+					bad(c, &c->missing, "stable key missing",
+					    i, 0);
+				else if (v >= 0 && (v < lo || v > hi))
+					bad(c, &c->bad, "version out of range",
+					    i, v);
+			} else if (svc) {
+				atomic_long_inc(&c->churn_hits);
+			} else if (all_in && atomic_read_acquire(&c->churn_in)) {
+				bad(c, &c->churn_miss, "churn key missing", i,
+				    0);
+			}
+			if (!(i & 63))
+				cond_resched();
+		}
+		/* The dump path: the RCU list. */
+		rcu_read_lock();
+		list_for_each_entry_rcu(svc, &kn->svc_list, list)
+			n++;
+		rcu_read_unlock();
+		if (n < N_STABLE || n > N_KEYS)
+			bad(c, &c->bad, "list length", 0, n);
+		atomic_long_add(N_KEYS, &c->lookups);
+		usleep_range(100, 200);	/* leave the writer some CPU */
+	}
+	return 0;
+}
+
+static int set_one(struct table_ctx *c, u32 i, u32 v)
+{
+	struct kpx_be_cfg cfg[N_BE];
+	struct kpx_sched_cfg scfg;
+	u32 j, dup;
+
+	for (j = 0; j < N_BE; j++)
+		be_of(&cfg[j], i, j, v);
+	if (kpx_be_cfg_sort(cfg, N_BE, &dup))
+		return -EINVAL;
+	kpx_sched_cfg_default(&scfg);
+	return kpx_svc_set(c->kn, &c->keys[i], 0, cfg, N_BE, NULL, &scfg);
+}
+
+static unsigned int tbl_size(struct kpx_net *kn)
+{
+	unsigned int size;
+
+	rcu_read_lock();
+	size = rcu_dereference(kn->svcs.tbl)->size;
+	rcu_read_unlock();
+	return size;
+}
+
+/* Waits up to @ms for the table to have more (or fewer) than @size buckets. */
+static unsigned int wait_size(struct kpx_net *kn, unsigned int size,
+			      bool grow, unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	unsigned int s;
+
+	do {
+		s = tbl_size(kn);
+		if (grow ? s > size : s < size)
+			break;
+		msleep(20);
+	} while (time_before(jiffies, end));
+	return s;
+}
+
+static u32 list_len(struct kpx_net *kn)
+{
+	struct kpx_svc *svc;
+	u32 n = 0;
+
+	mutex_lock(&kn->lock);
+	list_for_each_entry(svc, &kn->svc_list, list)
+		n++;
+	mutex_unlock(&kn->lock);
+	return n;
+}
+
+static void expect_counts(struct kunit *test, struct kpx_net *kn, u32 n)
+{
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_svcs), n);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_backends), n * N_BE);
+	KUNIT_EXPECT_EQ(test, (u32)atomic_read(&kn->svcs.nelems), n);
+	KUNIT_EXPECT_EQ(test, list_len(kn), n);
+}
+
+static void table_concurrent_test(struct kunit *test)
+{
+	struct task_struct *rd[N_READERS];
+	struct table_ctx *c;
+	unsigned int size0, size_big, size_small;
+	u32 i, r;
+	long before;
+
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->kn = kpx_net(&init_net);
+	for (i = 0; i < N_KEYS; i++)
+		key_of(&c->keys[i], i);
+	for (i = 0; i < N_STABLE; i++)
+		KUNIT_ASSERT_EQ(test, set_one(c, i, 0), 0);
+	expect_counts(test, c->kn, N_STABLE);
+	size0 = tbl_size(c->kn);
+
+	for (r = 0; r < N_READERS; r++) {
+		rd[r] = kthread_run(reader_fn, c, "kpx_kunit_rd%u", r);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(rd[r]));
+	}
+
+	/* Insert: the table grows under the readers. */
+	for (i = N_STABLE; i < N_KEYS; i++)
+		KUNIT_EXPECT_EQ(test, set_one(c, i, 0), 0);
+	atomic_set_release(&c->churn_in, 1);
+	size_big = wait_size(c->kn, size0, true, 5000);
+	expect_counts(test, c->kn, N_KEYS);
+
+	/* Replace the stable keys' sets, round by round, readers racing. */
+	for (r = 1; r <= N_ROUNDS; r++) {
+		atomic_set_release(&c->started, r);
+		for (i = 0; i < N_STABLE; i++)
+			KUNIT_EXPECT_EQ(test, set_one(c, i, r), 0);
+		atomic_set_release(&c->done, r);
+		msleep(5);
+	}
+	/* A replace keeps the entry: same count. */
+	expect_counts(test, c->kn, N_KEYS);
+
+	/* Delete: the table shrinks (automatic_shrinking) under the readers. */
+	atomic_set(&c->churn_in, 0);
+	smp_mb();	/* readers see 0 before any key goes */
+	for (i = N_STABLE; i < N_KEYS; i++)
+		KUNIT_EXPECT_EQ(test, kpx_svc_del(c->kn, &c->keys[i]), 0);
+	KUNIT_EXPECT_EQ(test, kpx_svc_del(c->kn, &c->keys[N_STABLE]), -ENOENT);
+	size_small = wait_size(c->kn, size_big, false, 10000);
+	expect_counts(test, c->kn, N_STABLE);
+
+	/* Let the readers see the final state at least once more. */
+	before = atomic_long_read(&c->lookups);
+	for (i = 0; i < 500 && atomic_long_read(&c->lookups) < before +
+	     2 * N_KEYS * N_READERS; i++)
+		msleep(10);
+	for (r = 0; r < N_READERS; r++)
+		kthread_stop(rd[r]);
+
+	kunit_info(test, "buckets %u -> %u -> %u; %ld lookups, %ld churn hits",
+		   size0, size_big, size_small, atomic_long_read(&c->lookups),
+		   atomic_long_read(&c->churn_hits));
+	KUNIT_EXPECT_GT(test, size_big, size0);
+	KUNIT_EXPECT_LT(test, size_small, size_big);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->bad), 0, "%s", c->why);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->missing), 0, "%s", c->why);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->churn_miss), 0, "%s",
+			    c->why);
+	/* The readers ran through the whole table during the changes. */
+	KUNIT_EXPECT_GE(test, atomic_long_read(&c->lookups),
+			(long)(4 * N_KEYS));
+	KUNIT_EXPECT_GT(test, atomic_long_read(&c->churn_hits), 0L);
+
+	/* Every stable key ends on the last version. */
+	rcu_read_lock();
+	for (i = 0; i < N_STABLE; i++) {
+		const struct kpx_svc *svc = kpx_svc_lookup(c->kn, &c->keys[i]);
+
+		KUNIT_EXPECT_NOT_NULL(test, svc);
+		if (svc)
+			KUNIT_EXPECT_EQ(test, check_svc(c, svc, i),
+					(long)N_ROUNDS);
+	}
+	rcu_read_unlock();
+
+	kpx_svc_flush(c->kn);
+	expect_counts(test, c->kn, 0);
+}
+
+/* A replace keeps the backends present in both sets (their counters). */
+static void table_replace_keeps_backends_test(struct kunit *test)
+{
+	struct kpx_net *kn = kpx_net(&init_net);
+	struct kpx_be_cfg cfg[3];
+	struct kpx_backend *kept;
+	struct kpx_sched_cfg scfg;
+	struct kpx_bset *set;
+	struct kpx_svc *svc;
+	struct kpx_key key;
+	u32 dup;
+
+	key_of(&key, 7);
+	kpx_sched_cfg_default(&scfg);
+	be_of(&cfg[0], 7, 0, 0);
+	be_of(&cfg[1], 7, 1, 0);
+	KUNIT_ASSERT_EQ(test, kpx_be_cfg_sort(cfg, 2, &dup), 0);
+	KUNIT_ASSERT_EQ(test, kpx_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg), 0);
+	mutex_lock(&kn->lock);
+	rcu_read_lock();
+	svc = kpx_svc_lookup(kn, &key);
+	rcu_read_unlock();	/* kn->lock keeps it */
+	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
+	kept = set->be[1];
+	atomic64_set(&kept->conns, 42);
+	mutex_unlock(&kn->lock);
+
+	/* New set: backend 1 stays, 0 goes, 2 comes. */
+	be_of(&cfg[0], 7, 1, 0);
+	be_of(&cfg[1], 7, 2, 0);
+	KUNIT_ASSERT_EQ(test, kpx_be_cfg_sort(cfg, 2, &dup), 0);
+	KUNIT_ASSERT_EQ(test, kpx_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg), 0);
+	mutex_lock(&kn->lock);
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, kpx_svc_lookup(kn, &key), svc);
+	rcu_read_unlock();
+	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
+	KUNIT_EXPECT_EQ(test, set->count, 2U);
+	KUNIT_EXPECT_PTR_EQ(test, set->be[0], kept);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&set->be[0]->conns), 42LL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&set->be[1]->conns), 0LL);
+	mutex_unlock(&kn->lock);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_backends), 2U);
+	KUNIT_EXPECT_EQ(test, kpx_svc_del(kn, &key), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_svcs), 0U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_backends), 0U);
+}
+
+static int table_suite_init(struct kunit_suite *suite)
+{
+	return kpx_test_up();
+}
+
+static void table_suite_exit(struct kunit_suite *suite)
+{
+	kpx_test_down();
+}
+
+static struct kunit_case table_cases[] = {
+	KUNIT_CASE(table_replace_keeps_backends_test),
+	KUNIT_CASE(table_concurrent_test),
+	{}
+};
+
+static struct kunit_suite table_suite = {
+	.name = "kpx_table",
+	.suite_init = table_suite_init,
+	.suite_exit = table_suite_exit,
+	.test_cases = table_cases,
+};
+
+kunit_test_suites(&table_suite);

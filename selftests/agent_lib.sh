@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# agent_lib.sh: the test API server and kpx-agent of the kpx_agent_*.sh
+# selftests (issue 5).  Sourced after lib.sh.  The names do not clash with
+# case_lib.sh's (api_start, agent_start, agent_stop).
+#
+#   agent_require [FILE...]        guest, module, binaries, API server files
+#   web_objects VIP FILE           Service default/web VIP:80/tcp -> pods
+#                                  10.244.1.2, 10.244.2.2 :8080 (pods_setup 2)
+#   kpx_api_start SERVER_ARGS...   gen-certs.sh + kpx-test-apiserver.py
+#   kpx_apictl ARGS...             kpx-test-apictl against it
+#   kpx_agent_start FLAGS...       kpx-agent --kubeconfig $KUBECONFIG_F FLAGS
+#   kpx_agent_stop                 SIGTERM, wait; AGENT_STATUS = exit status
+#   kpx_agent_syncs                "sync done" lines logged so far
+#   agent_lib_stop                 both stopped (for setup_trap)
+
+APIDIR=$SELFTESTS/apiserver
+API_PID=
+AGENT_PID=
+AGENT_STATUS=
+KUBECONFIG_F=
+
+# agent_require [FILE...]: skip unless in the guest with the module loaded
+# and the binaries and API server files (and FILEs) present.
+agent_require() {
+	require_guest
+	require_module
+	require_file "$KPXCTL" "$KPX_AGENT" "$ECHO_BIN" "$CLIENT_BIN" \
+		"$APIDIR/kpx-test-apiserver.py" "$APIDIR/gen-certs.sh" \
+		"$APIDIR/kpx-test-apictl" "$@"
+}
+
+# web_objects VIP FILE: write a v1 List with Service default/web
+# (clusterIP VIP, port 80/TCP "http", targetPort 8080) and its
+# EndpointSlice web-1 with the ready endpoints 10.244.1.2 and 10.244.2.2
+# (lib.sh's pods_setup 2 addresses) into FILE.
+web_objects() {
+	cat >"$2" <<EOF
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+  "spec": {"clusterIP": "$1", "clusterIPs": ["$1"], "ipFamilies": ["IPv4"],
+           "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}]}},
+ {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+  "metadata": {"name": "web-1", "namespace": "default",
+               "labels": {"kubernetes.io/service-name": "web"}},
+  "addressType": "IPv4", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+  "endpoints": [{"addresses": ["10.244.1.2"], "conditions": {"ready": true}},
+                {"addresses": ["10.244.2.2"], "conditions": {"ready": true}}]}]}
+EOF
+}
+
+# kpx_api_start SERVER_ARGS...: certificates in $TMPD/certs, then the test
+# API server on 127.0.0.1 (any port) with state in $TMPD/state and
+# SERVER_ARGS (e.g. --objects FILE... --bookmark-interval 1); its log is
+# $TMPD/apiserver.log.  Sets API_PID, KUBECONFIG_F; skips the test if it
+# does not start within 30 s.
+kpx_api_start() {
+	"$APIDIR/gen-certs.sh" "$TMPD/certs" >"$TMPD/certs.log" 2>&1 || {
+		sed 's/^/#   /' "$TMPD/certs.log"
+		skip "gen-certs.sh failed"
+	}
+	mkdir -p "$TMPD/state"
+	python3 "$APIDIR/kpx-test-apiserver.py" --dir "$TMPD/state" --port 0 \
+		--certs "$TMPD/certs" "$@" 2>"$TMPD/apiserver.log" &
+	API_PID=$!
+	for _ in $(seq 1 150); do
+		[ -s "$TMPD/state/port" ] && break
+		sleep 0.2
+	done
+	[ -s "$TMPD/state/port" ] || {
+		tail -n 20 "$TMPD/apiserver.log" | sed 's/^/#   /'
+		skip "API server did not start"
+	}
+	KUBECONFIG_F=$TMPD/state/kubeconfig
+}
+
+# kpx_apictl ARGS...: the API server's control CLI (apply, delete, step,
+# compact, drop-watches, stats).
+kpx_apictl() {
+	python3 "$APIDIR/kpx-test-apictl" --kubeconfig "$TMPD/state/kubeconfig" "$@"
+}
+
+# kpx_agent_start FLAGS...: kpx-agent --kubeconfig $KUBECONFIG_F FLAGS in
+# the background, output appended to $TMPD/agent.log; sets AGENT_PID.
+kpx_agent_start() {
+	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" "$@" >>"$TMPD/agent.log" 2>&1 &
+	AGENT_PID=$!
+}
+
+# kpx_agent_stop: SIGTERM to the agent, wait; AGENT_STATUS = its exit status.
+kpx_agent_stop() {
+	[ -n "$AGENT_PID" ] || return 0
+	kill -TERM "$AGENT_PID" 2>/dev/null
+	wait "$AGENT_PID"
+	AGENT_STATUS=$?
+	AGENT_PID=
+}
+
+# kpx_agent_syncs: the number of "sync done" lines in $TMPD/agent.log.
+kpx_agent_syncs() { grep -c 'msg="sync done"' "$TMPD/agent.log"; }
+
+# agent_lib_stop: stop the agent and the API server.
+agent_lib_stop() {
+	kpx_agent_stop
+	if [ -n "$API_PID" ]; then
+		kill "$API_PID" 2>/dev/null
+		wait "$API_PID" 2>/dev/null
+		API_PID=
+	fi
+}

@@ -1,0 +1,326 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kpx_agent_faults: the real agent and module against the test API server
+# through selftests/apiserver/faultproxy.py, for each fault of issue 5:
+#  1. watches dropped mid-stream          5. an HTTP 500 burst
+#  2. 410 Gone (history compacted)        6. a server cert from another CA
+#  3. a malformed Service                 7. a rotated service-account token
+#  4. a stalled watch                     8. 10,000 Services listed in pages
+# (the machinery is agent/tests/agent-faults.sh's: apiserver/faults_lib.sh).
+# Expected after each fault:
+#  - the agent logged the fault as it should (e.g. "watch stalled", a TLS
+#    error, "HTTP 401"), kept running, and the Service applied during the
+#    fault reached the module;
+#  - the module's state (kpxctl list --json: every frontend, its flags and
+#    its backends with weights) equals what a fresh "kpx-agent --once
+#    --dry-run" computes from the API server directly (the API's state);
+#  - Service default/web (10.96.0.70:80, untouched by the faults) kept
+#    answering: a client in "cli" opens connections in a loop and another
+#    holds connections open exchanging lines during the whole test, with
+#    zero failures; the per-backend counters never decrease, and the
+#    frontend's counter grows by exactly the clients' connections.
+# 8 restarts the agent after 10,000 Services were added: it lists them in
+# pages of 500, adopts the module's state and sends exactly 10,000 SETs.
+#
+# Topology (lib.sh): cli 10.0.1.2 --veth-- node (VM root netns: kpx.ko,
+# kpx-agent, API server + faultproxy on 127.0.0.1) --veth-- pod1
+# 10.244.1.2:8080, pod2 10.244.2.2:8080.
+. "$(dirname "$0")/lib.sh"
+. "$SELFTESTS/agent_lib.sh"
+. "$SELFTESTS/apiserver/faults_lib.sh"
+
+NBIG=${KPX_FAULTS_BIG:-10000}
+VIP=10.96.0.70
+agent_require "$APIDIR/faultproxy.py"
+command -v openssl >/dev/null || skip "no openssl"
+setup_trap 'loader_stop; agent_lib_stop; [ -z "$FL_PROXY_PID" ] || kill $FL_PROXY_PID 2>/dev/null;
+	[ "$FAILS" = 0 ] || { log "agent log (tail):"; tail -n 40 "$TMPD/agent.log" | sed "s/^/#   /"; }'
+
+node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
+echo_start pod1 pod1 10.244.1.2:8080
+echo_start pod2 pod2 10.244.2.2:8080
+
+web_objects $VIP "$TMPD/web.json"
+kpx_api_start --bookmark-interval 1 --objects "$TMPD/web.json" "$SELFTESTS/data"/0[12]*.json
+"$APIDIR/gen-certs.sh" "$TMPD/other-ca" >>"$TMPD/certs.log" 2>&1 || skip "gen-certs.sh (other CA) failed"
+fl_proxy_start "$TMPD/proxy" "$TMPD/certs" "$TMPD/other-ca" "$(<"$TMPD/state/port")" ||
+	skip "faultproxy did not start"
+# The agent goes through the proxy and reads its token from a file.
+cp "$TMPD/certs/token" "$TMPD/sa-token"
+fl_kubeconfig "$TMPD/state/kubeconfig" "$TMPD/sa-token" "$TMPD/agent-kubeconfig" ||
+	skip "kubeconfig rewrite failed"
+KUBECONFIG_F=$TMPD/agent-kubeconfig
+AGENT_FLAGS=(--hostname-override node-a --min-sync-period 100ms --watch-stall-timeout 3s
+	--healthz-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 --v 2)
+
+# --- helpers ---------------------------------------------------------------
+apply_svc() { fl_svc "$@" >"$TMPD/svc.json" && kpx_apictl apply "$TMPD/svc.json" >/dev/null; }
+
+# wait_log ERE [SECONDS]: until the agent's log matches ERE (default 60 s:
+# reconnections back off, and TCG on a busy host is slow).
+wait_log() {
+	local i
+
+	for ((i = 0; i < ${2:-60} * 5; i++)); do
+		grep -Eq "$1" "$TMPD/agent.log" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# module_state: kpxctl list --json in faults_lib.sh's state format.
+module_state() {
+	kpx_json | jq -r '
+		def hp(a): if (a | contains(":")) then "[\(a)]" else a end;
+		.services[] |
+		"\(hp(.vip)):\(.port)/\(.protocol) \(reduce .flags[] as $f (0; . +
+			({"drop-empty": 1, "masq-nonlocal": 2, "masq": 4}[$f] //
+			 pow(2; $f | ltrimstr("bit-") | tonumber))))" +
+		" \([.backends[] | "\(hp(.addr)):\(.port)@\(.weight)"] | join(" "))"' | fl_normalize
+}
+
+# api_state: what a fresh --once --dry-run agent computes from the API
+# server directly (not through the proxy).
+api_state() {
+	timeout 240 "$KPX_AGENT" --kubeconfig "$TMPD/state/kubeconfig" --hostname-override node-a \
+		--dry-run --once --kube-api-qps 0 >"$TMPD/truth.log" 2>&1 || return 1
+	fl_replay "$TMPD/truth.log"
+}
+
+# converged DESC [SECONDS] [WANT]: the module's state equals the API's
+# (or WANT) within SECONDS (default 30); the API's is kept in LAST_WANT.
+LAST_WANT=
+converged() {
+	local want got t0=$SECONDS
+
+	want=${3:-$(api_state)}
+	LAST_WANT=$want
+	while :; do
+		got=$(module_state)
+		[ "$got" = "$want" ] && break
+		((SECONDS - t0 < ${2:-30})) || break
+		sleep 0.5
+	done
+	assert_gt "$1: API state computed (frontends)" 0 "$(grep -c . <<<"$want")"
+	assert_eq "$1: module state equals the API's ($(wc -l <<<"$want") frontends)" \
+		"$(md5sum <<<"$want")" "$(md5sum <<<"$got")"
+	[ "$got" = "$want" ] || state_diff "$want" "$got"
+}
+
+# state_diff WANT GOT: what differs, with the agent's log lines and the
+# /proc entry of each frontend concerned; the logs are kept in
+# /var/tmp/kpx_agent_faults.logs/ if that can be written.
+state_diff() {
+	local k p
+
+	log "API state (<) vs module state (>):"
+	diff <(echo "$1") <(echo "$2") | head -n 20 | sed 's/^/#   /'
+	for k in $(diff <(echo "$1") <(echo "$2") | awk '/^[<>]/ { print $2 }' | sort -u | head -n 5); do
+		p=${k##*/}
+		log "$k in /proc: $(grep -A3 "^${p^^} ${k%/*} " /proc/net/kpx/services | tr '\n' ' ')"
+		log "$k in kpxctl list: $(kpx_json | jq -c --arg v "${k%:*}" '.services[] | select(.vip == $v)')"
+		log "$k in the agent's log:"
+		grep -F "${k%/*}" "$TMPD/agent.log" | tail -n 5 | sed 's/^/#   /'
+	done
+	mkdir -p /var/tmp/kpx_agent_faults.logs 2>/dev/null &&
+		cp "$TMPD"/*.log /var/tmp/kpx_agent_faults.logs/ 2>/dev/null &&
+		log "logs kept in /var/tmp/kpx_agent_faults.logs"
+}
+
+# counters_kept DESC: web's per-backend counters are >= their last values.
+declare -A BE_LAST=([10.244.1.2]=0 [10.244.2.2]=0)
+counters_kept() {
+	local b v
+
+	kpx_snapshot
+	for b in 10.244.1.2 10.244.2.2; do
+		v=$(be_counter tcp $VIP 80 "$b" 8080)
+		assert_ge "$1: backend $b counter not reset ($v)" "${BE_LAST[$b]}" "$v"
+		[[ "$v" =~ ^[0-9]+$ ]] && BE_LAST[$b]=$v
+	done
+}
+
+# in_module DESC PROTO VIP:PORT WANT [SECONDS]: the frontend reaches
+# /proc/net/kpx/services with the backends WANT within SECONDS (20).
+in_module() {
+	local t
+
+	t=$(wait_proc_backends "$2" "$3" "$4" "${5:-20}")
+	assert_ne "$1: $2 $3 -> $4 programmed" timeout "$t"
+}
+
+# The load on web during the whole test: chunks of kpx_client runs until
+# $TMPD/load.stop exists; outputs $TMPD/loop.N and $TMPD/hold.N.
+LOADERS=()
+loader_start() {
+	rm -f "$TMPD/load.stop"
+	(i=0; while [ ! -e "$TMPD/load.stop" ]; do
+		i=$((i + 1))
+		in_ns cli "$CLIENT_BIN" -d 5000 -i 20 -t 3000 -q $VIP:80 >"$TMPD/loop.$i" 2>&1
+	done) &
+	LOADERS+=($!)
+	(i=0; while [ ! -e "$TMPD/load.stop" ]; do
+		i=$((i + 1))
+		in_ns cli "$CLIENT_BIN" --hold 10000 --every 200 -t 3000 $VIP:80 >"$TMPD/hold.$i" 2>&1
+	done) &
+	LOADERS+=($!)
+}
+loader_stop() {
+	local p
+
+	[ ${#LOADERS[@]} -gt 0 ] || return 0
+	touch "$TMPD/load.stop"
+	for p in "${LOADERS[@]}"; do wait "$p"; done
+	LOADERS=()
+}
+
+# --- start ---------------------------------------------------------------------
+kpx_agent_start "${AGENT_FLAGS[@]}"
+in_module "start" tcp $VIP:80 10.244.1.2:8080,10.244.2.2:8080 60
+converged "start"
+kpx_snapshot
+c0=$(svc_counter tcp $VIP 80 conns)
+BE_LAST[10.244.1.2]=$(be_counter tcp $VIP 80 10.244.1.2 8080)
+BE_LAST[10.244.2.2]=$(be_counter tcp $VIP 80 10.244.2.2 8080)
+loader_start
+sleep 2
+
+# --- 1. dropped mid-stream ----------------------------------------------------
+apply_svc a 10.96.1.1 80 10.244.1.2
+kpx_apictl drop-watches >/dev/null
+apply_svc b 10.96.1.2 80 10.244.1.2 10.244.2.2
+wait_log 'watch failed: transfer closed'
+assert_eq "dropped: the watch failure is logged" 0 $?
+in_module "dropped" tcp 10.96.1.2:80 10.244.1.2:8080,10.244.2.2:8080
+converged "dropped mid-stream"
+counters_kept "dropped mid-stream"
+
+# --- 2. 410 Gone ------------------------------------------------------------------
+# The agent must not have seen the last revision when history is compacted
+# (bookmarks keep it current otherwise): stall its watches first; the
+# proxy holds at most one chunk, so c2 (and the compaction) stay unseen.
+fl_fault 'stall?on=1' && apply_svc c 10.96.1.3 80 10.244.2.2 &&
+	apply_svc c2 10.96.1.13 80 10.244.1.2 && kpx_apictl compact >/dev/null &&
+	kpx_apictl drop-watches >/dev/null && fl_fault 'stall?on=0'
+wait_log 'resourceVersion [0-9]+ expired, relisting'
+assert_eq "410: expired resourceVersion seen, relisting" 0 $?
+in_module "410" tcp 10.96.1.3:80 10.244.2.2:8080
+converged "410 Gone"
+counters_kept "410 Gone"
+
+# --- 3. malformed object ------------------------------------------------------------
+fl_bad_service "$TMPD/bad.json"
+kpx_apictl apply "$TMPD/bad.json" >/dev/null && apply_svc d 10.96.1.4 80 10.244.1.2
+wait_log 'skipping malformed object t/bad'
+assert_eq "malformed Service logged and skipped" 0 $?
+in_module "malformed: the next Service is applied" tcp 10.96.1.4:80 10.244.1.2:8080
+converged "malformed object"
+counters_kept "malformed object"
+
+# --- 4. stalled watch -----------------------------------------------------------------
+fl_fault 'stall?on=1' && apply_svc e 10.96.1.5 80 10.244.2.2
+sleep 1
+assert_eq "stalled: the change has not arrived" absent "$(proc_backends tcp 10.96.1.5:80)"
+wait_log 'watch stalled or timed out' 20
+assert_eq "stalled: detected (3 s stall timeout)" 0 $?
+fl_fault 'stall?on=0'
+in_module "stall over" tcp 10.96.1.5:80 10.244.2.2:8080 30
+converged "stalled watch"
+counters_kept "stalled watch"
+
+# --- 5. HTTP 500 burst ------------------------------------------------------------------
+fl_fault 'http500?n=5' && kpx_apictl drop-watches >/dev/null && apply_svc f 10.96.1.6 80 10.244.1.2
+wait_log 'HTTP 500: injected by faultproxy'
+assert_eq "500s logged" 0 $?
+in_module "500 burst over" tcp 10.96.1.6:80 10.244.1.2:8080 30
+converged "HTTP 500 burst"
+counters_kept "HTTP 500 burst"
+
+# --- 6. wrong CA -----------------------------------------------------------------------------
+n0=$(grep -Ec 'watch failed: .*(SSL certificate problem|certificate verify failed)' "$TMPD/agent.log")
+fl_fault 'cert?alt=1' && kpx_apictl drop-watches >/dev/null && apply_svc g 10.96.1.7 80 10.244.2.2
+wait_log 'watch failed: .*(SSL certificate problem|certificate verify failed)'
+assert_eq "wrong CA: a clear TLS error" 0 $?
+log "$(grep -Eo 'watch failed: [^"]*(SSL|certificate)[^"]*' "$TMPD/agent.log" | head -n 1)"
+sleep 3
+n1=$(grep -Ec 'watch failed: .*(SSL certificate problem|certificate verify failed)' "$TMPD/agent.log")
+assert_gt "wrong CA: retried (TLS errors logged: $n1)" $((n0 + 1)) "$n1"
+assert_rc "wrong CA: agent still running" 0 kill -0 "$AGENT_PID"
+assert_eq "wrong CA: the change has not arrived" absent "$(proc_backends tcp 10.96.1.7:80)"
+fl_fault 'cert?alt=0'
+in_module "right CA back" tcp 10.96.1.7:80 10.244.2.2:8080 40
+converged "wrong CA, then the right one"
+counters_kept "wrong CA"
+
+# --- 7. rotated token -------------------------------------------------------------------------
+openssl rand -hex 24 >"$TMPD/new-token"
+fl_fault "token?file=$TMPD/new-token" && kpx_apictl drop-watches >/dev/null &&
+	apply_svc h 10.96.1.8 80 10.244.1.2 10.244.2.2
+wait_log 'HTTP 401'
+assert_eq "old token: 401 logged" 0 $?
+cp "$TMPD/new-token" "$TMPD/sa-token.new" && mv "$TMPD/sa-token.new" "$TMPD/sa-token"
+in_module "token rotated" tcp 10.96.1.8:80 10.244.1.2:8080,10.244.2.2:8080 40
+converged "rotated token"
+counters_kept "rotated token"
+fl_fault 'token?file='
+
+# --- 8. 10,000 Services in pages, on a restart -----------------------------------------------
+kpx_agent_stop
+assert_eq "SIGTERM after the faults: exit status" 0 "$AGENT_STATUS"
+fl_big_services "$NBIG" "$TMPD/big.json"
+assert_rc "apply $NBIG Services" 0 kpx_apictl apply "$TMPD/big.json"
+rm -f "$TMPD/big.json"
+l0=$(wc -l <"$TMPD/apiserver.log")
+n0=$(kpx_agent_syncs)
+t0=$SECONDS
+kpx_agent_start "${AGENT_FLAGS[@]}" --kube-api-qps 0
+for _ in $(seq 1 1200); do
+	[ "$(kpx_agent_syncs)" -gt "$n0" ] && break
+	sleep 0.2
+done
+first=$(grep 'msg="sync done"' "$TMPD/agent.log" | sed -n "$((n0 + 1))p")
+log "first sync after the restart ($((SECONDS - t0)) s): ${first#*msg=}"
+assert_match "big: first sync sets exactly the $NBIG new frontends" \
+	"full=true frontends=[0-9]+ sets=$NBIG dels=0 errors=0" "$first"
+listed=$(grep -o 'services: listed [0-9]* at' "$TMPD/agent.log" | tail -n 1 | awk '{ print $3 }')
+assert_ge "big: Services listed" "$NBIG" "$listed"
+pages=$(tail -n +"$((l0 + 1))" "$TMPD/apiserver.log" | grep -c 'GET /api/v1/services?.*limit=500')
+[[ "$listed" =~ ^[0-9]+$ ]] || listed=0
+assert_eq "big: listed in pages of 500" $(((listed + 499) / 500)) "$pages"
+assert_eq "big: frontends in the module" "$((NBIG + 1))" \
+	"$(grep -c "^TCP 10\.100\.\|^TCP $VIP:80 " /proc/net/kpx/services)"
+# The API's state: the last one plus the new Services (rejecting, no slice),
+# rather than a second agent listing them all again under TCG.
+want=$({ echo "$LAST_WANT"
+	awk -v n="$NBIG" 'BEGIN { for (i = 0; i < n; i++)
+		printf "10.100.%d.%d:80/tcp 0\n", int(i / 250), i % 250 + 1 }'; } | fl_normalize)
+converged "$NBIG Services" 120 "$want"
+counters_kept "$NBIG Services"
+
+# --- the load ----------------------------------------------------------------------------------
+loader_stop
+kpx_snapshot
+c1=$(svc_counter tcp $VIP 80 conns)
+ok=0 failed=0 holds=0 hfailed=0 chunks=0
+for f in "$TMPD"/loop.*; do
+	o=$(summary_field ok "$f") x=$(summary_field failed "$f")
+	[[ "$o$x" =~ ^[0-9]+$ ]] || { log "$(basename "$f"): no summary"; x=1 o=0; }
+	[ "$x" = 0 ] || sed 's/^/#   /' "$f" | grep -v ' ok ' | head -n 5
+	ok=$((ok + o)) failed=$((failed + x)) chunks=$((chunks + 1))
+done
+for f in "$TMPD"/hold.*; do
+	x=$(sed -n 's/^hold summary .*failed=\([0-9]*\).*/\1/p' "$f")
+	grep -q '^hold connected' "$f" && holds=$((holds + 1))
+	[[ "$x" =~ ^[0-9]+$ ]] || { log "$(basename "$f"): no summary"; sed 's/^/#   /' "$f"; x=1; }
+	hfailed=$((hfailed + x))
+done
+log "load on $VIP:80: $chunks loops, $ok connections, $failed failed; $holds held connections, $hfailed failed exchanges"
+assert_eq "load: failed connections" 0 "$failed"
+assert_eq "load: failed exchanges on held connections" 0 "$hfailed"
+assert_gt "load: connections made" 100 "$ok"
+delta=none
+[[ "$c0$c1" =~ ^[0-9]+$ ]] && delta=$((c1 - c0))
+assert_eq "load: frontend counter grew by exactly the clients' connections" \
+	"$((ok + holds))" "$delta"
+ksft_exit

@@ -1,0 +1,287 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kpx_mode_ipvs: kpx-agent --proxy-mode ipvs against the test API server.
+# Objects (written here): shop/web LoadBalancer 198.51.100.60 ClusterIP
+# 10.96.40.10, 80/TCP -> 8080 NodePort 30280 and 53/UDP -> 5353, eTP
+# Cluster, two pods on node-a; shop/web6 ClusterIP fd00:10:96::40:10 80 ->
+# 8080 (the same pods' IPv6 addresses); shop/empty ClusterIP 10.96.40.20
+# 80/TCP + 80/UDP, no endpoint; shop/local LoadBalancer 198.51.100.62 eTP
+# Local whose only pod is on node-b; shop/fw LoadBalancer 198.51.100.61
+# with loadBalancerSourceRanges 10.0.1.0/24; shop/sticky ClusterIP
+# 10.96.40.30 with ClientIP affinity 60 s.  Checks: IPVS services and
+# destinations (ipvsadm -Ln), kpx-ipvs0 holds the VIPs and not the node
+# address, ClusterIP from cli / node / IPv6 reaches both pods, UDP too, the
+# backend sees the masqueraded source for node clients, NodePort and LB IP
+# (eTP Cluster), the hairpin case, no-endpoint reject (ICMP port
+# unreachable: ECONNREFUSED fast, TCP and UDP), eTP Local drop on node-a,
+# source ranges (cli allowed, node dropped), persistence for affinity,
+# a restart that adopts the state without rewriting it (no "set" in the
+# new agent's log), an endpoint change programmed as a destination change,
+# then `kpx-agent --cleanup` removes our IPVS services, kpx-ipvs0, the
+# ipsets and the chains, and leaves a foreign IPVS service alone.
+#
+#   cli 10.0.1.2 --veth-- node (kpx-agent --proxy-mode ipvs, API server;
+#                               kpx-node 10.0.0.1, 192.0.2.11 = node-a)
+#                           |-- veth -- web0 10.244.1.10 fd00:10:244:1::10
+#                           `-- veth -- web1 10.244.1.11 fd00:10:244:1::11
+. "$(dirname "$0")/lib.sh"
+. "$SELFTESTS/case_lib.sh"
+
+CIP=10.96.40.10
+CIP6=fd00:10:96::40:10
+EMPTY=10.96.40.20
+STICKY=10.96.40.30
+LB=198.51.100.60
+FWLB=198.51.100.61
+LOCALLB=198.51.100.62
+W0=10.244.1.10
+W1=10.244.1.11
+W06=fd00:10:244:1::10
+W16=fd00:10:244:1::11
+
+require_guest
+require_file "$KPX_AGENT" "$ECHO_BIN" "$CLIENT_BIN" "$APIDIR/kpx-test-apiserver.py" \
+	/usr/sbin/ipvsadm /usr/sbin/ipset /usr/sbin/iptables-save
+for m in ip_vs ip_vs_rr ip_vs_wrr ip_vs_lc ip_vs_sh ip_vs_mh dummy; do
+	modprobe "$m" || skip "modprobe $m failed: the guest kernel has no IPVS"
+done
+log "loaded: $(grep -oE '^ip_vs[a-z_]*' /proc/modules | sort | tr '\n' ' ')"
+
+ipvs_cleanup_all() {
+	if [ "$FAILS" = 0 ] && [ -s "$TMPD/agent.log" ] && [ -e /var/tmp/kpx-ipvs-gdb ]; then
+		log "agent log (tail):"
+		tail -n 60 "$TMPD/agent.log" | sed 's/^/#   /'
+	fi
+	"$KPX_AGENT" --cleanup >/dev/null 2>&1
+	ipvsadm -C 2>/dev/null
+}
+setup_trap 'case_stop; ipvs_cleanup_all'
+node_setup && cli_setup || skip "topology setup failed"
+ip addr add $NODE_A/32 dev kpx-node
+ip route add 198.51.100.0/24 dev kpx-node src $NODE4
+pod_add web0 $W0 $W06 && pod_add web1 $W1 $W16 || skip "pod setup failed"
+for p in web0:$W0:$W06 web1:$W1:$W16; do
+	IFS=: read -r n a _ <<<"$p"
+	echo_start "$n" -t "$n" "$a:8080"
+	echo_start "$n" -u "$n" "$a:5353"
+done
+echo_start web0 -t web0 "[$W06]:8080"
+echo_start web1 -t web1 "[$W16]:8080"
+
+OBJECTS=$TMPD/objects.json
+python3 - "$OBJECTS" <<'EOF'
+import json, sys
+
+def meta(name, **kw):
+    m = {"name": name, "namespace": "shop", "uid": "u-" + name, "resourceVersion": "1"}
+    m.update(kw)
+    return m
+
+def svc(name, typ, cips, ports, fam="IPv4", lb=None, etp=None, **spec):
+    s = {"apiVersion": "v1", "kind": "Service", "metadata": meta(name),
+         "spec": {"type": typ, "clusterIP": cips[0], "clusterIPs": cips,
+                  "ipFamilies": [fam], "ipFamilyPolicy": "SingleStack",
+                  "ports": ports, "sessionAffinity": "None",
+                  "internalTrafficPolicy": "Cluster"}, "status": {}}
+    if etp:
+        s["spec"]["externalTrafficPolicy"] = etp
+    if lb:
+        s["status"] = {"loadBalancer": {"ingress": [{"ip": lb, "ipMode": "VIP"}]}}
+    s["spec"].update(spec)
+    return s
+
+def eps(name, svcname, fam, addrs, ports, node="node-a"):
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": meta(name, labels={"kubernetes.io/service-name": svcname}),
+            "addressType": fam,
+            "endpoints": [{"addresses": [a], "conditions": {"ready": True, "serving": True,
+                                                            "terminating": False},
+                           "nodeName": node} for a in addrs],
+            "ports": ports}
+
+def node(name, ip, cidr):
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "uid": "u-" + name, "resourceVersion": "1",
+                         "labels": {"kubernetes.io/hostname": name}},
+            "spec": {"podCIDR": cidr, "podCIDRs": [cidr]},
+            "status": {"addresses": [{"type": "InternalIP", "address": ip}]}}
+
+tcp80 = lambda np=None: dict({"name": "http", "protocol": "TCP", "port": 80, "targetPort": 8080},
+                             **({"nodePort": np} if np else {}))
+items = [
+    node("node-a", "192.0.2.11", "10.244.1.0/24"),
+    node("node-b", "192.0.2.12", "10.244.2.0/24"),
+    svc("web", "LoadBalancer", ["10.96.40.10"],
+        [tcp80(30280), {"name": "dns", "protocol": "UDP", "port": 53, "targetPort": 5353,
+                        "nodePort": 30253}],
+        lb="198.51.100.60", etp="Cluster"),
+    eps("web-a", "web", "IPv4", ["10.244.1.10", "10.244.1.11"],
+        [{"name": "http", "protocol": "TCP", "port": 8080},
+         {"name": "dns", "protocol": "UDP", "port": 5353}]),
+    svc("web6", "ClusterIP", ["fd00:10:96::40:10"], [tcp80()], fam="IPv6"),
+    eps("web6-a", "web6", "IPv6", ["fd00:10:244:1::10", "fd00:10:244:1::11"],
+        [{"name": "http", "protocol": "TCP", "port": 8080}]),
+    svc("empty", "ClusterIP", ["10.96.40.20"],
+        [tcp80(), {"name": "u", "protocol": "UDP", "port": 80, "targetPort": 8080}]),
+    eps("empty-a", "empty", "IPv4", [], [{"name": "http", "protocol": "TCP", "port": 8080}]),
+    svc("local", "LoadBalancer", ["10.96.40.40"], [tcp80(30281)], lb="198.51.100.62",
+        etp="Local", healthCheckNodePort=32101),
+    eps("local-a", "local", "IPv4", ["10.244.2.50"],
+        [{"name": "http", "protocol": "TCP", "port": 8080}], node="node-b"),
+    svc("fw", "LoadBalancer", ["10.96.40.50"], [tcp80(30282)], lb="198.51.100.61",
+        etp="Cluster", loadBalancerSourceRanges=["10.0.1.0/24"]),
+    eps("fw-a", "fw", "IPv4", ["10.244.1.10", "10.244.1.11"],
+        [{"name": "http", "protocol": "TCP", "port": 8080}]),
+    svc("sticky", "ClusterIP", ["10.96.40.30"], [tcp80()], sessionAffinity="ClientIP",
+        sessionAffinityConfig={"clientIP": {"timeoutSeconds": 60}}),
+    eps("sticky-a", "sticky", "IPv4", ["10.244.1.10", "10.244.1.11"],
+        [{"name": "http", "protocol": "TCP", "port": 8080}]),
+]
+json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[1], "w"), indent=1)
+EOF
+
+# ipvs_backends PROTO VIP:PORT: the service's destinations from ipvsadm,
+# sorted "addr:port,..." ("-" none, "absent" no such service).
+ipvs_backends() {
+	local out
+
+	out=$(ipvsadm -Ln "--${1}-service" "$2" 2>/dev/null) || { echo absent; return; }
+	out=$(awk '$1 == "->" && $2 != "RemoteAddress:Port" { print $2 }' <<<"$out" | sort | paste -sd,)
+	echo "${out:--}"
+}
+
+# wait_ipvs PROTO VIP:PORT WANT [SECONDS]: poll, then assert.
+wait_ipvs() {
+	local i
+
+	for ((i = 0; i < ${4:-10} * 5; i++)); do
+		[ "$(ipvs_backends "$1" "$2")" = "$3" ] && break
+		sleep 0.2
+	done
+	assert_eq "ipvs $1 $2 destinations" "$3" "$(ipvs_backends "$1" "$2")"
+}
+
+BOTH=$W0:8080,$W1:8080
+KPX_PROXY_MODE=ipvs
+log "$(now) API server"
+api_start "$OBJECTS"
+log "$(now) agent"
+if [ -e /var/tmp/kpx-ipvs-gdb ]; then
+	gdb -batch -ex run -ex bt -ex 'info locals' --args "$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" \
+		--hostname-override node-a --cluster-cidr 10.244.0.0/16 --v 2 --proxy-mode ipvs \
+		>>"$TMPD/agent.log" 2>&1 &
+	AGENT_PID=$!
+else
+	agent_start
+fi
+wait_ipvs tcp $CIP:80 $BOTH 60
+if ! kill -0 "$AGENT_PID" 2>/dev/null; then
+	_fail "kpx-agent --proxy-mode ipvs died"
+	tail -n 60 "$TMPD/agent.log" | sed 's/^/#   /'
+	exit $KSFT_FAIL
+fi
+wait_ipvs udp $CIP:53 $W0:5353,$W1:5353
+wait_ipvs tcp "[$CIP6]:80" "[$W06]:8080,[$W16]:8080"
+wait_ipvs tcp $NODE_A:30280 $BOTH
+wait_ipvs tcp $LB:80 $BOTH
+wait_ipvs tcp $EMPTY:80 -
+wait_ipvs udp $EMPTY:80 -
+wait_ipvs tcp $LOCALLB:80 -
+wait_ipvs tcp $FWLB:80 $BOTH
+log "ipvsadm -Ln:"
+ipvsadm -Ln | sed 's/^/#   /'
+
+# --- kernel state -------------------------------------------------------------
+assert_match "ClusterIP service uses rr (random mapped)" "TCP  $CIP:80 rr" "$(ipvsadm -Ln)"
+assert_match "sticky: persistent 60 s" "TCP  $STICKY:80 rr persistent 60" "$(ipvsadm -Ln)"
+assert_eq "IPVS conntrack on" 1 "$(cat /proc/sys/net/ipv4/vs/conntrack)"
+addrs=$(ip -o addr show dev kpx-ipvs0 | awk '{ print $4 }' | sort | paste -sd,)
+assert_match "kpx-ipvs0 holds the ClusterIP" "$CIP/32" "$addrs"
+assert_match "kpx-ipvs0 holds the IPv6 ClusterIP" "$CIP6/128" "$addrs"
+assert_match "kpx-ipvs0 holds the LB IP" "$LB/32" "$addrs"
+assert_no_match "kpx-ipvs0 does not hold the node address" "$NODE_A/" "$addrs"
+assert_match "ipset KPX-IPVS-SVC lists the ClusterIP" "$CIP,tcp:80" "$(ipset list KPX-IPVS-SVC)"
+assert_match "hairpin entry" "$W0,tcp:8080,$W0" "$(ipset list KPX-IPVS-LOOP)"
+assert_match "eTP Local LB IP in EMPTY-DROP" "$LOCALLB,tcp:80" "$(ipset list KPX-IPVS-EMPTY-DROP)"
+
+# --- traffic ------------------------------------------------------------------
+expect_answered cli tcp $CIP:80 12 $BOTH
+expect_answered cli udp $CIP:53 12 $W0:5353,$W1:5353
+expect_answered cli tcp "[$CIP6]:80" 12 "[$W06]:8080,[$W16]:8080"
+# node clients: the kernel picks the VIP as source; masqueraded as kube-proxy
+expect_answered node tcp $CIP:80 12 $BOTH $MASQ4
+# eTP Cluster NodePort / LB IP from an external client: masqueraded
+expect_answered cli tcp $NODE_A:30280 12 $BOTH $MASQ4
+expect_answered cli tcp $LB:80 12 $BOTH $MASQ4
+# hairpin: web0 through the ClusterIP; when it reaches itself, masqueraded
+client web0 -n 16 -t 2000 $CIP:80
+assert_eq "hairpin: answered" 16 "$(summary_field ok)"
+self=$(answers | awk -v me="$W0:8080" '$2 == me { print $3 }' | sed 's/^peer=//; s/:[0-9]*$//' | sort -u | paste -sd,)
+other=$(answers | awk -v me="$W1:8080" '$2 == me { print $3 }' | sed 's/^peer=//; s/:[0-9]*$//' | sort -u | paste -sd,)
+assert_eq "hairpin: web0 reaching itself sees the masquerade address" "$MASQ4" "$self"
+assert_eq "web0 reaching web1 keeps its own address" "$W0" "$other"
+# no endpoint: ICMP port unreachable from IPVS (ip_vs_leave)
+expect_refused cli tcp $EMPTY:80 3
+expect_refused cli udp $EMPTY:80 3
+expect_refused node tcp $EMPTY:80 2
+# eTP Local, no local endpoint: dropped
+expect_timeout cli tcp $LOCALLB:80 2 1000
+expect_timeout node tcp $LOCALLB:80 1 1000
+# source ranges: cli (10.0.1.2) allowed, the node (source = the VIP) dropped
+expect_answered cli tcp $FWLB:80 6 $BOTH
+expect_timeout node tcp $FWLB:80 1 1000
+# affinity: one backend for every connection of a client
+client cli -n 10 -t 2000 $STICKY:80
+assert_eq "sticky: answered" 10 "$(summary_field ok)"
+assert_eq "sticky: one backend" 1 "$(answer_field 2 | tr ',' '\n' | grep -c .)"
+
+# --- restart: adopt, do not rewrite ------------------------------------------
+before=$(ipvsadm -Ln | md5sum)
+agent_stop
+lines=$(wc -l <"$TMPD/agent.log")
+agent_start
+for ((i = 0; i < 150; i++)); do
+	tail -n +"$((lines + 1))" "$TMPD/agent.log" | grep -q 'namespace config set' && break
+	sleep 0.2
+done
+sleep 3
+newlog=$(tail -n +"$((lines + 1))" "$TMPD/agent.log")
+assert_match "restart: the new agent synced" "namespace config set" "$newlog"
+assert_eq "restart: no frontend rewritten" 0 "$(grep -cE 'sync.*\b(set|del) [0-9\[]' <<<"$newlog")"
+assert_eq "restart: IPVS table unchanged" "$before" "$(ipvsadm -Ln | md5sum)"
+expect_answered cli tcp $CIP:80 8 $BOTH
+
+# --- an endpoint change is a destination change -------------------------------
+python3 - "$OBJECTS" "$TMPD/one.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for o in d["items"]:
+    if o["kind"] == "EndpointSlice" and o["metadata"]["name"] == "web-a":
+        o["endpoints"] = o["endpoints"][:1]
+        o["metadata"]["resourceVersion"] = "2"
+        json.dump(o, open(sys.argv[2], "w"))
+EOF
+assert_rc "apply web-a with web0 only" 0 apictl apply "$TMPD/one.json"
+wait_ipvs tcp $CIP:80 $W0:8080
+expect_answered cli tcp $CIP:80 6 $W0:8080
+wait_ipvs udp $CIP:53 $W0:5353
+loop=$(ipset list KPX-IPVS-LOOP)
+assert_no_match "web1:5353/udp (no other user) hairpin entry removed" "$W1,udp:5353,$W1" "$loop"
+assert_match "web1:8080/tcp still a destination of fw: hairpin entry kept" "$W1,tcp:8080,$W1" "$loop"
+newlog=$(tail -n +"$((lines + 1))" "$TMPD/agent.log")
+assert_match "the change was logged as a set (the restart check can fail)" \
+	"set $CIP:80/tcp" "$newlog"
+
+# --- cleanup --------------------------------------------------------------------
+agent_stop
+ipvsadm -A -t 10.99.0.1:80 -s rr
+assert_rc "kpx-agent --cleanup" 0 "$KPX_AGENT" --cleanup
+left=$(ipvsadm -Ln | grep -E '^(TCP|UDP|SCTP) ' | awk '{ print $2 }' | paste -sd,)
+assert_eq "cleanup: only the foreign IPVS service is left" "10.99.0.1:80" "$left"
+assert_eq "cleanup: no KPX-IPVS ipset" "" "$(ipset list -n | grep KPX-IPVS)"
+assert_eq "cleanup: no KPX-IPVS chain (IPv4)" "" "$(iptables-save | grep KPX-IPVS)"
+assert_eq "cleanup: no KPX-IPVS chain (IPv6)" "" "$(ip6tables-save | grep KPX-IPVS)"
+assert_rc "cleanup: kpx-ipvs0 gone" 1 ip link show kpx-ipvs0
+ipvsadm -C
+ksft_exit
