@@ -99,7 +99,7 @@ KVER_6_12 ?= $(shell ls -d /lib/modules/6.12.*/build 2>/dev/null | sed 's|/lib/m
 vm-check-6.12: all
 	./selftests/qemu/check-kernel.sh $(KVER_6_12) kpx_clusterip
 
-check: unit dkms-build test-packaging vm-check vm-check-6.12 kunit vm-check-debug-module
+check: unit dkms-build test-packaging vm-check vm-check-6.12 vm-check-modes kunit vm-check-debug-module
 
 # Agent CPU time and peak RSS: initial sync of 10k Services, 1000 changes.
 bench-agent: agent

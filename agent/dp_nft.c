@@ -29,6 +29,7 @@
 #include "addr.h"
 #include "dataplane.h"
 #include "log.h"
+#include "nft_cips.h"
 #include "nft_rules.h"
 #include "nl.h"	/* kpx_services_free() */
 
@@ -37,16 +38,6 @@ struct nft_op {
 	struct kpx_service svc;
 	bool del;
 	size_t seq;		/* queue order: the last op on a key wins */
-};
-
-/* A ClusterIP address and how many frontends (committed, or a change). */
-struct nft_cip {
-	int family;
-	union {
-		struct in_addr v4;
-		struct in6_addr v6;
-	} addr;			/* network byte order, unused bytes zero */
-	long n;
 };
 
 struct dp_nft {
@@ -60,10 +51,7 @@ struct dp_nft {
 	struct kpx_ns_config cfg;	/* requested by set_config() */
 	bool cfg_dirty;			/* cfg not committed yet */
 	bool localnet;			/* route_localnet written */
-	struct nft_cip *cips;		/* committed cluster-ips, sorted, n > 0 */
-	size_t ncips;
-	struct nft_cip *dcips;		/* this commit's changes of counts */
-	size_t ndcips;
+	struct kpx_nft_cips cips;	/* the cluster-ips set */
 	struct kpx_nft_buf buf;
 };
 
@@ -160,8 +148,7 @@ static void nft_close(struct kpx_dp *dp)
 	nft_free_ops(n);
 	free(n->ops);
 	kpx_services_free(n->cur, n->ncur);
-	free(n->cips);
-	free(n->dcips);
+	kpx_nft_cips_clear(&n->cips);
 	kpx_nft_buf_free(&n->buf);
 	if (n->nft)
 		nft_ctx_free(n->nft);
@@ -287,9 +274,7 @@ static void nft_forget(struct dp_nft *n)
 	n->cur = NULL;
 	n->ncur = 0;
 	n->created = false;
-	free(n->cips);
-	n->cips = NULL;
-	n->ncips = 0;
+	kpx_nft_cips_clear(&n->cips);
 }
 
 /*
@@ -505,104 +490,15 @@ static void warn_sched(const struct kpx_service *old, const struct kpx_service *
 		 kpx_service_str(new, s, sizeof(s)), new->scheduler);
 }
 
-static int cip_cmp(const void *pa, const void *pb)
-{
-	const struct nft_cip *a = pa, *b = pb;
-
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	return memcmp(&a->addr, &b->addr, sizeof(a->addr));
-}
-
-static void cip_key(struct nft_cip *c, const struct kpx_service *s, long n)
-{
-	memset(c, 0, sizeof(*c));
-	c->family = s->family;
-	memcpy(&c->addr, &s->addr, kpx_addr_len(s->family));
-	c->n = n;
-}
-
-/*
- * The cluster-ips elements to add or delete for the queued ops (sorted,
- * deduplicated): per address, the change in the number of
- * KPX_SVC_F_CLUSTER_IP frontends; an element is added when the count
- * leaves 0, deleted when it reaches 0.  Leaves the changes in dcips.
- */
-static int gen_cluster_ips(struct dp_nft *n)
-{
-	size_t i, j = 0, k;
-
-	free(n->dcips);
-	n->ndcips = 0;
-	n->dcips = malloc((2 * n->nops + 1) * sizeof(*n->dcips));
-	if (!n->dcips)
-		return -ENOMEM;
-	for (i = 0; i < n->nops; i++) {
-		const struct kpx_service *old = find_cur(n, &n->ops[i].svc);
-
-		if (old && (old->flags & KPX_SVC_F_CLUSTER_IP))
-			cip_key(&n->dcips[j++], old, -1);
-		if (!n->ops[i].del && (n->ops[i].svc.flags & KPX_SVC_F_CLUSTER_IP))
-			cip_key(&n->dcips[j++], &n->ops[i].svc, 1);
-	}
-	qsort(n->dcips, j, sizeof(*n->dcips), cip_cmp);
-	for (i = 0, k = 0; i < j; i++) {
-		if (k && !cip_cmp(&n->dcips[k - 1], &n->dcips[i]))
-			n->dcips[k - 1].n += n->dcips[i].n;
-		else
-			n->dcips[k++] = n->dcips[i];
-	}
-	n->ndcips = k;
-	for (i = 0; i < k; i++) {
-		const struct nft_cip *c = bsearch(&n->dcips[i], n->cips, n->ncips,
-						  sizeof(*n->cips), cip_cmp);
-		long before = c ? c->n : 0, after = before + n->dcips[i].n;
-
-		if (!before && after > 0)
-			kpx_nft_gen_cluster_ip(&n->buf, n->dcips[i].family,
-					       &n->dcips[i].addr, true);
-		else if (before > 0 && after <= 0)
-			kpx_nft_gen_cluster_ip(&n->buf, n->dcips[i].family,
-					       &n->dcips[i].addr, false);
-	}
-	return 0;
-}
-
-/* After a successful transaction: cips += dcips (zero counts dropped). */
-static int apply_cluster_ips(struct dp_nft *n)
-{
-	struct nft_cip *v = malloc((n->ncips + n->ndcips + 1) * sizeof(*v));
-	size_t i = 0, j = 0, k = 0;
-
-	if (!v)
-		return -ENOMEM;
-	while (i < n->ncips || j < n->ndcips) {
-		int r = i == n->ncips ? 1 : j == n->ndcips ? -1 :
-			cip_cmp(&n->cips[i], &n->dcips[j]);
-		struct nft_cip c = r <= 0 ? n->cips[i] : n->dcips[j];
-
-		if (r == 0)
-			c.n += n->dcips[j].n;
-		i += r <= 0;
-		j += r >= 0;
-		if (c.n > 0)
-			v[k++] = c;
-	}
-	free(n->cips);
-	n->cips = v;
-	n->ncips = k;
-	n->ndcips = 0;
-	return 0;
-}
-
 static int nft_commit(struct kpx_dp *dp)
 {
 	struct dp_nft *n = to_nft(dp);
 	bool fresh = !n->created;
 	size_t i, changed = 0;
-	int r;
+	int r = 0;
 
 	dedup_ops(n);
+	kpx_nft_cips_unstage(&n->cips);
 	kpx_nft_buf_reset(&n->buf);
 	if (fresh) {
 		kpx_nft_gen_table(&n->buf, AF_INET);
@@ -621,9 +517,11 @@ static int nft_commit(struct kpx_dp *dp)
 		if (new)
 			warn_sched(old, new);
 		kpx_nft_gen_service(&n->buf, old, new);
+		r = r ? r : kpx_nft_cips_stage(&n->cips, old, new);
 		changed++;
 	}
-	r = gen_cluster_ips(n);
+	if (!r)
+		r = kpx_nft_cips_gen(&n->cips, &n->buf);
 	if (r || n->buf.oom)
 		r = kpx_dp_fail(dp, -ENOMEM, "out of memory");
 	if (!r && n->buf.len)
@@ -642,7 +540,7 @@ static int nft_commit(struct kpx_dp *dp)
 		fresh ? " in new tables" : "", n->buf.len);
 	n->created = true;
 	n->cfg_dirty = false;
-	r = apply_cluster_ips(n);
+	r = kpx_nft_cips_apply(&n->cips);
 	if (!r)
 		r = apply_ops(n);
 	if (r) {

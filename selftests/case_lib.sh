@@ -218,6 +218,13 @@ udp_flow_wait() {
 	[ -z "${!v:-}" ] || wait "${!v}" 2>/dev/null
 }
 
+# udp_flow_stop NAME: stop flow NAME now.
+udp_flow_stop() {
+	local v="FLOW_PID_$1"
+
+	[ -z "${!v:-}" ] || kill "${!v}" 2>/dev/null
+}
+
 # flow_count NAME RESULT [FROM_MS [TO_MS]]: datagrams of flow NAME sent in
 # [FROM_MS, TO_MS) (epoch ms) with RESULT ("" = any).
 flow_count() {

@@ -197,12 +197,12 @@ converged "dropped mid-stream"
 counters_kept "dropped mid-stream"
 
 # --- 2. 410 Gone ------------------------------------------------------------------
-# The agent must not have seen the last revision when history is compacted
-# (bookmarks keep it current otherwise): stall its watches first; the
-# proxy holds at most one chunk, so c2 (and the compaction) stay unseen.
+# The agent must not see the last revision before history is compacted
+# (bookmarks keep it current otherwise): its watches are stalled, c is
+# applied, history compacted, and the proxy cuts the watches before
+# forwarding anything more.
 fl_fault 'stall?on=1' && apply_svc c 10.96.1.3 80 10.244.2.2 &&
-	apply_svc c2 10.96.1.13 80 10.244.1.2 && kpx_apictl compact >/dev/null &&
-	kpx_apictl drop-watches >/dev/null && fl_fault 'stall?on=0'
+	kpx_apictl compact >/dev/null && fl_fault drop && fl_fault 'stall?on=0'
 wait_log 'resourceVersion [0-9]+ expired, relisting'
 assert_eq "410: expired resourceVersion seen, relisting" 0 $?
 in_module "410" tcp 10.96.1.3:80 10.244.2.2:8080

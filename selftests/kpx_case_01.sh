@@ -42,7 +42,10 @@ done
 t1=$(now_ms)
 n=$(flow_count f "" 0 "$t1")
 assert_ge "step 1: datagrams sent" 5 "$n"
-assert_eq "step 1: every datagram refused" "$n" "$(flow_count f refused 0 "$t1")"
+# an ICMP error later than the 200 ms interval (a loaded TCG host) counts
+# as a timeout: no answer, and at most one in five late
+assert_eq "step 1: datagrams answered" 0 "$(($n - $(flow_count f refused 0 "$t1") - $(flow_count f timeout 0 "$t1")))"
+assert_ge "step 1: datagrams refused (of $n)" "$((n * 4 / 5))" "$(flow_count f refused 0 "$t1")"
 assert_ge "step 1: module reject counter" "$n" "$(stats_delta rejects)"
 assert_eq "step 1: conntrack entries of the refused flow" 0 \
 	"$(ct_count "udp .*src=10\.244\.2\.7 dst=$VIP sport=[0-9]+ dport=53 ")"
@@ -63,7 +66,9 @@ d=$((first - tp))
 ((d >= 0)) || d=0
 assert_lt_ms "step 2: first answer after the backend was programmed" 1000 "$d"
 t3=$(now_ms)
-assert_eq "step 2: results after the first answer" res "$(flow_results f "$first" "$t3")"
+assert_match "step 2: results after the first answer" '^res(,timeout)?$' "$(flow_results f "$first" "$t3")"
+assert_eq "step 2: refused after the first answer" 0 "$(flow_count f refused "$first" "$t3")"
+log "step 2: $(flow_count f timeout "$first" "$t3") of $(flow_count f "" "$first" "$t3") timed out after the first answer"
 expect_answered cpod tcp $VIP:53 2 10.244.1.5:53 10.244.2.7
 
 # --- agent restart while the flow runs on a ready backend ----------------------
@@ -83,6 +88,6 @@ assert_eq "restart: the flow's results during the restart" res "$(flow_results f
 assert_ge "restart: datagrams sent during the restart" 10 "$(flow_count f res "$r0" "$r1")"
 assert_eq "restart: conntrack entry of the flow still DNATed to 10.244.1.5" 1 \
 	"$(ct_count "udp .*src=10\.244\.2\.7 dst=$VIP sport=[0-9]+ dport=53 .*src=10\.244\.1\.5 dst=10\.244\.2\.7 ")"
-kill "$FLOW_PID_f" 2>/dev/null
+udp_flow_stop f
 
 ksft_exit

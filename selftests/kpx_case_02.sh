@@ -90,7 +90,8 @@ for f in a b; do
 	log "flow $f: answered by sink0 after the slice update: $(flow_count $f sink0 "$t2" "$tb") (last at $(awk '$3 == "sink0"' "$TMPD/flow-$f.out" | tail -n 1 | cut -d' ' -f1), programmed at $tp)"
 done
 assert_lt_ms "step 2: packets the removed sink received in 3 s" 3 "$((rx1 - rx0))"
-kill "$FLOW_PID_a" "$FLOW_PID_b" 2>/dev/null
+udp_flow_stop a
+udp_flow_stop b
 
 # --- variant 2 -> 1 ------------------------------------------------------------------
 jq '.items[] | select(.kind == "EndpointSlice" and
@@ -106,7 +107,7 @@ udp_flow_start snd2 f4 90 200 $VIP:8125
 wait_answers 30 f1 f2 f3 f4
 tc=$(now_ms)
 gone=$(answers_of f1 0 "$tc")
-keep= keepip=
+keep='' keepip=''
 case "$gone" in
 sink0) keep=sink1 keepip=10.244.1.21 ;;
 sink1) keep=sink0 keepip=10.244.1.20 ;;

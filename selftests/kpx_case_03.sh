@@ -75,7 +75,7 @@ seen[$B0]=1
 assert_ge "3: distinct backends of 8 client IPs" 2 "${#seen[@]}"
 
 # --- 4: the pinned backend is deleted ------------------------------------------------------
-slice1=$(jq -c '.items[] | select(.kind == "EndpointSlice" and
+slice1=$(jq -c '.items[] | select(.kind == "EndpointSlice" and .metadata.name == "cart-h4j9d" and
                 .metadata.annotations["cases.kpr.test/step"] == "1")' "$OBJECTS")
 if [ "$B0" = 10.244.1.30:8080 ]; then
 	step 2

@@ -72,7 +72,7 @@ assert_rc "apply the slice with .51 ready" 0 apictl apply "$TMPD/pre.json"
 expect_backends tcp $CIP:80 $P51 30
 in_ns cpod "$CLIENT_BIN" --hold 12000 --every 200 -t 1000 $CIP:80 >"$TMPD/hold.out" 2>&1 &
 HOLD=$!
-PIDS+=($HOLD)
+PIDS+=("$HOLD")
 for _ in $(seq 1 50); do
 	grep -q '^hold connected' "$TMPD/hold.out" && break
 	sleep 0.1

@@ -58,7 +58,7 @@ slice=$(jq -c '.items[] | select(.kind == "EndpointSlice")' "$OBJECTS")
 jq '.endpoints = [.endpoints[0]]' <<<"$slice" >"$TMPD/one.json"
 echo "$slice" >"$TMPD/two.json"
 (
-	for i in 1 2 3; do
+	for _ in 1 2 3; do
 		python3 "$APIDIR/kpx-test-apictl" --kubeconfig "$KUBECONFIG_F" apply "$TMPD/one.json" >/dev/null
 		sleep 2
 		python3 "$APIDIR/kpx-test-apictl" --kubeconfig "$KUBECONFIG_F" apply "$TMPD/two.json" >/dev/null

@@ -84,20 +84,32 @@ _mode_na() {
 # agent_frontend PROTO VIP:PORT: "FLAGS BACKENDS" of the frontend as the
 # agent last programmed it in a finished sync (its --v 2 log), BACKENDS
 # "addr:port,..." in the agent's (= the module's) order or "-"; "absent".
+# A mode without KPX_DP_CAP_DUMP (nftables, iptables) rewrites everything
+# in an agent's first sync: what that sync does not set is gone.
 agent_frontend() {
 	[ -r "$AGENT_LOG" ] || { echo absent; return; }
-	awk -v k="$2/${1,,}" '
+	awk -v k="$2/${1,,}" -v dump="$(mode_is ipvs && echo 1 || echo 0)" '
 	{
 		p = index($0, "msg=\"")
 		if (!p)
 			next
 		m = substr($0, p + 5)
-		if (index(m, "set " k " flags=") == 1)
+		if (index(m, "set " k " flags=") == 1) {
 			cur = m
-		else if (index(m, "del " k "\"") == 1)
+			touched = 1
+		} else if (index(m, "del " k "\"") == 1) {
 			cur = "absent"
-		else if (index(m, "sync done\"") == 1 && cur != "")
-			last = cur
+			touched = 1
+		} else if (index(m, "kpx-agent ") == 1 && index(m, " starting: ") && !dump) {
+			fresh = 1
+			touched = 0
+		} else if (index(m, "sync done\"") == 1) {
+			if (fresh && !touched)
+				cur = "absent"
+			fresh = 0
+			if (cur != "")
+				last = cur
+		}
 	}
 	END {
 		if (last == "" || last == "absent") {

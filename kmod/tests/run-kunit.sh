@@ -59,5 +59,7 @@ cp "$repo"/kmod/*.c "$repo"/kmod/*.h "$repo/kmod/Kbuild" "$build/kmod/"
 cp "$repo"/kmod/*.c "$here"/Kbuild "$here"/*.c "$here"/*.h "$build/kmod/tests/"
 cp -r "$repo/uapi/linux" "$build/uapi/"
 make -s -C "$TREE" M="$build/kmod/tests" modules || exit 1
+# The debug kernel boots slowly (KASAN, lockdep self-tests) under TCG.
+export KPX_VM_BOOT_TIMEOUT=${KPX_VM_BOOT_TIMEOUT:-900}
 KPX_KVER=$KREL "$qemu/run-vm.sh" -- "$here/run-kunit.sh" --guest \
 	"$build/kmod/tests/kpx_kunit.ko" "$build/kmod/tests/kpx_kunit_full.ko"

@@ -19,6 +19,9 @@ Control, without auth, on the same port (POST, answers JSON):
                           CERTS/token instead; file= empty turns it off
   /_fault/cert?alt=1|0    new TLS connections get the ALT certificate
                           (signed by another CA) or the right one
+  /_fault/drop            responses under way (watches) are cut: their
+                          connection is shut down before any further byte
+                          is forwarded (also what a stall holds back)
   /_fault/stats  (GET)    {"requests", "http500", "unauthorized", "stalled"}
 
 Standard library only; one thread per connection.
@@ -44,8 +47,9 @@ class State:
         self.stall = False
         self.token_file = None
         self.alt = False
+        self.gen = 0            # bumped by /_fault/drop
         self.stats = {"requests": 0, "http500": 0, "unauthorized": 0,
-                      "stalled": 0}
+                      "stalled": 0, "dropped": 0}
 
 
 STATE = State()
@@ -82,6 +86,8 @@ class Handler(BaseHTTPRequestHandler):
                 STATE.token_file = f or None
             elif path == "/_fault/cert":
                 STATE.alt = q.get("alt", ["1"])[0] == "1"
+            elif path == "/_fault/drop":
+                STATE.gen += 1
             elif path != "/_fault/stats":
                 return self.reply(404, b'{"error": "unknown control"}')
             body = json.dumps(STATE.stats).encode()
@@ -107,12 +113,26 @@ class Handler(BaseHTTPRequestHandler):
                     counted = True
             time.sleep(0.05)
 
+    def dropped(self, gen):
+        """True (connection shut down) if /_fault/drop came after @gen."""
+        with STATE.lock:
+            if STATE.gen == gen:
+                return False
+            STATE.stats["dropped"] += 1
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        return True
+
     def do_GET(self):
         u = urllib.parse.urlsplit(self.path)
         if u.path == "/_fault/stats":
             return self.control(u.path, {})
         with STATE.lock:
             STATE.stats["requests"] += 1
+            gen = STATE.gen
             fail = STATE.http500 > 0
             if fail:
                 STATE.http500 -= 1
@@ -160,6 +180,8 @@ class Handler(BaseHTTPRequestHandler):
                 if not data:
                     break
                 self.wait_unstalled()
+                if self.dropped(gen):
+                    return
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")

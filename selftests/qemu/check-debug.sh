@@ -5,7 +5,7 @@
 # selftests/kpx_*.sh, the tests named, or with --module only the module-level
 # tests: those that do not run kpx-agent) on the kpx debug kernel (debug-kernel.sh: KASAN, lockdep,
 # PROVE_RCU, kmemleak, panic_on_warn), then a kmemleak scan.  Builds kpx.ko
-# against the debug tree in a scratch copy ($KPX_VM_CACHE/kmod-debug; the
+# against the debug tree in a scratch copy ($KPX_VM_CACHE/kmod-TAG; the
 # in-tree kmod/kpx.ko stays built for Debian's kernel).
 #
 # Fails (non-zero) on a failed test, a KASAN/lockdep/RCU report or any other
@@ -16,6 +16,7 @@
 #
 # Environment: KPX_TEST_TIMEOUT (per test, default here 900 s: KASAN under
 # TCG is about 3 times slower), KPX_VM_TIMEOUT (default here 5400 s),
+# KPX_VM_BOOT_TIMEOUT (default here 900 s),
 # KPX_CHECK_TAG (default "debug": log .cache/last-check-debug.log, TAP
 # .cache/last-tap-debug.txt), KPX_CHECK_NO_BUILD=1 (do not build agent/),
 # KPX_AGENT, KPXCTL (other builds), and those of run-vm.sh.
@@ -52,19 +53,18 @@ if [ -z "${KPX_CHECK_NO_BUILD:-}" ] && [ -e "$repo/agent/Makefile" ]; then
 	step "building agent/kpxctl and agent/kpx-agent"
 	make -C "$repo/agent" kpxctl kpx-agent || exit 1
 fi
-build=$KPX_VM_CACHE/kmod-debug
+tag=${KPX_CHECK_TAG:-debug}
+build=$KPX_VM_CACHE/kmod-$tag
 rm -rf "$build"
-mkdir -p "$build"
-cp -r "$repo/kmod" "$repo/uapi" "$build/"
-rm -rf "$build/kmod/tests"
-make -s -C "$TREE" M="$build/kmod" clean >/dev/null
+mkdir -p "$build/kmod"
+cp "$repo"/kmod/*.c "$repo"/kmod/*.h "$repo"/kmod/Kbuild "$build/kmod/"
+cp -r "$repo/uapi" "$build/"
 step "building kpx.ko for $KREL"
 make -s -C "$TREE" M="$build/kmod" modules || exit 1
 modinfo -F vermagic "$build/kmod/kpx.ko" | grep -q "^$KREL " ||
 	{ step "kpx.ko is not built for $KREL"; exit 1; }
 
 KPX_KVER=$KREL "$here/mkinitramfs.sh" >/dev/null || exit 1
-tag=${KPX_CHECK_TAG:-debug}
 log=$KPX_VM_CACHE/last-check-$tag.log
 tap=$KPX_VM_CACHE/last-tap-$tag.txt
 # Module-level tests: not agent-driven (no case_lib.sh, agent_lib.sh,
@@ -88,6 +88,8 @@ fi
 export KPX_KO=$build/kmod/kpx.ko
 export KPX_TEST_TIMEOUT=${KPX_TEST_TIMEOUT:-900}
 export KPX_VM_TIMEOUT=${KPX_VM_TIMEOUT:-5400}
+# The debug kernel boots slowly (KASAN, lockdep self-tests) under TCG.
+export KPX_VM_BOOT_TIMEOUT=${KPX_VM_BOOT_TIMEOUT:-900}
 step "booting $KREL (log $log)"
 cd "$repo" || exit 1
 t0=$(date +%s)

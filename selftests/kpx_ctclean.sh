@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kpx_ctclean: the agent's userspace conntrack cleanup (agent/ctclean.c) in
+# the proxy modes that do not clean conntrack themselves (nftables,
+# iptables, ipvs; the kpx module does it in the kernel, see kpx_ct.sh).
+# Service dns (ClusterIP 10.96.0.53, 53/UDP -> 5353) on two pods; a client
+# pod keeps one connected UDP socket sending every 200 ms, so its conntrack
+# entry (and its DNAT to one pod) would live for ever:
+#   - the pod it sticks to is removed from the slice (the pod keeps
+#     running): one sync plus 1 s later the flow is answered by the other
+#     pod only, no entry is left to the removed one, and the agent logged
+#     the deletion (kube-proxy's rule: reply source = the removed endpoint);
+#   - the Service is deleted: no entry to the VIP stays translated to a pod.
+# Without the cleanup the flow would stay on the removed pod.
+#
+#   node (kpx-agent --proxy-mode $KPX_PROXY_MODE, API server)
+#     |-- veth -- pod1 10.244.1.2 :5353 udp
+#     |-- veth -- pod2 10.244.2.2 :5353 udp
+#     `-- veth -- cpod 10.244.3.7          (the client)
+. "$(dirname "$0")/lib.sh"
+. "$SELFTESTS/case_lib.sh"
+
+VIP=10.96.0.53
+require_mode nftables iptables ipvs
+require_guest
+require_file "$KPX_AGENT" "$ECHO_BIN" "$APIDIR/kpx-test-apiserver.py" \
+	"$APIDIR/gen-certs.sh" "$APIDIR/kpx-test-apictl"
+setup_trap case_stop
+node_setup && cli_setup && pods_setup 2 && pod_add cpod 10.244.3.7 ||
+	skip "topology setup failed"
+echo_start pod1 -u pod1 10.244.1.2:5353
+echo_start pod2 -u pod2 10.244.2.2:5353
+
+# objects FILE ADDR...: Node node-a, Service dns, its slice with ADDRs.
+objects() {
+	local f=$1 eps="" a
+
+	shift
+	for a; do
+		eps+="${eps:+,}{\"addresses\": [\"$a\"], \"conditions\": {\"ready\": true}}"
+	done
+	cat >"$f" <<EOF
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"},
+  "status": {"addresses": [{"type": "InternalIP", "address": "$NODE_A"}]}},
+ {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "dns", "namespace": "default"},
+  "spec": {"clusterIP": "$VIP", "clusterIPs": ["$VIP"], "ipFamilies": ["IPv4"],
+           "ports": [{"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 5353}]}},
+ {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+  "metadata": {"name": "dns-1", "namespace": "default", "labels": {"kubernetes.io/service-name": "dns"}},
+  "addressType": "IPv4", "ports": [{"name": "dns", "port": 5353, "protocol": "UDP"}],
+  "endpoints": [$eps]}]}
+EOF
+}
+
+# answered NAME FROM TO: the distinct answering pods in the window.
+answered() { flow_results "$1" "$2" "$3" | tr , '\n' | grep -vx timeout | paste -sd,; }
+
+objects "$TMPD/objects.json" 10.244.1.2 10.244.2.2
+api_start "$TMPD/objects.json"
+agent_start
+expect_backends udp $VIP:53 10.244.1.2:5353,10.244.2.2:5353 60
+
+# --- a removed backend's entries ----------------------------------------------
+udp_flow_start cpod f 40 200 $VIP:53
+for ((i = 0; i < 100; i++)); do
+	[ "$(flow_count f pod1)" -ge 5 ] || [ "$(flow_count f pod2)" -ge 5 ] && break
+	sleep 0.3
+done
+t1=$(now_ms)
+gone=$(answered f 0 "$t1")
+case "$gone" in
+pod1) keep=pod2 goneip=10.244.1.2 keepip=10.244.2.2 ;;
+pod2) keep=pod1 goneip=10.244.2.2 keepip=10.244.1.2 ;;
+*) keep= ;;
+esac
+assert_ne "the flow sticks to one pod before the change ($gone)" "" "$keep"
+[ -n "$keep" ] || ksft_exit
+assert_eq "its conntrack entry is translated to $gone" 1 \
+	"$(ct_count "udp .*src=10\.244\.3\.7 dst=$VIP .*src=${goneip//./\\.} ")"
+objects "$TMPD/one.json" $keepip
+assert_rc "apply the slice without $gone" 0 apictl apply "$TMPD/one.json"
+expect_backends udp $VIP:53 $keepip:5353 30
+sleep 1
+ta=$(now_ms)
+assert_eq "conntrack entries to the removed $gone" 0 "$(ct_count "udp .*dst=$VIP .*src=${goneip//./\\.} ")"
+sleep 3
+tb=$(now_ms)
+assert_eq "after the change (sync + 1 s): the flow is answered by" "$keep" "$(answered f "$ta" "$tb")"
+assert_ge "after the change: datagrams answered by $keep" 5 "$(flow_count f "$keep" "$ta" "$tb")"
+assert_match "the agent logged the deletion" 'conntrack cleanup: [1-9][0-9]* stale entries deleted' \
+	"$(grep 'conntrack cleanup' "$TMPD/agent.log")"
+
+# --- a deleted frontend's entries ---------------------------------------------
+assert_rc "delete Service dns" 0 apictl delete Service default dns
+expect_backends udp $VIP:53 absent 30
+sleep 1
+assert_eq "deleted Service: entries to the VIP still translated to a pod" 0 \
+	"$(ct_count "udp .*dst=$VIP .*src=10\.244\.")"
+udp_flow_wait f
+
+ksft_exit
