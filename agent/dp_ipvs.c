@@ -1000,6 +1000,18 @@ static int ipvs_cleanup(struct kpx_dp *dp)
 
 		if (!loaded || !kpx_ipvs_have(ipt(fams[i], true)))
 			continue;
+		/* only where our chains are: iptables-restore would create tables */
+		{
+			const char *sargv[] = { fams[i] == AF_INET ? "iptables-save" :
+						"ip6tables-save", NULL };
+			char *dump = NULL;
+			bool ours = !kpx_ipvs_run(sargv, NULL, &dump, NULL, 0) &&
+				    strstr(dump, ":KPX-IPVS-");
+
+			free(dump);
+			if (!ours)
+				continue;
+		}
 		for (j = 0; j < kpx_ipvs_njumps; j++) {
 			const struct kpx_ipvs_jump *jp = &kpx_ipvs_jumps[j];
 			const char *dargv[] = { ipt(fams[i], false), "-w", "-t", jp->table,

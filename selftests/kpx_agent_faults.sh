@@ -109,23 +109,19 @@ converged() {
 }
 
 # state_diff WANT GOT: what differs, with the agent's log lines and the
-# /proc entry of each frontend concerned; the logs are kept in
-# /var/tmp/kpx_agent_faults.logs/ if that can be written.
+# /proc and kpxctl entries of (up to 3 of) the frontends concerned.
 state_diff() {
 	local k p
 
 	log "API state (<) vs module state (>):"
 	diff <(echo "$1") <(echo "$2") | head -n 20 | sed 's/^/#   /'
-	for k in $(diff <(echo "$1") <(echo "$2") | awk '/^[<>]/ { print $2 }' | sort -u | head -n 5); do
+	for k in $(diff <(echo "$1") <(echo "$2") | awk '/^[<>]/ { print $2 }' | sort -u | head -n 3); do
 		p=${k##*/}
 		log "$k in /proc: $(grep -A3 "^${p^^} ${k%/*} " /proc/net/kpx/services | tr '\n' ' ')"
 		log "$k in kpxctl list: $(kpx_json | jq -c --arg v "${k%:*}" '.services[] | select(.vip == $v)')"
 		log "$k in the agent's log:"
-		grep -F "${k%/*}" "$TMPD/agent.log" | tail -n 5 | sed 's/^/#   /'
+		grep -F "${k%/*}" "$TMPD/agent.log" | tail -n 3 | sed 's/^/#   /'
 	done
-	mkdir -p /var/tmp/kpx_agent_faults.logs 2>/dev/null &&
-		cp "$TMPD"/*.log /var/tmp/kpx_agent_faults.logs/ 2>/dev/null &&
-		log "logs kept in /var/tmp/kpx_agent_faults.logs"
 }
 
 # counters_kept DESC: web's per-backend counters are >= their last values.

@@ -9,7 +9,8 @@
 # endpoint hinted for zone-3).  Step 2 (an endpoint without hints): all
 # five on every node.  shop/pricing-local (internalTrafficPolicy Local)
 # ignores hints: each node its own pods.  Unknown fields in hints
-# (forNodes, a made-up one) parse; node-a without its zone label uses all
+# (forNodes, a made-up one) parse (and forNodes is then honoured: the
+# scenario's slice is restored after); node-a without its zone label uses all
 # endpoints.  Each set is checked in /proc, four of them also by the pods
 # answering.
 #
@@ -75,6 +76,10 @@ kill -0 "$AGENT_PID" 2>/dev/null
 assert_eq "agent running after the unknown hint fields" 0 $?
 check "node-a forNodes" $VIP $A1,$A2
 assert_no_match "agent log: errors on the hints" '(error|invalid).*pricing' "$(cat "$TMPD/agent.log")"
+# back to the scenario's slice (forNodes is PreferSameNode's hint)
+jq '.items[] | select(.kind == "EndpointSlice" and
+                      .metadata.annotations["cases.kpr.test/step"] == "1")' "$OBJECTS" >"$TMPD/step1.json"
+assert_rc "apply the step 1 slice again" 0 apictl apply "$TMPD/step1.json"
 
 # node-a loses its zone label: hints ignored on node-a
 jq '.items[] | select(.kind == "Node" and .metadata.name == "node-a") |

@@ -49,10 +49,6 @@ done
 log "loaded: $(grep -oE '^ip_vs[a-z_]*' /proc/modules | sort | tr '\n' ' ')"
 
 ipvs_cleanup_all() {
-	if [ "$FAILS" = 0 ] && [ -s "$TMPD/agent.log" ] && [ -e /var/tmp/kpx-ipvs-gdb ]; then
-		log "agent log (tail):"
-		tail -n 60 "$TMPD/agent.log" | sed 's/^/#   /'
-	fi
 	"$KPX_AGENT" --cleanup >/dev/null 2>&1
 	ipvsadm -C 2>/dev/null
 }
@@ -78,8 +74,9 @@ def meta(name, **kw):
     m.update(kw)
     return m
 
-def svc(name, typ, cips, ports, fam="IPv4", lb=None, etp=None, **spec):
-    s = {"apiVersion": "v1", "kind": "Service", "metadata": meta(name),
+def svc(name, typ, cips, ports, fam="IPv4", lb=None, etp=None, sched=None, **spec):
+    md = meta(name, annotations={"kpx.io/scheduler": sched}) if sched else meta(name)
+    s = {"apiVersion": "v1", "kind": "Service", "metadata": md,
          "spec": {"type": typ, "clusterIP": cips[0], "clusterIPs": cips,
                   "ipFamilies": [fam], "ipFamilyPolicy": "SingleStack",
                   "ports": ports, "sessionAffinity": "None",
@@ -119,7 +116,7 @@ items = [
     eps("web-a", "web", "IPv4", ["10.244.1.10", "10.244.1.11"],
         [{"name": "http", "protocol": "TCP", "port": 8080},
          {"name": "dns", "protocol": "UDP", "port": 5353}]),
-    svc("web6", "ClusterIP", ["fd00:10:96::40:10"], [tcp80()], fam="IPv6"),
+    svc("web6", "ClusterIP", ["fd00:10:96::40:10"], [tcp80()], fam="IPv6", sched="wrr"),
     eps("web6-a", "web6", "IPv6", ["fd00:10:244:1::10", "fd00:10:244:1::11"],
         [{"name": "http", "protocol": "TCP", "port": 8080}]),
     svc("empty", "ClusterIP", ["10.96.40.20"],
@@ -130,7 +127,7 @@ items = [
     eps("local-a", "local", "IPv4", ["10.244.2.50"],
         [{"name": "http", "protocol": "TCP", "port": 8080}], node="node-b"),
     svc("fw", "LoadBalancer", ["10.96.40.50"], [tcp80(30282)], lb="198.51.100.61",
-        etp="Cluster", loadBalancerSourceRanges=["10.0.1.0/24"]),
+        etp="Cluster", sched="mh", loadBalancerSourceRanges=["10.0.1.0/24"]),
     eps("fw-a", "fw", "IPv4", ["10.244.1.10", "10.244.1.11"],
         [{"name": "http", "protocol": "TCP", "port": 8080}]),
     svc("sticky", "ClusterIP", ["10.96.40.30"], [tcp80()], sessionAffinity="ClientIP",
@@ -167,14 +164,7 @@ KPX_PROXY_MODE=ipvs
 log "$(now) API server"
 api_start "$OBJECTS"
 log "$(now) agent"
-if [ -e /var/tmp/kpx-ipvs-gdb ]; then
-	gdb -batch -ex run -ex bt -ex 'info locals' --args "$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" \
-		--hostname-override node-a --cluster-cidr 10.244.0.0/16 --v 2 --proxy-mode ipvs \
-		>>"$TMPD/agent.log" 2>&1 &
-	AGENT_PID=$!
-else
-	agent_start
-fi
+agent_start
 wait_ipvs tcp $CIP:80 $BOTH 60
 if ! kill -0 "$AGENT_PID" 2>/dev/null; then
 	_fail "kpx-agent --proxy-mode ipvs died"
@@ -195,6 +185,8 @@ ipvsadm -Ln | sed 's/^/#   /'
 # --- kernel state -------------------------------------------------------------
 assert_match "ClusterIP service uses rr (random mapped)" "TCP  $CIP:80 rr" "$(ipvsadm -Ln)"
 assert_match "sticky: persistent 60 s" "TCP  $STICKY:80 rr persistent 60" "$(ipvsadm -Ln)"
+assert_match "web6: wrr" "TCP  \\[$CIP6\\]:80 wrr" "$(ipvsadm -Ln)"
+assert_match "fw: mh (Maglev)" "TCP  $FWLB:80 mh" "$(ipvsadm -Ln)"
 assert_eq "IPVS conntrack on" 1 "$(cat /proc/sys/net/ipv4/vs/conntrack)"
 addrs=$(ip -o addr show dev kpx-ipvs0 | awk '{ print $4 }' | sort | paste -sd,)
 assert_match "kpx-ipvs0 holds the ClusterIP" "$CIP/32" "$addrs"
@@ -229,7 +221,9 @@ expect_refused node tcp $EMPTY:80 2
 expect_timeout cli tcp $LOCALLB:80 2 1000
 expect_timeout node tcp $LOCALLB:80 1 1000
 # source ranges: cli (10.0.1.2) allowed, the node (source = the VIP) dropped
-expect_answered cli tcp $FWLB:80 6 $BOTH
+client cli -n 6 -t 2000 $FWLB:80
+assert_eq "fw from cli (allowed range): answered" 6 "$(summary_field ok)"
+assert_eq "fw: mh hashes one client to one backend" 1 "$(answer_field 2 | tr ',' '\n' | grep -c .)"
 expect_timeout node tcp $FWLB:80 1 1000
 # affinity: one backend for every connection of a client
 client cli -n 10 -t 2000 $STICKY:80
@@ -237,6 +231,10 @@ assert_eq "sticky: answered" 10 "$(summary_field ok)"
 assert_eq "sticky: one backend" 1 "$(answer_field 2 | tr ',' '\n' | grep -c .)"
 
 # --- restart: adopt, do not rewrite ------------------------------------------
+# svc_conns PROTO VIP:PORT: IPVS's connection counter of the service
+svc_conns() { ipvsadm -Ln --stats --exact "--${1}-service" "$2" | awk '$1 == "TCP" || $1 == "UDP" { print $3; exit }'; }
+conns0=$(svc_conns tcp $CIP:80)
+assert_ge "conns counted before the restart" 40 "$conns0"
 before=$(ipvsadm -Ln | md5sum)
 agent_stop
 lines=$(wc -l <"$TMPD/agent.log")
@@ -250,6 +248,7 @@ newlog=$(tail -n +"$((lines + 1))" "$TMPD/agent.log")
 assert_match "restart: the new agent synced" "namespace config set" "$newlog"
 assert_eq "restart: no frontend rewritten" 0 "$(grep -cE 'sync.*\b(set|del) [0-9\[]' <<<"$newlog")"
 assert_eq "restart: IPVS table unchanged" "$before" "$(ipvsadm -Ln | md5sum)"
+assert_eq "restart: the service's conns counter kept (not re-created)" "$conns0" "$(svc_conns tcp $CIP:80)"
 expect_answered cli tcp $CIP:80 8 $BOTH
 
 # --- an endpoint change is a destination change -------------------------------
@@ -264,6 +263,8 @@ for o in d["items"]:
 EOF
 assert_rc "apply web-a with web0 only" 0 apictl apply "$TMPD/one.json"
 wait_ipvs tcp $CIP:80 $W0:8080
+assert_ge "endpoint change: conns counter kept (destination deleted, service not re-created)" \
+	"$((conns0 + 8))" "$(svc_conns tcp $CIP:80)"
 expect_answered cli tcp $CIP:80 6 $W0:8080
 wait_ipvs udp $CIP:53 $W0:5353
 loop=$(ipset list KPX-IPVS-LOOP)

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # check-debug.sh [--module | TEST...]: the selftest suite (every
-# selftests/kpx_*.sh, the tests named, or with --module only the module-level
-# tests: those that do not run kpx-agent) on the kpx debug kernel (debug-kernel.sh: KASAN, lockdep,
-# PROVE_RCU, kmemleak, panic_on_warn), then a kmemleak scan.  Builds kpx.ko
-# against the debug tree in a scratch copy ($KPX_VM_CACHE/kmod-TAG; the
-# in-tree kmod/kpx.ko stays built for Debian's kernel).
+# selftests/kpx_*.sh, the tests named, or with --module only the
+# module-level tests: those that do not run kpx-agent) on the kpx debug
+# kernel (debug-kernel.sh: KASAN, lockdep, PROVE_RCU, kmemleak,
+# panic_on_warn), then a kmemleak scan.  Builds kpx.ko against the debug
+# tree in a scratch copy ($KPX_VM_CACHE/kmod-TAG; the in-tree kmod/kpx.ko
+# stays built for Debian's kernel).
 #
 # Fails (non-zero) on a failed test, a KASAN/lockdep/RCU report or any other
 # WARNING/BUG in the kernel log (run_guest.sh and run-vm.sh check it; with
