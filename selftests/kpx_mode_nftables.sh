@@ -103,6 +103,7 @@ kpx_agent_start "${AGENT_FLAGS[@]}"
 wait_eps 12 60
 assert_eq "IPv4 endpoint chains after the first sync" 12 "$(eps)"
 assert_eq "IPv6 endpoint chains (web ClusterIP)" 2 "$(eps ip6)"
+log "$(now) first sync: $(grep -m1 'msg="sync done"' "$TMPD/agent.log" | sed 's/.*msg=//')"
 if grep -q '^kpx ' /proc/modules; then
 	assert_eq "the kpx module holds no frontend" 0 "$("$KPXCTL" stats --json | jq -r .services)"
 fi
@@ -117,6 +118,7 @@ assert_match "per-service numgen dispatch" 'numgen random mod 2 vmap' \
 	"$(nft list chain ip kpx svc-tcp-10.96.0.80-80)"
 
 # --- ClusterIP, both families, from the cli netns and from the node --------------
+log "$(now)"
 BOTH4=10.244.1.2:8080,10.244.2.2:8080
 expect_answers() { # NS PROTO DST N WANT [PEERS]
 	local uflag=()
@@ -133,6 +135,7 @@ expect_answers node tcp 10.96.0.80:80 12 $BOTH4
 expect_answers cli tcp "[fd00:10:96::80]:80" 12 "[fd00:10:244:1::2]:8080,[fd00:10:244:2::2]:8080"
 
 # --- hairpin: pod1 through its own Service ---------------------------------------
+log "$(now)"
 client pod1 -n 16 -t 2000 10.96.0.80:80
 assert_eq "pod1 -> ClusterIP: answered" 16 "$(summary_field ok)"
 hair=$(answers | awk '$2 == "10.244.1.2:8080" { sub("peer=", "", $3); sub(":[0-9]+$", "", $3); print $3 }' | sort -u)
@@ -141,6 +144,7 @@ assert_eq "hairpin (pod1 served by itself) is masqueraded" "$MASQ4" "$hair"
 assert_eq "pod1 served by pod2 keeps its address (local source)" 10.244.1.2 "$other"
 
 # --- NodePort, no endpoints, affinity, source ranges --------------------------------
+log "$(now)"
 expect_answers cli tcp $NODE_A:30080 12 $BOTH4 "$MASQ4"
 expect_refused() { # NS PROTO DST
 	local uflag=()
@@ -172,6 +176,7 @@ assert_eq "LB IP from the node: dropped, not refused" 0 "$(error_count ECONNREFU
 client_show_if_failed
 
 # --- partial transaction: pod2 leaves web's IPv4 slice -----------------------------
+log "$(now)"
 slice web-v4 web IPv4 10.244.1.2 >"$TMPD/web-v4.json"
 assert_rc "apply web-v4 with pod1 only" 0 kpx_apictl apply "$TMPD/web-v4.json"
 wait_eps 10 20
@@ -184,6 +189,7 @@ expect_answers cli tcp 10.96.0.80:80 6 10.244.1.2:8080
 assert_match "a partial sync was logged" 'full=false.*sets=[1-9]' "$(grep 'sync done' "$TMPD/agent.log" | grep 'full=false' | tail -n 1)"
 
 # --- restart: the first commit recreates the tables --------------------------------
+log "$(now)"
 kpx_agent_stop
 kpx_agent_start "${AGENT_FLAGS[@]}"
 for _ in $(seq 1 60); do
@@ -200,6 +206,7 @@ expect_answers cli tcp 10.96.0.80:80 4 10.244.1.2:8080
 log "nf_tables modules loaded: $(awk '/^nf|^nft/ { print $1 }' /proc/modules | sort | paste -sd' ')"
 
 # --- cleanup ---------------------------------------------------------------------------
+log "$(now)"
 kpx_agent_stop
 assert_rc "kpx-agent --cleanup" 0 "$KPX_AGENT" --cleanup
 assert_eq "kpx tables left after --cleanup" 0 "$(nft list tables | grep -c ' kpx$')"
