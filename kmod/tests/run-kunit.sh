@@ -59,7 +59,10 @@ cp "$repo"/kmod/*.c "$repo"/kmod/*.h "$repo/kmod/Kbuild" "$build/kmod/"
 cp "$repo"/kmod/*.c "$here"/Kbuild "$here"/*.c "$here"/*.h "$build/kmod/tests/"
 cp -r "$repo/uapi/linux" "$build/uapi/"
 make -s -C "$TREE" M="$build/kmod/tests" modules || exit 1
-# The debug kernel boots slowly (KASAN, lockdep self-tests) under TCG.
+# The debug kernel boots slowly (KASAN, lockdep self-tests) under TCG.  On
+# a heavily loaded host it can miss the IO-APIC timer check's ticks and
+# panic ("IO-APIC + timer doesn't work"); KPX_VM_APPEND=no_timer_check
+# skips that check.
 export KPX_VM_BOOT_TIMEOUT=${KPX_VM_BOOT_TIMEOUT:-900}
 KPX_KVER=$KREL "$qemu/run-vm.sh" -- "$here/run-kunit.sh" --guest \
 	"$build/kmod/tests/kpx_kunit.ko" "$build/kmod/tests/kpx_kunit_full.ko"

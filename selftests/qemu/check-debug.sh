@@ -89,7 +89,10 @@ fi
 export KPX_KO=$build/kmod/kpx.ko
 export KPX_TEST_TIMEOUT=${KPX_TEST_TIMEOUT:-900}
 export KPX_VM_TIMEOUT=${KPX_VM_TIMEOUT:-5400}
-# The debug kernel boots slowly (KASAN, lockdep self-tests) under TCG.
+# The debug kernel boots slowly (KASAN, lockdep self-tests) under TCG.  On
+# a heavily loaded host it can miss the IO-APIC timer check's ticks and
+# panic ("IO-APIC + timer doesn't work"); KPX_VM_APPEND=no_timer_check
+# skips that check.
 export KPX_VM_BOOT_TIMEOUT=${KPX_VM_BOOT_TIMEOUT:-900}
 step "booting $KREL (log $log)"
 cd "$repo" || exit 1

@@ -15,14 +15,15 @@
 #
 # Environment: KPX_VM_TIMEOUT (seconds, default 600), KPX_VM_LOG (default
 # $KPX_VM_CACHE/last-vm.log), KPX_VM_MEM (MiB, default 1024), KPX_VM_SMP
-# (default 2), KPX_KVER, KPX_VM_CACHE (see vm-env.sh).  Every other
+# (default 2), KPX_VM_APPEND (more kernel parameters), KPX_KVER,
+# KPX_VM_CACHE (see vm-env.sh).  Every other
 # variable named KPX_*, and KPXCTL (another kpxctl build), is passed on to
 # CMD.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
-	sed -n '4,21s/^# \{0,1\}//p' "$0" >&2
+	sed -n '4,22s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -62,9 +63,8 @@ trap 'rm -rf "$rundir"' EXIT
 	echo
 } >"$rundir/cmd"
 
-# no_timer_check: on a loaded host TCG can miss the IO-APIC timer check's
-# ticks, and the kernel then panics at boot ("IO-APIC + timer doesn't work").
-append="console=ttyS0 loglevel=4 panic=-1 oops=panic panic_on_warn=1 no_timer_check"
+append="console=ttyS0 loglevel=4 panic=-1 oops=panic panic_on_warn=1"
+append+=${KPX_VM_APPEND:+ $KPX_VM_APPEND}
 append+=" kpx.init=$here/guest-init.sh kpx.kimg=$kimg kpx.cmdfile=$rundir/cmd"
 
 raw=$rundir/console.raw
