@@ -69,14 +69,17 @@ wait_log() {
 	return 1
 }
 
-# module_state: kpxctl list --json in faults_lib.sh's state format.
+# module_state: kpxctl list --json in faults_lib.sh's state format (flag
+# names back to KPX_SVC_F_* bits; a name not known here shows as a
+# difference, never as a match).
 module_state() {
 	kpx_json | jq -r '
 		def hp(a): if (a | contains(":")) then "[\(a)]" else a end;
 		.services[] |
 		"\(hp(.vip)):\(.port)/\(.protocol) \(reduce .flags[] as $f (0; . +
-			({"drop-empty": 1, "masq-nonlocal": 2, "masq": 4}[$f] //
-			 pow(2; $f | ltrimstr("bit-") | tonumber))))" +
+			({"drop-empty": 1, "masq-nonlocal": 2, "masq": 4, "cluster-ip": 8}[$f] //
+			 if ($f | startswith("bit-")) then pow(2; $f | ltrimstr("bit-") | tonumber)
+			 else -1000000 end)))" +
 		" \([.backends[] | "\(hp(.addr)):\(.port)@\(.weight)"] | join(" "))"' | fl_normalize
 }
 
