@@ -85,6 +85,7 @@ topology() {
 api_up() {
 	local st=$TMPD/state-$1
 
+	rm -rf "$st"	# a stale port file would name the previous server
 	mkdir -p "$st"
 	python3 "$APIDIR/kpx-test-apiserver.py" --dir "$st" --port 0 --certs "$CERTS" \
 		--objects "$DATA/objects-$1.json" 2>"$TMPD/api.log" &
