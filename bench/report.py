@@ -191,7 +191,7 @@ def targets(floor, modes):
         out.append(verdict(None, "full sync 10,000 x 100 endpoints >= 50x faster than nftables: not measured"))
     p99s = {n: (kpx[n].get("chg_agent_ms") or {}).get("p99") for n in ok_ns}
     vals = [v for v in p99s.values() if v is not None]
-    out.append(verdict(bool(vals) and max(vals) < 10,
+    out.append(verdict((max(vals) < 10) if vals else None,
                        "one endpoint change < 10 ms p99 of agent time: agent sync p99 ms by N = %s" % p99s))
     bulk, noisy = {}, []
     for n in ok_ns:
@@ -202,7 +202,7 @@ def targets(floor, modes):
         b = (kpx[n].get("bulk_pod") or {}).get("mbit_s")
         bulk[n] = ratio(a, b)
     vals = [v for v in bulk.values() if v is not None]
-    out.append(verdict((bool(vals) and min(vals) >= 0.98) if not noisy else None,
+    out.append(verdict((min(vals) >= 0.98) if vals and not noisy else None,
                        "established-flow throughput through kpx within 2%% of straight to the pod: "
                        "VIP/pod (medians, same mode, interleaved) by N = %s%s" %
                        (bulk, "; inconclusive: the pod-direct rounds differ by more than 10%% at N = %s"
