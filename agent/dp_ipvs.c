@@ -65,6 +65,9 @@ struct dp_ipvs {
 	size_t ncur, capcur;
 	struct pending *pend;
 	size_t npend, cappend;
+	/* services with quiesced (draining) destinations, see reap() */
+	struct kpx_ipvs_svc *drain;
+	size_t ndrain, capdrain;
 	struct kpx_ns_config cfg;
 	bool rules_ok;		/* sets, chains, jumps, sysctls written */
 	bool localnet;		/* route_localnet set */
@@ -388,10 +391,82 @@ static void ipvs_close(struct kpx_dp *dp)
 
 	pend_clear(v);
 	free(v->pend);
+	free(v->drain);
 	cur_clear(v);
 	kpx_ipvs_close(v->ipvs);
 	nl_socket_free(v->rt);
 	free(v);
+}
+
+/* --- draining destinations ----------------------------------------------------- */
+
+static bool same_svc(const struct kpx_ipvs_svc *a, const struct kpx_ipvs_svc *b)
+{
+	return a->family == b->family && a->protocol == b->protocol && a->port == b->port &&
+	       !memcmp(&a->addr, &b->addr, a->family == AF_INET ? 4 : 16);
+}
+
+/* Remembers that @is has quiesced destinations to delete later; 0 or -ENOMEM. */
+static int drain_add(struct dp_ipvs *v, const struct kpx_ipvs_svc *is)
+{
+	size_t i;
+
+	for (i = 0; i < v->ndrain; i++)
+		if (same_svc(&v->drain[i], is))
+			return 0;
+	if (v->ndrain == v->capdrain) {
+		size_t cap = v->capdrain ? 2 * v->capdrain : 16;
+		struct kpx_ipvs_svc *d = realloc(v->drain, cap * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		v->drain = d;
+		v->capdrain = cap;
+	}
+	v->drain[v->ndrain++] = *is;
+	return 0;
+}
+
+/*
+ * Deletes the quiesced destinations IPVS counts no connection to (see
+ * kpx_ipvs_dest_drains()); a service stays on the list while one of its
+ * quiesced destinations still has connections.  Errors are logged: the
+ * next commit tries again.
+ */
+static void reap(struct dp_ipvs *v)
+{
+	size_t i = 0, j, nd;
+
+	while (i < v->ndrain) {
+		struct kpx_ipvs_dest *d = NULL;
+		bool keep = false;
+		int r;
+
+		r = kpx_ipvs_dest_dump(v->ipvs, &v->drain[i], &d, &nd);
+		if (r) {
+			nd = 0;
+			/* service gone (deleted, or cleaned up): nothing to drain */
+			keep = r != -ESRCH && r != -ENOENT;
+		}
+		for (j = 0; j < nd; j++) {
+			if (d[j].weight)
+				continue;
+			if (!kpx_ipvs_dest_reapable(&d[j])) {
+				keep = true;
+				continue;
+			}
+			r = kpx_ipvs_dest_del(v->ipvs, &v->drain[i], &d[j]);
+			if (r && r != -ENOENT) {
+				kpx_warn("ipvs", "deleting a drained destination: %s", strerror(-r));
+				keep = true;
+			}
+		}
+		free(d);
+		if (keep)
+			i++;
+		else
+			v->drain[i] = v->drain[--v->ndrain];
+	}
 }
 
 /* --- reading back ------------------------------------------------------------- */
@@ -511,11 +586,21 @@ static int svc_from_ipvs(struct dp_ipvs *v, const struct kpx_ipvs_svc *is,
 			return -ENOMEM;
 		}
 		for (i = 0; i < nd; i++) {
-			memcpy(&s->backends[i].addr, &d[i].addr, sizeof(d[i].addr));
-			s->backends[i].port = d[i].port;
-			s->backends[i].weight = d[i].weight;
+			struct kpx_backend *b = &s->backends[s->nbackends];
+
+			/* quiesced: a removed backend still draining, not a backend */
+			if (!d[i].weight) {
+				if ((r = drain_add(v, is))) {
+					free(d);
+					return r;
+				}
+				continue;
+			}
+			memcpy(&b->addr, &d[i].addr, sizeof(d[i].addr));
+			b->port = d[i].port;
+			b->weight = d[i].weight;
+			s->nbackends++;
 		}
-		s->nbackends = nd;
 	}
 	free(d);
 	r = add_ranges(s, is, e, ne);
@@ -708,6 +793,16 @@ static int apply_set(struct dp_ipvs *v, const struct kpx_service *old,
 		if (find_be(s, &old->backends[i]))
 			continue;
 		dest_of(&old->backends[i], &d);
+		if (kpx_ipvs_dest_drains(s->protocol)) {
+			/* no new connection; deleted by reap() once drained */
+			d.weight = 0;
+			r = kpx_ipvs_dest_put(v->ipvs, &is, &d, 0);
+			if (!r)
+				r = drain_add(v, &is);
+			if (r && r != -ENOENT)
+				return ipvs_fail(v, r, "quiesce destination of", s);
+			continue;
+		}
 		r = kpx_ipvs_dest_del(v->ipvs, &is, &d);
 		if (r && r != -ENOENT)
 			return ipvs_fail(v, r, "delete destination of", s);
@@ -842,6 +937,7 @@ static int ipvs_commit(struct kpx_dp *dp)
 
 	if (!v->rules_ok && (r = write_rules(v)))
 		goto out;
+	reap(v);
 	if (!v->npend)
 		goto out;
 	fa = open_memstream(&adds, &addlen);

@@ -255,8 +255,17 @@ static void filter_rules(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
 	 * As kube-proxy when it sets route_localnet (CVE-2020-8558): only
 	 * the node itself may reach 127.0.0.0/8, and only DNATed.
 	 */
-	if (localhost)
+	if (localhost) {
 		kpx_ipt_printf(b, "-A KPX-SERVICES ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n");
+		/*
+		 * That rule lets DNAT through, for the node's own clients;
+		 * another host's connection to 127.0.0.1:NodePort is DNATed
+		 * to a pod and forwarded: dropped by its original
+		 * destination (the kpx module drops loopback destinations
+		 * from outside).
+		 */
+		kpx_ipt_printf(b, "-A KPX-SERVICES ! -s 127.0.0.0/8 -m comment --comment \"block forwarded localnet connections\" -m conntrack --ctstate DNAT --ctorigdst 127.0.0.0/8 -j DROP\n");
+	}
 	for (i = 0; i < g->n; i++) {
 		const struct kpx_service *s = &g->svcs[i];
 

@@ -384,6 +384,10 @@ static int parse_dest(struct nlmsghdr *nlh, void *arg)
 	d->port = ntohs(nla_get_u16(tb[IPVS_DEST_ATTR_PORT]));
 	if (tb[IPVS_DEST_ATTR_WEIGHT])
 		d->weight = nla_get_u32(tb[IPVS_DEST_ATTR_WEIGHT]);
+	if (tb[IPVS_DEST_ATTR_ACTIVE_CONNS])
+		d->active_conns = nla_get_u32(tb[IPVS_DEST_ATTR_ACTIVE_CONNS]);
+	if (tb[IPVS_DEST_ATTR_INACT_CONNS])
+		d->inact_conns = nla_get_u32(tb[IPVS_DEST_ATTR_INACT_CONNS]);
 	return 0;
 }
 

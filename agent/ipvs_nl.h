@@ -41,6 +41,9 @@ struct kpx_ipvs_dest {
 	} addr;			/* network byte order, the service's family */
 	uint16_t port;		/* host byte order */
 	uint32_t weight;	/* IPVS weight; 0 = quiesced */
+	/* from a dump (IPVS_DEST_ATTR_ACTIVE_CONNS, _INACT_CONNS): IPVS's
+	 * connections to it, established and others (e.g. TIME_WAIT, UDP) */
+	uint32_t active_conns, inact_conns;
 };
 
 /*

@@ -368,3 +368,13 @@ int kpx_ipvs_comment_parse(const char *comment, struct kpx_service *s)
 	s->affinity_max = x;
 	return 0;
 }
+
+bool kpx_ipvs_dest_drains(uint8_t protocol)
+{
+	return protocol == IPPROTO_TCP || protocol == IPPROTO_SCTP;
+}
+
+bool kpx_ipvs_dest_reapable(const struct kpx_ipvs_dest *d)
+{
+	return !d->weight && !d->active_conns && !d->inact_conns;
+}

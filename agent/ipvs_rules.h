@@ -150,4 +150,22 @@ int kpx_ipvs_parse_save_line(const char *line, struct kpx_ipvs_entry *e);
  */
 int kpx_ipvs_comment_parse(const char *comment, struct kpx_service *s);
 
+/*
+ * Does a backend taken away from a @protocol frontend drain instead of
+ * going at once?  A deleted IPVS destination breaks its established
+ * connections (expire_nodest_conn), while a deleted endpoint's must keep
+ * working: TCP and SCTP destinations are quiesced (weight 0: no new
+ * connection) and deleted once IPVS counts no connection to them, as
+ * kube-proxy's IPVS graceful termination does; UDP ones go at once (the
+ * syncer clears their conntrack entries), as kube-proxy's.
+ */
+bool kpx_ipvs_dest_drains(uint8_t protocol);
+
+/*
+ * Is @d (from kpx_ipvs_dest_dump()) a drained destination: quiesced
+ * (weight 0; frontends' own backends have weight >= 1) and with no active
+ * or inactive connection left?
+ */
+bool kpx_ipvs_dest_reapable(const struct kpx_ipvs_dest *d);
+
 #endif

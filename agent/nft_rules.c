@@ -222,6 +222,16 @@ void kpx_nft_gen_table(struct kpx_nft_buf *b, int family)
 		if (family == AF_INET && !strcmp(base[i][0], "filter-input"))
 			kpx_nft_buf_printf(b, "add rule %s %s filter-input ip daddr 127.0.0.0/8 ip saddr != 127.0.0.0/8 ct state != { established, related } ct status & dnat == 0 drop\n",
 					   f, t);
+		/*
+		 * ... and what arrives from another host for 127.0.0.0/8
+		 * (route_localnet lets it in) is dropped before DNAT: a
+		 * localhost NodePort DNATs it to a pod, forwarded, where the
+		 * input rule above never sees it.  Same as the kpx module
+		 * (loopback destinations from outside dropped).
+		 */
+		if (family == AF_INET && !strcmp(base[i][0], "filter-prerouting"))
+			kpx_nft_buf_printf(b, "add rule %s %s filter-prerouting ip daddr 127.0.0.0/8 iif != \"lo\" drop\n",
+					   f, t);
 	}
 }
 

@@ -82,9 +82,12 @@ kpx_apictl() {
 }
 
 # kpx_agent_start FLAGS...: kpx-agent --kubeconfig $KUBECONFIG_F FLAGS in
-# the background, output appended to $TMPD/agent.log; sets AGENT_PID.
+# the background in the mode under test (--proxy-mode $KPX_PROXY_MODE,
+# mode_lib.sh; a --proxy-mode in FLAGS wins: the last one counts), output
+# appended to $TMPD/agent.log; sets AGENT_PID.
 kpx_agent_start() {
-	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" "$@" >>"$TMPD/agent.log" 2>&1 &
+	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" --proxy-mode "${KPX_PROXY_MODE:-kpx}" \
+		"$@" >>"$TMPD/agent.log" 2>&1 &
 	AGENT_PID=$!
 }
 

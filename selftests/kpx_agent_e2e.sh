@@ -84,7 +84,14 @@ start_agent() { kpx_agent_start --v 2; }
 backends_of() { proc_backends "$1" "$2:$3"; }
 wait_backends() { wait_proc_backends "$1" "$2:$3" "$4" "${5:-10}"; }
 
+# How soon after an apply the change must be in the data plane: 1 s with
+# the module; the other modes end a sync with nft / iptables-restore /
+# ipvsadm runs and conntrack cleanup (process start-up under TCG on a
+# loaded host), so there the bound is 3 s.
+SYNC_MS=1000
+mode_is kpx || SYNC_MS=3000
 start_agent
+log "agent's first sync after $(wait_agent_synced) s"
 t=$(wait_backends tcp 10.96.100.80 80 10.244.1.202:80 30)
 assert_ne "agent's first sync (s)" timeout "$t"
 # Everything of the first sync must be there by now.
@@ -92,18 +99,24 @@ for e in "${EXPECTED[@]}"; do
 	read -r proto vip port want <<<"$e"
 	wait_backends "$proto" "$vip" "$port" "$(tr ',' '\n' <<<"$want" | sort | paste -sd,)" 5 >/dev/null
 done
-log "kpxctl list after the first sync:"
-"$KPXCTL" list 2>&1 | sed 's/^/#   /'
-# kpxctl's JSON must hold exactly these ClusterIP frontends and backends
-# (frontends of other kinds, e.g. NodePorts, are not checked here).
-want_json=$(for e in "${EXPECTED[@]}"; do
-	read -r proto vip port want <<<"$e"
-	echo "$proto $vip $port $(tr ',' '\n' <<<"$want" | sort | paste -sd,)"
-done | sort)
-got_json=$(kpx_json | jq -r '.services[] | select(.vip | startswith("10.96.")) |
-	"\(.protocol) \(.vip) \(.port) \([.backends[] | "\(.addr):\(.port)"] | sort |
-	if length == 0 then "-" else join(",") end)"' | sort)
-assert_eq "ClusterIP frontends in kpxctl list --json" "$want_json" "$got_json"
+# kpxctl reads the kpx module: in the other proxy modes (mode_lib.sh) the
+# frontends were checked above from what the agent programmed.
+if mode_is kpx; then
+	log "kpxctl list after the first sync:"
+	"$KPXCTL" list 2>&1 | sed 's/^/#   /'
+	# kpxctl's JSON must hold exactly these ClusterIP frontends and
+	# backends (frontends of other kinds, e.g. NodePorts, are not checked).
+	want_json=$(for e in "${EXPECTED[@]}"; do
+		read -r proto vip port want <<<"$e"
+		echo "$proto $vip $port $(tr ',' '\n' <<<"$want" | sort | paste -sd,)"
+	done | sort)
+	got_json=$(kpx_json | jq -r '.services[] | select(.vip | startswith("10.96.")) |
+		"\(.protocol) \(.vip) \(.port) \([.backends[] | "\(.addr):\(.port)"] | sort |
+		if length == 0 then "-" else join(",") end)"' | sort)
+	assert_eq "ClusterIP frontends in kpxctl list --json" "$want_json" "$got_json"
+else
+	skip_assert "ClusterIP frontends in kpxctl list --json" "kpxctl reads the kpx module only"
+fi
 
 # --- every ClusterIP:port ---------------------------------------------------
 # check_frontend NS PROTO VIP PORT WANT: the backends programmed are WANT;
@@ -151,7 +164,7 @@ WAIT_T0=$EPOCHREALTIME
 t=$(since_apply "$(wait_backends udp 10.96.0.10 53 - 5)")
 log "not-ready endpoints removed $t s after the apply request"
 log_apply_time
-assert_lt_ms "not ready: udp 10.96.0.10:53 emptied within" 1000 "$(s_to_ms "$t")"
+assert_lt_ms "not ready: udp 10.96.0.10:53 emptied within" "$SYNC_MS" "$(s_to_ms "$t")"
 t=$(wait_backends tcp 10.96.0.10 9153 - 2)
 check_frontend cli udp 10.96.0.10 53 -
 check_frontend cli tcp 10.96.0.10 53 -
@@ -180,7 +193,7 @@ WAIT_T0=$EPOCHREALTIME
 t=$(since_apply "$(wait_backends tcp 10.96.0.10 9153 "$survivor:9153" 5)")
 log "endpoint $victim_ip removed from the module $t s after the apply request"
 log_apply_time
-assert_lt_ms "deleted endpoint removed within" 1000 "$(s_to_ms "$t")"
+assert_lt_ms "deleted endpoint removed within" "$SYNC_MS" "$(s_to_ms "$t")"
 client cli -n 20 10.96.0.10:9153
 assert_eq "after the deletion: new connections answered" 20 "$(summary_field ok)"
 assert_eq "after the deletion: answered by" "$survivor:9153" "$(answer_field 2)"
@@ -197,8 +210,20 @@ t=$(wait_backends tcp 10.96.0.10 53 "10.244.0.3:53,10.244.0.4:53" 5)
 assert_ne "both dns endpoints back" timeout "$t"
 
 # --- agent restart under load --------------------------------------------------
-frontends() { kpx_json | jq -c '[.services[] | {protocol, vip, port, flags, backends: [.backends[] | {addr, port, weight}]}] | sort_by(.protocol, .vip, .port)'; }
+# What is programmed must stay as it is across the restart: the module's
+# frontends (kpxctl) in kpx mode, the mode's own state otherwise (rules
+# stay in place when the agent exits, like kube-proxy; handles and
+# counters are left out of the comparison).
+frontends() {
+	case "$KPX_PROXY_MODE" in
+	kpx) kpx_json | jq -c '[.services[] | {protocol, vip, port, flags, backends: [.backends[] | {addr, port, weight}]}] | sort_by(.protocol, .vip, .port)' ;;
+	nftables) { nft list table ip kpx; nft list table ip6 kpx; } 2>&1 | sed -E 's/counter packets [0-9]+ bytes [0-9]+//; s/ expires [0-9a-z]+//' | grep -v '^\s*$' | sort ;;
+	iptables) iptables-save 2>&1 | grep -E '^-A KPX-|^:KPX-' | sed -E 's/\[[0-9]+:[0-9]+\]//' | sort ;;
+	ipvs) ipvsadm -Sn 2>&1 | sort ;;
+	esac
+}
 before=$(frontends)
+assert_ne "programmed state before the restart (proxy mode $KPX_PROXY_MODE)" "" "$before"
 kpx_snapshot
 c0=$(svc_counter tcp 10.96.0.10 53 conns)
 in_ns cli "$CLIENT_BIN" -d 6000 -i 20 -t 1000 10.96.0.10:53 >"$TMPD/loop.out" 2>&1 &
@@ -208,20 +233,30 @@ kpx_agent_stop
 assert_eq "agent exit status on SIGTERM" 0 "$AGENT_STATUS"
 assert_eq "frontends right after the agent exited" "$before" "$(frontends)"
 sleep 0.5
+syncs=$(kpx_agent_syncs)
 start_agent
-sleep 3
+# The restarted agent's first sync, however long it takes under load.
+for _ in $(seq 1 300); do
+	[ "$(kpx_agent_syncs)" -gt "$syncs" ] && break
+	sleep 0.1
+done
+assert_gt "restarted agent synced" "$syncs" "$(kpx_agent_syncs)"
 assert_eq "frontends after the agent restarted" "$before" "$(frontends)"
 wait $loop
 sed -n '/^summary/,$p' "$TMPD/loop.out" | sed 's/^/#   /'
 ok=$(summary_field ok "$TMPD/loop.out")
 assert_eq "restart: failed connections" 0 "$(summary_field failed "$TMPD/loop.out")"
 assert_gt "restart: connections made" 20 "$ok"
-kpx_snapshot
-c1=$(svc_counter tcp 10.96.0.10 53 conns)
-delta=none
-[[ "$c0$c1" =~ ^[0-9]+$ ]] && delta=$((c1 - c0))
-assert_eq "restart: frontend conns counter grew by the loop's connections (not reset)" \
-	"$ok" "$delta"
+if mode_is kpx; then
+	kpx_snapshot
+	c1=$(svc_counter tcp 10.96.0.10 53 conns)
+	delta=none
+	[[ "$c0$c1" =~ ^[0-9]+$ ]] && delta=$((c1 - c0))
+	assert_eq "restart: frontend conns counter grew by the loop's connections (not reset)" \
+		"$ok" "$delta"
+else
+	skip_assert "restart: frontend conns counter not reset" "per-frontend counters are kpx module state"
+fi
 
 if [ "$FAILS" -gt 0 ]; then
 	log "agent log:"

@@ -27,6 +27,8 @@ echo_start res -u res 10.244.1.5:53
 api_start
 agent_start
 step 1
+# The agent's first sync, however long it takes under load, then step 1.
+log "agent's first sync after $(wait_agent_synced) s"
 expect_backends udp $VIP:53 - 30
 expect_backends tcp $VIP:53 - 5
 expect_empty_action udp $VIP:53 reject

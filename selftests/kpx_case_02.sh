@@ -27,6 +27,7 @@ echo_start sink0 -u sink0 10.244.1.20:8125
 echo_start sink1 -u sink1 10.244.1.21:8125
 api_start
 agent_start
+log "agent's first sync after $(wait_agent_synced) s"
 step 1
 expect_backends udp $VIP:8125 10.244.1.20:8125 30
 

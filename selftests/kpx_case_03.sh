@@ -42,6 +42,7 @@ echo_start k31 -t k31 10.244.1.31:8080
 echo_start k230 -t k230 10.244.2.30:8080
 api_start
 agent_start
+log "agent's first sync after $(wait_agent_synced) s"
 step 1
 expect_backends tcp $VIP:80 $ALL 30
 expect_backends tcp $NP 10.244.1.30:8080,10.244.1.31:8080 5

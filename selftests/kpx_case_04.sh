@@ -32,6 +32,7 @@ echo_start sf0 -t sf0 10.244.1.40:8080 10.244.1.40:8443
 echo_start sf1 -t sf1 10.244.1.41:8080 10.244.1.41:8443
 api_start
 agent_start
+log "agent's first sync after $(wait_agent_synced) s"
 
 # health NODE_IP WANT_STATUS WANT_COUNT: GET http://NODE_IP:32100/ (polled
 # up to 5 s for the status) and check kube-proxy's JSON body.
@@ -62,9 +63,12 @@ expect_answered cli tcp $NODE_A:30180 12 $BOTH $CLI4
 expect_answered cli tcp $LB:443 12 10.244.1.40:8443,10.244.1.41:8443 $CLI4
 
 # --- node-b: no local pod -----------------------------------------------------
+nsync=$(agent_syncs)
 agent_stop
 AGENT_NODE=node-b
 agent_start
+# until its first sync the node keeps the previous agent's state
+log "restarted agent's first sync after $(wait_agent_synced $((nsync + 1))) s"
 expect_backends tcp $LB:80 - 15
 expect_backends tcp $NODE_B:30180 - 5
 expect_empty_action tcp $LB:80 drop
@@ -91,9 +95,12 @@ assert_rc "apply the slice with 10.244.1.40 on node-b" 0 apictl apply "$TMPD/mov
 expect_backends tcp $LB:80 10.244.1.40:8080 5
 health $NODE_B 200 1
 expect_answered cli tcp $LB:80 4 10.244.1.40:8080 $CLI4
+nsync=$(agent_syncs)
 agent_stop
 AGENT_NODE=node-a
 agent_start
+# until its first sync the node keeps the previous agent's state
+log "restarted agent's first sync after $(wait_agent_synced $((nsync + 1))) s"
 wait_empty_action tcp $NODE_A:30180 drop 15
 expect_backends tcp $LB:80 - 5
 health $NODE_A 503 0

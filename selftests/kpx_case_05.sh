@@ -37,6 +37,7 @@ echo_start c51 -t c51 $P51
 echo_start c250 -t c250 $P250
 api_start
 agent_start
+log "agent's first sync after $(wait_agent_synced) s"
 
 # health NODE_IP WANT_STATUS [WANT_COUNT]: GET http://NODE_IP:32200/ (polled
 # up to 5 s for the status); kube-proxy's JSON body names the Service.
@@ -58,9 +59,14 @@ health() {
 
 # run_as NODE: restart the agent as NODE.
 run_as() {
+	local n
+
 	agent_stop
+	n=$(agent_syncs)
 	AGENT_NODE=$1
 	agent_start
+	# Until its first sync the node keeps the previous agent's state.
+	log "agent as $1: first sync after $(wait_agent_synced $((n + 1))) s"
 }
 
 # --- before step 1: a long connection to .51 while it is ready ---------------------

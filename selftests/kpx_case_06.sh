@@ -24,6 +24,7 @@ echo_start inv0 -t inv0 10.244.1.60:6000
 echo_start inv1 -t inv1 10.244.1.61:6000
 api_start
 agent_start
+log "agent's first sync after $(wait_agent_synced) s"
 expect_backends tcp 10.96.50.30:6000 - 30
 expect_backends tcp $NODE_A:30600 - 5
 

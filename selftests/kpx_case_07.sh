@@ -31,8 +31,8 @@ api_start
 
 # --- setting B: primary addresses only ---------------------------------------------
 agent_start
+log "agent's first sync after $(wait_agent_synced) s"
 expect_backends tcp $NODE_A:$NP $BE 30
-sleep 1
 assert_eq "B: no 127.0.0.1 frontend" absent "$(proc_backends tcp 127.0.0.1:$NP)"
 assert_eq "B: route_localnet untouched" "$LN0" "$(sysctl -n net.ipv4.conf.all.route_localnet)"
 expect_refused node tcp 127.0.0.1:$NP 2
@@ -41,8 +41,10 @@ expect_answered node tcp $NODE_A:$NP 2 $BE $MASQ4
 expect_answered cli tcp $NODE_A:$NP 2 $BE $MASQ4
 
 # --- setting A: localhost NodePorts on ------------------------------------------------
+n=$(agent_syncs)
 agent_stop
 agent_start --nodeport-addresses 127.0.0.0/8,primary
+log "restarted agent's first sync after $(wait_agent_synced $((n + 1))) s"
 expect_backends tcp 127.0.0.1:$NP $BE 15
 expect_backends tcp $NODE_A:$NP $BE 5
 assert_eq "A: 127.0.0.1 frontend masquerades (KPX_SVC_F_MASQ)" 4 \
@@ -70,8 +72,10 @@ else
 fi
 
 # --- back to setting B: the agent removes the 127.0.0.1 frontend ----------------------
+n=$(agent_syncs)
 agent_stop
 agent_start
+log "restarted agent's first sync after $(wait_agent_synced $((n + 1))) s"
 wt=$(wait_proc_backends tcp 127.0.0.1:$NP absent 15)
 assert_eq "B again: 127.0.0.1 frontend removed (after $wt s)" absent "$(proc_backends tcp 127.0.0.1:$NP)"
 sysctl -q -w net.ipv4.conf.all.route_localnet="$LN0"

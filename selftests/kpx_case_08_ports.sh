@@ -35,6 +35,7 @@ jq '.items |= map(if .kind == "EndpointSlice" then
     else . end)' "$OBJECTS" >"$TMPD/ready.json"
 api_start "$TMPD/ready.json"
 agent_start
+log "agent's first sync after $(wait_agent_synced) s"
 expect_backends tcp $CIP:80 10.244.1.80:8080 30
 expect_backends udp $CIP:514 10.244.1.80:5514 5
 assert_eq "ClusterIP frontend flagged KPX_SVC_F_CLUSTER_IP" 8 "$(($(proc_svc tcp $CIP:80 flags) & 8))"
@@ -45,6 +46,7 @@ expect_answered cpod tcp $CIP:80 2 10.244.1.80:8080 10.244.2.7
 expect_answered cpod udp $CIP:514 2 10.244.1.80:5514 10.244.2.7
 
 # --- undefined ports and protocols refused ----------------------------------------
+require_feature clusterip-reject
 kpx_snapshot
 c80=$(svc_counter tcp $CIP 80 rejects) c514=$(svc_counter udp $CIP 514 rejects)
 stats_mark
@@ -52,8 +54,8 @@ expect_refused cli tcp $CIP:81 2
 expect_refused cli udp $CIP:80 2
 expect_refused cpod tcp $CIP:443 2
 expect_refused cpod udp $CIP:53 1
-expect_refused node tcp $CIP:81 1
-expect_refused node udp $CIP:81 1
+expect_node_refused tcp $CIP:81 1
+expect_node_refused udp $CIP:81 1
 assert_eq "module reject total grew by the refusals" 9 "$(stats_delta rejects)"
 kpx_snapshot
 assert_eq "tcp $CIP:80's own reject counter unchanged" "$c80" "$(svc_counter tcp $CIP 80 rejects)"

@@ -21,6 +21,7 @@ pod_add rec 10.244.1.90 && pod_add cpod 10.244.1.7 || skip "pod setup failed"
 echo_start rec -t rec 10.244.1.90:8080
 api_start
 agent_start
+log "agent's first sync after $(wait_agent_synced) s"
 expect_backends tcp 10.96.80.60:8080 - 30
 
 step 1
@@ -29,9 +30,12 @@ expect_empty_action tcp 10.96.80.60:8080 reject
 expect_answered cpod tcp 10.96.80.60:8080 5 10.244.1.90:8080 10.244.1.7
 
 # --- step 1 seen from node-b ---------------------------------------------------
+nsync=$(agent_syncs)
 agent_stop
 AGENT_NODE=node-b
 agent_start
+# until its first sync the node keeps the previous agent's state
+log "restarted agent's first sync after $(wait_agent_synced $((nsync + 1))) s"
 expect_backends tcp 10.96.80.60:8080 - 15
 wait_empty_action tcp 10.96.80.60:8080 drop
 stats_mark
@@ -45,9 +49,12 @@ wait_empty_action tcp 10.96.80.60:8080 reject
 expect_backends tcp 10.96.80.60:8080 - 2
 expect_refused cpod tcp 10.96.80.60:8080
 expect_refused node tcp 10.96.80.60:8080 1
+nsync=$(agent_syncs)
 agent_stop
 AGENT_NODE=node-a
 agent_start
+# until its first sync the node keeps the previous agent's state
+log "restarted agent's first sync after $(wait_agent_synced $((nsync + 1))) s"
 expect_backends tcp 10.96.80.60:8080 - 5
 sleep 2
 expect_empty_action tcp 10.96.80.60:8080 reject

@@ -28,6 +28,7 @@ echo_start s3 -t s3 10.244.2.101:8081 10.244.2.101:9100
 echo_start s3 -t wrong 10.244.2.101:8080
 api_start
 agent_start
+log "agent's first sync after $(wait_agent_synced) s"
 
 WEB3=10.244.1.100:8080,10.244.2.100:8080,10.244.2.101:8081
 MET3=10.244.1.100:9100,10.244.2.100:9100,10.244.2.101:9100

@@ -70,6 +70,7 @@ wait_nbackends() {
 	return 1
 }
 
+log "agent's first sync after $(wait_agent_synced) s"
 wait_nbackends 400 60
 assert_eq "all endpoints programmed" 400 "$(nbackends)"
 want=$(printf '%s:8080\n' "${ADDRS[@]}" | sort | paste -sd,)

@@ -37,9 +37,12 @@ api_start
 
 # run_as NODE: restart the agent as NODE.
 run_as() {
+	nsync=$(agent_syncs)
 	agent_stop
 	AGENT_NODE=$1
 	agent_start
+	# until its first sync the node keeps the previous agent's state
+	log "restarted agent's first sync after $(wait_agent_synced $((nsync + 1))) s"
 }
 
 # check NAME FRONTEND WANT [traffic]: the /proc set; with "traffic" also

@@ -23,6 +23,9 @@
 NODE_A=192.0.2.11
 LB=198.51.100.40
 MASQ4=169.254.1.1
+# The mode's own test (it picks its --proxy-mode itself): runs once, in
+# the kpx-mode suite, not once per KPX_PROXY_MODE.
+require_mode kpx
 agent_require /usr/sbin/iptables-save /usr/sbin/ip6tables-save
 T0=${EPOCHREALTIME/./}
 # tick WHAT: a timing note (ms since the start; no fork).

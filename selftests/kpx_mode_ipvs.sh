@@ -40,6 +40,9 @@ W1=10.244.1.11
 W06=fd00:10:244:1::10
 W16=fd00:10:244:1::11
 
+# The mode's own test (it picks its --proxy-mode itself): runs once, in
+# the kpx-mode suite, not once per KPX_PROXY_MODE.
+require_mode kpx
 require_guest
 require_file "$KPX_AGENT" "$ECHO_BIN" "$CLIENT_BIN" "$APIDIR/kpx-test-apiserver.py" \
 	/usr/sbin/ipvsadm /usr/sbin/ipset /usr/sbin/iptables-save

@@ -46,7 +46,11 @@ require_mode() {
 }
 
 # What a mode cannot do, "MODE FEATURE" -> reason.  Features: sched-NAME
-# (KPX_SVC_A_SCHEDULER values other than random).
+# (KPX_SVC_A_SCHEDULER values other than random), clusterip-reject
+# (KPX_SVC_F_CLUSTER_IP: undefined ports of a ClusterIP refused) and
+# clusterip-host-ports (a host daemon does not answer on a ClusterIP) and
+# etp-local-shortcut (kpx_case_04: in-cluster clients of an eTP Local LB
+# IP / NodePort served by any endpoint).
 declare -A MODE_LACKS=(
 	["nftables sched-rr"]="nftables mode schedules with numgen random only (kube-proxy's nftables mode)"
 	["nftables sched-wrr"]="nftables mode schedules with numgen random only (kube-proxy's nftables mode)"
@@ -58,6 +62,12 @@ declare -A MODE_LACKS=(
 	["iptables sched-lc"]="iptables mode schedules with -m statistic random only (kube-proxy's iptables mode)"
 	["iptables sched-sh"]="iptables mode schedules with -m statistic random only (kube-proxy's iptables mode)"
 	["iptables sched-mh"]="iptables mode schedules with -m statistic random only (kube-proxy's iptables mode)"
+	["iptables clusterip-reject"]="undefined ClusterIP ports are not rejected in iptables mode (kube-proxy's nftables mode alone does, kubernetes#122692)"
+	["ipvs clusterip-host-ports"]="ipvs mode binds ClusterIPs to kpx-ipvs0, so host daemons answer on them (kubernetes#72236): kube-proxy's KUBE-IPVS-FILTER equivalent is not implemented yet"
+	["ipvs clusterip-reject"]="undefined ClusterIP ports are not rejected in ipvs mode (kube-proxy's nftables mode alone does, kubernetes#122692)"
+	["nftables etp-local-shortcut"]="in-cluster clients of an eTP Local LB IP/NodePort reach any endpoint only in kpx mode"
+	["iptables etp-local-shortcut"]="in-cluster clients of an eTP Local LB IP/NodePort reach any endpoint only in kpx mode"
+	["ipvs etp-local-shortcut"]="in-cluster clients of an eTP Local LB IP/NodePort reach any endpoint only in kpx mode"
 )
 
 # require_feature FEATURE...: skip when the mode under test lacks one.
@@ -79,6 +89,61 @@ _mode_na() {
 	[ -z "$KPX_SKIP_LIST" ] ||
 		echo "$TEST_NAME: $1 (module state)" >>"$KPX_SKIP_LIST"
 	return 0
+}
+
+# agent_syncs: the finished syncs in the agent's log so far (the log is
+# appended to across agent restarts: count before a restart, then
+# wait_agent_synced COUNT+1 for the new agent's first sync).
+agent_syncs() { grep -c 'msg="sync done"' "$AGENT_LOG" 2>/dev/null; }
+
+# wait_agent_synced [N]: wait until the agent's log ($AGENT_LOG) shows N
+# (default 1) finished syncs ("sync done"), however long the agent takes to
+# start and list under a loaded TCG host; prints the seconds waited, or
+# "agent exited" (the agent, $AGENT_PID, died) or "timeout" (600 s, a
+# bound that is only there so that a hung agent does not hang the test:
+# the runner's per-test timeout is lower by default).  Every proxy mode.
+wait_agent_synced() {
+	local n=${1:-1} t0=$SECONDS
+
+	until [ "$(agent_syncs)" -ge "$n" ]; do
+		if [ -n "${AGENT_PID:-}" ] && ! kill -0 "$AGENT_PID" 2>/dev/null; then
+			echo "agent exited"
+			return 1
+		fi
+		((SECONDS - t0 < 600)) || { echo timeout; return 1; }
+		sleep 0.2
+	done
+	echo $((SECONDS - t0))
+}
+
+# expect_node_refused PROTO ADDR:PORT [N]: case_lib.sh's expect_refused
+# from the node itself (N attempts, default 1).  Outside kpx mode a UDP
+# datagram the node sends to a frontend that rejects it (no endpoint,
+# undefined port) is rejected in the output hook before it leaves: send()
+# fails with EPERM instead of an ICMP port unreachable arriving
+# (ECONNREFUSED); kube-proxy's nftables and iptables modes behave the same.
+# Either counts as refused there; in kpx mode only ECONNREFUSED does.
+expect_node_refused() {
+	local proto=$1 dst=$2 n=${3:-1} got
+
+	if mode_is kpx || [ "$proto" != udp ]; then
+		expect_refused node "$proto" "$dst" "$n"
+		return
+	fi
+	client node -n "$n" -t 2000 -u "$dst"
+	got=$(($(error_count ECONNREFUSED) + $(error_count EPERM)))
+	assert_eq "$proto $dst from node: refused (ECONNREFUSED, or EPERM on send: $KPX_PROXY_MODE mode rejects node-originated UDP in the output hook)" "$n" "$got"
+	assert_lt_ms "$proto $dst from node: slowest refusal" 100 "$(summary_field max_ms)"
+	client_show_if_failed
+}
+
+# skip_assert DESC REASON: the assertion DESC does not apply in this mode
+# (REASON, one line): logged and listed in the run's skip list.
+skip_assert() {
+	MODE_SKIPS=$((MODE_SKIPS + 1))
+	log "skip: $1: $2"
+	[ -z "$KPX_SKIP_LIST" ] ||
+		echo "$TEST_NAME: $1 ($2)" >>"$KPX_SKIP_LIST"
 }
 
 # agent_frontend PROTO VIP:PORT: "FLAGS BACKENDS" of the frontend as the

@@ -254,6 +254,8 @@ static void test_v6_and_localhost(void)
 	t = gen(AF_INET, v, 2, NULL, NULL, 0, NULL, 0);
 	ok(has(t, "-A KPX-SERVICES ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n"),
 	   "localnet guard as kube-proxy (CVE-2020-8558)");
+	ok(has(t, "-A KPX-SERVICES ! -s 127.0.0.0/8 -m comment --comment \"block forwarded localnet connections\" -m conntrack --ctstate DNAT --ctorigdst 127.0.0.0/8 -j DROP\n"),
+	   "another host's 127.0.0.1:NodePort connection dropped after DNAT (CVE-2020-8558)");
 	free(t);
 	kpx_service_free(&v[0]);
 	kpx_service_free(&v[1]);

@@ -264,6 +264,25 @@ static void test_parse(void)
 	   "malformed entry of our set: EINVAL");
 }
 
+/* Graceful termination: which removed destinations drain, when they go. */
+static void test_drain(void)
+{
+	struct kpx_ipvs_dest d = { .weight = 1 };
+
+	ok(kpx_ipvs_dest_drains(IPPROTO_TCP) && kpx_ipvs_dest_drains(IPPROTO_SCTP),
+	   "removed TCP and SCTP destinations drain (weight 0)");
+	ok(!kpx_ipvs_dest_drains(IPPROTO_UDP), "removed UDP destinations go at once");
+	ok(!kpx_ipvs_dest_reapable(&d), "a backend (weight 1, no connection) is not reaped");
+	d.weight = 0;
+	d.active_conns = 1;
+	ok(!kpx_ipvs_dest_reapable(&d), "quiesced with an established connection: kept");
+	d.active_conns = 0;
+	d.inact_conns = 2;
+	ok(!kpx_ipvs_dest_reapable(&d), "quiesced with inactive connections (TIME_WAIT): kept");
+	d.inact_conns = 0;
+	ok(kpx_ipvs_dest_reapable(&d), "quiesced with no connection left: deleted");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -273,6 +292,7 @@ int main(void)
 	test_diff();
 	test_rules();
 	test_parse();
+	test_drain();
 	printf("1..%d\n", test_no);
 	return failures ? 1 : 0;
 }

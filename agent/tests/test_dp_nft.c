@@ -93,6 +93,9 @@ static void test_table(void)
 		   "add rule ip kpx masquerading masquerade fully-random"), "masquerade by mark 0x4000");
 	ok(has(&b, "add rule ip kpx filter-input ip daddr 127.0.0.0/8 ip saddr != 127.0.0.0/8 ct state != { established, related } ct status & dnat == 0 drop\n"),
 	   "127/8 closed to other hosts (CVE-2020-8558)");
+	ok(has(&b, "add rule ip kpx filter-prerouting ct state new jump firewall-check\n"
+		   "add rule ip kpx filter-prerouting ip daddr 127.0.0.0/8 iif != \"lo\" drop\n"),
+	   "127/8 from other hosts dropped before a localhost NodePort DNATs it (CVE-2020-8558)");
 	ok(has(&b, "add rule ip kpx cluster-ips-check ip daddr @cluster-ips reject\n") &&
 	   has(&b, "add rule ip kpx filter-forward ct state new jump cluster-ips-check\n") &&
 	   has(&b, "add chain ip kpx filter-output-post-dnat { type filter hook output priority -90 ; policy accept ; }\n"
