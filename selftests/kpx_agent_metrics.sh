@@ -98,7 +98,7 @@ EOF
 assert_rc "apply Service t/local" 0 kpx_apictl apply "$TMPD/local.json"
 t=$(wait_proc_backends tcp 10.96.0.61:80 - 20)
 assert_ne "t/local's ClusterIP programmed without backends" timeout "$t"
-assert_eq "t/local's ClusterIP drops (drop-empty)" '["drop-empty"]' \
+assert_eq "t/local's ClusterIP drops (drop-empty)" '["drop-empty","cluster-ip"]' \
 	"$(kpx_json | jq -c '.services[] | select(.vip == "10.96.0.61" and .port == 80) | .flags')"
 for _ in $(seq 1 50); do
 	curl -sS -o "$TMPD/metrics" "http://$MT/metrics"
