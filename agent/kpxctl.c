@@ -145,6 +145,8 @@ static struct json_object *flags_json(uint32_t flags)
 		json_object_array_add(a, json_object_new_string("masq"));
 	if (flags & KPX_SVC_F_CLUSTER_IP)
 		json_object_array_add(a, json_object_new_string("cluster-ip"));
+	if (flags & KPX_SVC_F_EXT_LOCAL)
+		json_object_array_add(a, json_object_new_string("ext-local"));
 	for (int bit = 0; bit < 32; bit++) {
 		char name[16];
 
@@ -203,7 +205,7 @@ static void list_json(const struct kpx_service *v, size_t n)
 {
 	struct json_object *root = json_object_new_object();
 	struct json_object *arr = json_object_new_array();
-	char host[INET6_ADDRSTRLEN];
+	char host[INET6_ADDRSTRLEN], hp[KPX_HOSTPORT_STRLEN];
 
 	for (size_t i = 0; i < n; i++) {
 		const struct kpx_service *s = &v[i];
@@ -226,6 +228,12 @@ static void list_json(const struct kpx_service *v, size_t n)
 		json_object_object_add(o, "rejects",
 				       json_object_new_uint64(s->rejects));
 		sched_json(o, s);
+		/* issue 3: "cluster": the ClusterIP frontend of ext-local */
+		if (s->cluster_port)
+			json_object_object_add(o, "cluster", json_object_new_string(
+					kpx_hostport_str(s->family, &s->cluster_addr,
+							 s->cluster_port, hp,
+							 sizeof(hp))));
 		for (size_t j = 0; j < s->nbackends; j++) {
 			const struct kpx_backend *b = &s->backends[j];
 			struct json_object *bo = json_object_new_object();
@@ -264,7 +272,7 @@ static void list_table(const struct kpx_service *v, size_t n)
 	printf(BE_FMT, "RemoteAddress:Port", "Weight", "Conns");
 	for (size_t i = 0; i < n; i++) {
 		const struct kpx_service *s = &v[i];
-		char flags[32], sched[64];
+		char flags[32], sched[64 + KPX_HOSTPORT_STRLEN];
 
 		/* Issue 4, ipvsadm style: "rr", "mh 65537", "sh affinity 10800" */
 		snprintf(sched, sizeof(sched), "%s",
@@ -275,6 +283,12 @@ static void list_table(const struct kpx_service *v, size_t n)
 		if (s->affinity_timeout)
 			snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
 				 " affinity %u", s->affinity_timeout);
+		/* issue 3: the ClusterIP frontend of an ext-local one */
+		if (s->cluster_port)
+			snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
+				 " cluster %s",
+				 kpx_hostport_str(s->family, &s->cluster_addr,
+						  s->cluster_port, hp, sizeof(hp)));
 		upper(proto, kpx_proto_name(s->protocol), sizeof(proto));
 		if (!s->flags)
 			snprintf(flags, sizeof(flags), "-");

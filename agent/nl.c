@@ -475,6 +475,13 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 		goto err;
 	if (put_sched(msg, s) < 0)
 		goto err;
+	/* issue 3: the ClusterIP frontend of an eTP Local external one */
+	if ((s->flags & KPX_SVC_F_EXT_LOCAL) &&
+	    (nla_put(msg, KPX_SVC_A_CLUSTER_ADDR, (int)alen,
+		     &s->cluster_addr) < 0 ||
+	     nla_put_u16(msg, KPX_SVC_A_CLUSTER_PORT,
+			 htons(s->cluster_port)) < 0))
+		goto err;
 	/* only when set: a SET without it leaves the frontend unfiltered */
 	if (s->nsource_ranges &&
 	    put_cidrs(msg, KPX_SVC_A_SOURCE_RANGES, s->source_ranges,
@@ -507,10 +514,12 @@ err:
 }
 
 /*
- * SET; a module older than KPX_SVC_F_CLUSTER_IP rejects that bit with
- * EINVAL (unknown flags are refused): the frontend is then sent again
- * without it, so the Service still works and only its undefined ports time
- * out instead of being refused (logged once).
+ * SET; a module older than KPX_SVC_F_CLUSTER_IP or KPX_SVC_F_EXT_LOCAL
+ * rejects those bits with EINVAL (unknown flags are refused): the frontend
+ * is then sent again without them (and without the cluster frontend key),
+ * so the Service still works; only its undefined ports time out instead of
+ * being refused, and in-cluster clients of an eTP Local external address
+ * are limited to local endpoints (logged once).
  */
 int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
 {
@@ -525,17 +534,20 @@ int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
 	if (ret)
 		return ret;
 	ret = transact(nl, msg, &r);
-	if (ret != -EINVAL || !(s->flags & KPX_SVC_F_CLUSTER_IP))
+	if (ret != -EINVAL ||
+	    !(s->flags & (KPX_SVC_F_CLUSTER_IP | KPX_SVC_F_EXT_LOCAL)))
 		return ret;
 	t = *s;		/* shallow: the build only reads the backends */
-	t.flags &= ~(uint32_t)KPX_SVC_F_CLUSTER_IP;
+	t.flags &= ~(uint32_t)(KPX_SVC_F_CLUSTER_IP | KPX_SVC_F_EXT_LOCAL);
+	memset(&t.cluster_addr, 0, sizeof(t.cluster_addr));
+	t.cluster_port = 0;
 	if (kpx_nl_build_set(nl, &t, &msg))
 		return ret;
 	r = (struct kpx_nl_request){ 0 };
 	if (transact(nl, msg, &r))
 		return ret;
 	if (!warned)
-		kpx_warn("nl", "kpx.ko predates KPX_SVC_F_CLUSTER_IP: undefined ClusterIP ports time out instead of being refused; update the module");
+		kpx_warn("nl", "kpx.ko predates KPX_SVC_F_CLUSTER_IP or KPX_SVC_F_EXT_LOCAL: undefined ClusterIP ports time out instead of being refused, pods reach eTP Local external addresses only through local endpoints; update the module");
 	warned = true;
 	return 0;
 }
@@ -589,6 +601,9 @@ static struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_AFFINITY_TIMEOUT] = { .type = NLA_U32 },
 	[KPX_SVC_A_AFFINITY_MAX] = { .type = NLA_U32 },
 	[KPX_SVC_A_AFFINITY_EVICTIONS] = { .type = NLA_U64 },
+	[KPX_SVC_A_CLUSTER_ADDR] = { .type = NLA_UNSPEC, .minlen = 4,
+				     .maxlen = 16 },
+	[KPX_SVC_A_CLUSTER_PORT] = { .type = NLA_U16 },
 };
 
 static struct nla_policy cidr_policy[KPX_CIDR_A_MAX + 1] = {
@@ -746,6 +761,13 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 	if (stb[KPX_SVC_A_AFFINITY_EVICTIONS])
 		s.affinity_evictions =
 			nla_get_u64(stb[KPX_SVC_A_AFFINITY_EVICTIONS]);
+	if (stb[KPX_SVC_A_CLUSTER_ADDR] && stb[KPX_SVC_A_CLUSTER_PORT]) {
+		if ((size_t)nla_len(stb[KPX_SVC_A_CLUSTER_ADDR]) != alen)
+			return -EBADMSG;
+		memcpy(&s.cluster_addr, nla_data(stb[KPX_SVC_A_CLUSTER_ADDR]),
+		       alen);
+		s.cluster_port = ntohs(nla_get_u16(stb[KPX_SVC_A_CLUSTER_PORT]));
+	}
 
 	if (d->n && !kpx_service_key_cmp(&d->v[d->n - 1], &s)) {
 		cur = &d->v[d->n - 1];

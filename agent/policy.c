@@ -486,6 +486,23 @@ static int emit(struct fevec *fv, const char *owner, int family,
 	return 0;
 }
 
+/*
+ * Issue 3: the frontend just emitted, if KPX_SVC_F_EXT_LOCAL, names the
+ * Service's ClusterIP frontend (@cip, @sp's port): the module serves local
+ * clients and the node itself with it (kube-proxy short-circuits in-cluster
+ * traffic to an eTP Local external address to the cluster chain).
+ */
+static void set_cluster(struct fevec *fv, const struct kpx_api_ip *cip,
+			const struct kpx_api_port *sp)
+{
+	struct kpx_service *s = &fv->v[fv->n - 1].s;
+
+	if (!(s->flags & KPX_SVC_F_EXT_LOCAL))
+		return;
+	memcpy(&s->cluster_addr, &cip->addr, kpx_addr_len(s->family));
+	s->cluster_port = sp->port;
+}
+
 /* With no backend: drop when endpoints exist elsewhere (a Local policy
  * found none here), else reject (no KPX_SVC_F_DROP_EMPTY).  kube-proxy
  * iptables: "has no local endpoints" DROP vs "has no endpoints" REJECT. */
@@ -554,7 +571,12 @@ static int lb_ranges(const struct ctx *x, const struct kpx_api_service *svc,
  * with --masquerade-all).  loadBalancerSourceRanges apply to the LB IPs
  * only, not the NodePorts (#33586).  The 127.0.0.1 NodePort is always
  * masqueraded and uses the cluster set (host traffic goes to the cluster
- * policy chain in kube-proxy).
+ * policy chain in kube-proxy).  The other external frontends of an eTP
+ * Local Service carry KPX_SVC_F_EXT_LOCAL and the ClusterIP frontend's
+ * key: local clients and the node itself are served as by the ClusterIP
+ * (all endpoints), only external clients are limited to the local set
+ * (kube-proxy's "pod traffic for svc external destinations" and "masquerade
+ * LOCAL traffic" rules; kubernetes#65387, #131765).
  */
 static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 			  const struct kpx_api_service *svc,
@@ -578,7 +600,7 @@ static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 	/* an undefined port of the ClusterIP is refused (nftables mode) */
 	iflags |= KPX_SVC_F_CLUSTER_IP;
 	if (svc->etp_local)
-		eflags = empty_flag(nebe, es->has_any);
+		eflags = empty_flag(nebe, es->has_any) | KPX_SVC_F_EXT_LOCAL;
 	else
 		eflags = cfg->masquerade_all ? KPX_SVC_F_MASQ :
 					       KPX_SVC_F_MASQ_NONLOCAL;
@@ -601,18 +623,28 @@ static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 				r = emit(fv, owner, fam, sp, &a->ip.addr,
 					 sp->node_port, eflags, ebe, nebe,
 					 NULL, 0);
+			if (!r && !a->localhost)
+				set_cluster(fv, cip, sp);
 		}
 	}
-	for (i = 0; i < svc->nexternal_ips && !r; i++)
-		if (svc->external_ips[i].family == fam)
-			r = emit(fv, owner, fam, sp, &svc->external_ips[i].addr,
-				 sp->port, eflags, ebe, nebe, NULL, 0);
+	for (i = 0; i < svc->nexternal_ips && !r; i++) {
+		if (svc->external_ips[i].family != fam)
+			continue;
+		r = emit(fv, owner, fam, sp, &svc->external_ips[i].addr,
+			 sp->port, eflags, ebe, nebe, NULL, 0);
+		if (!r)
+			set_cluster(fv, cip, sp);
+	}
 	if (!r && svc->nlb_ips)
 		r = lb_ranges(x, svc, fam, &ranges, &nranges);
-	for (i = 0; i < svc->nlb_ips && !r; i++)
-		if (svc->lb_ips[i].family == fam)
-			r = emit(fv, owner, fam, sp, &svc->lb_ips[i].addr,
-				 sp->port, eflags, ebe, nebe, ranges, nranges);
+	for (i = 0; i < svc->nlb_ips && !r; i++) {
+		if (svc->lb_ips[i].family != fam)
+			continue;
+		r = emit(fv, owner, fam, sp, &svc->lb_ips[i].addr,
+			 sp->port, eflags, ebe, nebe, ranges, nranges);
+		if (!r)
+			set_cluster(fv, cip, sp);
+	}
 	free(ranges);
 	return r;
 }

@@ -95,6 +95,9 @@ bool kpx_service_same_config(const struct kpx_service *a,
 		return false;
 	if (!kpx_service_same_sched(a, b))
 		return false;
+	if (a->cluster_port != b->cluster_port ||
+	    memcmp(&a->cluster_addr, &b->cluster_addr, alen))
+		return false;
 	for (size_t i = 0; i < a->nsource_ranges; i++)
 		if (kpx_cidr_cmp(&a->source_ranges[i], &b->source_ranges[i]))
 			return false;

@@ -59,6 +59,21 @@ struct kpx_service {
 	uint32_t affinity_timeout;
 	uint32_t affinity_max;
 	uint64_t affinity_evictions;
+	/*
+	 * Issue 3: with KPX_SVC_F_EXT_LOCAL (an external frontend of a
+	 * Service with externalTrafficPolicy: Local), the key of the
+	 * Service's ClusterIP frontend, same family and protocol as this one
+	 * (KPX_SVC_A_CLUSTER_ADDR, KPX_SVC_A_CLUSTER_PORT): the module
+	 * schedules local clients and the node itself with that frontend's
+	 * backends (kube-proxy's short-circuit of in-cluster traffic to
+	 * external destinations, kubernetes#131765).  All zero without the
+	 * flag.
+	 */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} cluster_addr;			/* network byte order */
+	uint16_t cluster_port;		/* host byte order; 0 = none */
 };
 
 /*
@@ -80,7 +95,7 @@ int kpx_cidr_cmp(const void *a, const void *b);
 /* Orders backends by (addr, port). */
 int kpx_backend_cmp(const void *a, const void *b);
 /* True when two frontends with the same key need no update (flags, backends, weights,
- * source ranges). */
+ * source ranges, scheduler, cluster frontend key). */
 bool kpx_service_same_config(const struct kpx_service *a, const struct kpx_service *b);
 /* Sorts the backend array and removes duplicates (same addr and port); the
  * same for the source ranges. */

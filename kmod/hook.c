@@ -11,7 +11,10 @@
  * a DNAT binding to one of its backends; with no backend it is refused with
  * ICMP/ICMPv6 port unreachable (or dropped, KPX_SVC_F_DROP_EMPTY).  A new
  * connection to a ClusterIP on a port or protocol no frontend has is
- * refused the same way (KPX_SVC_F_CLUSTER_IP).
+ * refused the same way (KPX_SVC_F_CLUSTER_IP).  A new connection from a
+ * local source or from the node itself to a KPX_SVC_F_EXT_LOCAL frontend is
+ * scheduled with the Service's ClusterIP frontend instead (eTP Local only
+ * limits external clients).
  */
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
@@ -33,6 +36,7 @@
 #include "svc.h"
 #include "ranges.h"
 #include "vip.h"
+#include "nsconfig.h"
 
 /* Port unreachable for @skb; a local sender's call fails at once. */
 static unsigned int send_unreach(struct kpx_net *kn, struct sk_buff *skb,
@@ -85,6 +89,28 @@ static bool martian_loopback(const struct nf_conntrack_tuple *t,
 	return ipv6_addr_loopback(&t->dst.u3.in6);
 }
 
+/*
+ * The frontend whose backends serve a new connection to @svc: the ClusterIP
+ * frontend of a KPX_SVC_F_EXT_LOCAL one when the client is local (a local
+ * source as for KPX_SVC_F_MASQ_NONLOCAL, or the node itself), else @svc.
+ * kpx_masq_fn() makes the same choice again.
+ */
+static struct kpx_svc *sched_svc(struct kpx_net *kn, struct kpx_svc *svc,
+				 const struct nf_conntrack_tuple *t,
+				 const struct nf_hook_state *state)
+{
+	struct kpx_svc *csvc = kpx_svc_cluster(kn, svc);
+	union kpx_addr src = {};
+
+	if (!csvc || state->hook == NF_INET_LOCAL_OUT)
+		return csvc ? csvc : svc;
+	memcpy(src.bytes, &t->src.u3, svc->key.family == AF_INET ? 4 : 16);
+	if (kpx_nscfg_src_local(rcu_dereference(kn->cfg), svc->key.family,
+				&src, state->in))
+		return csvc;
+	return svc;
+}
+
 static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 			       const struct nf_hook_state *state)
 {
@@ -94,7 +120,7 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	enum ip_conntrack_info ctinfo;
 	const struct kpx_bset *set;
 	struct kpx_backend *be;
-	struct kpx_svc *svc;
+	struct kpx_svc *svc, *ssvc;
 	struct nf_conn *ct;
 	struct kpx_key key;
 	unsigned int verdict;
@@ -128,10 +154,11 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	}
 	if (kpx_svc_filtered(kn, svc, &t->src.u3))
 		return NF_DROP;	/* not in KPX_SVC_A_SOURCE_RANGES */
-	set = rcu_dereference(svc->bset);
-	be = kpx_schedule(svc, set, t);	/* issue 4: affinity, scheduler */
+	ssvc = sched_svc(kn, svc, t, state);
+	set = rcu_dereference(ssvc->bset);
+	be = kpx_schedule(ssvc, set, t);	/* issue 4: affinity, scheduler */
 	if (!be)
-		return refuse(kn, svc, skb, state);
+		return refuse(kn, ssvc, skb, state);
 
 	range.flags = NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED;
 	memcpy(&range.min_addr, &be->addr, sizeof(range.min_addr));

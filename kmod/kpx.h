@@ -67,6 +67,15 @@ struct kpx_bset {
 	struct kpx_backend *be[] __counted_by(count);
 };
 
+/*
+ * The ClusterIP frontend key of a KPX_SVC_F_EXT_LOCAL frontend, replaced
+ * as a whole with rcu_replace_pointer() and freed after a grace period.
+ */
+struct kpx_ckey {
+	struct rcu_head rcu;
+	struct kpx_key key;
+};
+
 /* Scheduler and affinity settings of a frontend (issue 4; lb.c). */
 struct kpx_sched_cfg {
 	u8 id;			/* enum kpx_sched_id (sched.h) */
@@ -92,6 +101,8 @@ struct kpx_svc {
 	struct kpx_sched_cfg scfg;
 	atomic_t sched_ctr;
 	struct kpx_affk __rcu *aff;	/* ClientIP affinity, lb.c */
+	/* issue 3: KPX_SVC_A_CLUSTER_*, NULL without KPX_SVC_F_EXT_LOCAL */
+	struct kpx_ckey __rcu *cluster;
 };
 
 /* Per-network-namespace state (net_generic(net, kpx_net_id)). */
@@ -121,7 +132,8 @@ struct kpx_net {
  * bit (including ones the uapi header reserves for later) gets EINVAL.
  */
 #define KPX_SVC_F_SUPPORTED	(KPX_SVC_F_DROP_EMPTY | KPX_SVC_F_MASQ_NONLOCAL | \
-				 KPX_SVC_F_MASQ | KPX_SVC_F_CLUSTER_IP)
+				 KPX_SVC_F_MASQ | KPX_SVC_F_CLUSTER_IP | \
+				 KPX_SVC_F_EXT_LOCAL)
 
 /* A backend as parsed from a request, before the set is built. */
 struct kpx_be_cfg {

@@ -6,7 +6,13 @@
  * frontend with KPX_SVC_F_MASQ; or with KPX_SVC_F_MASQ_NONLOCAL whose
  * source is not local (kpx_nscfg_src_local()); or, whatever the flags,
  * whose backend is its own source (hairpin, else the backend would answer
- * itself directly and the client would drop the reply).
+ * itself directly and the client would drop the reply).  A connection from
+ * a local source or from the node itself to a KPX_SVC_F_EXT_LOCAL frontend
+ * was scheduled with the Service's ClusterIP frontend (hook.c): that
+ * frontend's backends and flags decide, and a connection from the node
+ * itself is always masqueraded (its source may be the external address,
+ * which the backend would answer directly; kube-proxy "masquerade LOCAL
+ * traffic").
  *
  * Where: SNAT needs the outgoing interface, known only after routing, so
  * kpx registers a second NAT lookup function per family at POST_ROUTING
@@ -18,7 +24,8 @@
  * original tuple gives the frontend key and the client address, its reply
  * tuple the backend the DNAT chose; the entry is taken as kpx's only if it
  * has a DNAT binding, its original destination is a kpx frontend and its
- * reply source is one of that frontend's current backends.  Nothing else
+ * reply source is one of that frontend's current backends (or of its
+ * ClusterIP frontend's, KPX_SVC_F_EXT_LOCAL).  Nothing else
  * in the entry (mark, labels, status bits, extensions) is touched, so kpx
  * does not collide with other users of those.  The NAT core calls this
  * function once per entry, for the first packet, a few microseconds after
@@ -78,11 +85,12 @@ static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
 	const struct nf_conntrack_tuple *o, *r;
 	struct nf_nat_range2 range = {};
 	enum ip_conntrack_info ctinfo;
+	const struct net_device *in;
+	struct kpx_svc *svc, *csvc;
 	union kpx_addr src, be;
-	struct kpx_svc *svc;
 	struct nf_conn *ct;
 	struct kpx_key key;
-	bool masq;
+	bool masq, node;
 	u32 flags;
 
 	ct = nf_ct_get(skb, &ctinfo);
@@ -100,15 +108,27 @@ static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
 	memset(&src, 0, sizeof(src));
 	memcpy(be.bytes, &r->src.u3, key.family == AF_INET ? 4 : 16);
 	memcpy(src.bytes, &o->src.u3, key.family == AF_INET ? 4 : 16);
-	if (!set_has(rcu_dereference(svc->bset), &be, r->src.u.all))
+	node = !skb->skb_iif;	/* locally generated: LOCAL_OUT in hook.c */
+	in = node ? NULL : state->in;
+
+	/* a backend of the frontend or of its ClusterIP frontend (hook.c) */
+	csvc = kpx_svc_cluster(kn, svc);
+	if (!set_has(rcu_dereference(svc->bset), &be, r->src.u.all) &&
+	    !(csvc && set_has(rcu_dereference(csvc->bset), &be, r->src.u.all)))
 		return NF_ACCEPT;
+	/* the same choice as hook.c's sched_svc(): whose flags apply */
+	if (csvc && (node || kpx_nscfg_src_local(rcu_dereference(kn->cfg),
+						 key.family, &src, in)))
+		svc = csvc;
+	else
+		node = false;	/* no short-circuit: the frontend's flags */
 
 	flags = READ_ONCE(svc->flags);
-	masq = (flags & KPX_SVC_F_MASQ) || !memcmp(&be, &src, sizeof(be));
+	masq = node || (flags & KPX_SVC_F_MASQ) ||
+	       !memcmp(&be, &src, sizeof(be));
 	if (!masq && (flags & KPX_SVC_F_MASQ_NONLOCAL))
 		masq = !kpx_nscfg_src_local(rcu_dereference(kn->cfg),
-					    key.family, &src,
-					    skb->skb_iif ? state->in : NULL);
+					    key.family, &src, in);
 	if (!masq)
 		return NF_ACCEPT;
 	if (state->pf == NFPROTO_IPV4)

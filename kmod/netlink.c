@@ -56,6 +56,9 @@ static const struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_MH_SIZE] = { .type = NLA_U32 },
 	[KPX_SVC_A_AFFINITY_TIMEOUT] = { .type = NLA_U32 },
 	[KPX_SVC_A_AFFINITY_MAX] = { .type = NLA_U32 },
+	/* issue 3: parse_cluster() checks the length and the flag */
+	[KPX_SVC_A_CLUSTER_ADDR] = { .type = NLA_BINARY },
+	[KPX_SVC_A_CLUSTER_PORT] = { .type = NLA_BE16 },
 };
 
 static const struct nla_policy kpx_policy[KPX_A_MAX + 1] = {
@@ -281,14 +284,64 @@ err:
 	return err;
 }
 
+/*
+ * The ClusterIP frontend key of a KPX_SVC_F_EXT_LOCAL frontend @key: both
+ * KPX_SVC_A_CLUSTER_* with the flag, neither without; same family and
+ * protocol, not @key itself.  *@has says whether @cluster was filled.
+ */
+static int parse_cluster(struct nlattr **tb, struct nlattr *nest,
+			 const struct kpx_key *key, u32 flags,
+			 struct kpx_key *cluster, bool *has,
+			 struct netlink_ext_ack *extack)
+{
+	struct nlattr *a = tb[KPX_SVC_A_CLUSTER_ADDR];
+	struct nlattr *p = tb[KPX_SVC_A_CLUSTER_PORT];
+
+	*has = false;
+	if (!(flags & KPX_SVC_F_EXT_LOCAL)) {
+		if (a || p) {
+			NL_SET_ERR_MSG_ATTR(extack, a ? a : p,
+					    "cluster frontend needs KPX_SVC_F_EXT_LOCAL");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!a || !p) {
+		NL_SET_ERR_MSG_ATTR(extack, nest,
+				    "KPX_SVC_F_EXT_LOCAL needs the cluster frontend");
+		NL_SET_ERR_ATTR_MISS(extack, nest, a ? KPX_SVC_A_CLUSTER_PORT :
+				     KPX_SVC_A_CLUSTER_ADDR);
+		return -EINVAL;
+	}
+	if (nla_len(a) != addr_len(key->family)) {
+		NL_SET_ERR_MSG_ATTR(extack, a,
+				    "cluster address length does not match family");
+		return -EINVAL;
+	}
+	if (!nla_get_be16(p)) {
+		NL_SET_ERR_MSG_ATTR(extack, p, "cluster port must not be 0");
+		return -EINVAL;
+	}
+	kpx_key_init(cluster, key->family, key->protocol, nla_data(a),
+		     nla_get_be16(p));
+	if (!memcmp(cluster, key, sizeof(*key))) {
+		NL_SET_ERR_MSG_ATTR(extack, a,
+				    "cluster frontend is the frontend itself");
+		return -EINVAL;
+	}
+	*has = true;
+	return 0;
+}
+
 static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct kpx_net *kn = kpx_net(genl_info_net(info));
 	struct nlattr *tb[KPX_SVC_A_MAX + 1];
 	struct kpx_cidrs *ranges;
 	struct kpx_sched_cfg scfg;
+	struct kpx_key key, cluster;
 	struct kpx_be_cfg *cfg;
-	struct kpx_key key;
+	bool has_cluster;
 	u32 n, flags;
 	int err;
 
@@ -298,6 +351,10 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 	flags = 0;
 	if (tb[KPX_SVC_A_FLAGS])
 		flags = nla_get_u32(tb[KPX_SVC_A_FLAGS]);
+	err = parse_cluster(tb, info->attrs[KPX_A_SERVICE], &key, flags,
+			    &cluster, &has_cluster, info->extack);
+	if (err)
+		return err;
 	err = kpx_cidrs_parse(tb[KPX_SVC_A_SOURCE_RANGES], key.family,
 			      &ranges, info->extack);
 	if (err)
@@ -310,7 +367,8 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 	}
 	err = kpx_sched_cfg_parse(tb, n, &scfg, info->extack);
 	if (!err)
-		err = kpx_svc_set(kn, &key, flags, cfg, n, ranges, &scfg);
+		err = kpx_svc_set(kn, &key, flags, cfg, n, ranges, &scfg,
+				  has_cluster ? &cluster : NULL);
 	else
 		kfree(ranges);
 	kvfree(cfg);
@@ -375,6 +433,20 @@ nospace:
 	return -EMSGSIZE;
 }
 
+/* KPX_SVC_A_CLUSTER_* of a KPX_SVC_F_EXT_LOCAL frontend, if it has them. */
+static int put_cluster(struct sk_buff *skb, const struct kpx_svc *svc)
+{
+	const struct kpx_ckey *ck = rcu_dereference(svc->cluster);
+
+	if (!ck)
+		return 0;
+	if (nla_put(skb, KPX_SVC_A_CLUSTER_ADDR, addr_len(ck->key.family),
+		    &ck->key.addr) ||
+	    nla_put_be16(skb, KPX_SVC_A_CLUSTER_PORT, ck->key.port))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int put_key(struct sk_buff *skb, const struct kpx_svc *svc)
 {
 	const struct kpx_key *key = &svc->key;
@@ -392,7 +464,7 @@ static int put_key(struct sk_buff *skb, const struct kpx_svc *svc)
 			      atomic64_read(&svc->filtered), KPX_SVC_A_PAD) ||
 	    kpx_cidrs_put(skb, KPX_SVC_A_SOURCE_RANGES,
 			  rcu_dereference(svc->ranges)) ||
-	    kpx_sched_cfg_put(skb, svc))
+	    kpx_sched_cfg_put(skb, svc) || put_cluster(skb, svc))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -75,6 +75,26 @@ struct kpx_svc *kpx_svc_lookup(struct kpx_net *kn, const struct kpx_key *key)
 	return rhashtable_lookup(&kn->svcs, key, svc_params);
 }
 
+/**
+ * kpx_svc_cluster - the ClusterIP frontend of a KPX_SVC_F_EXT_LOCAL one
+ * @kn: the namespace's state
+ * @svc: a frontend found with kpx_svc_lookup()
+ *
+ * Call under rcu_read_lock(); O(1), one table lookup.
+ *
+ * Return: the frontend named by @svc's KPX_SVC_A_CLUSTER_* key, or NULL if
+ * @svc has no KPX_SVC_F_EXT_LOCAL or that frontend does not exist.
+ */
+struct kpx_svc *kpx_svc_cluster(struct kpx_net *kn, const struct kpx_svc *svc)
+{
+	const struct kpx_ckey *ck;
+
+	if (!(READ_ONCE(svc->flags) & KPX_SVC_F_EXT_LOCAL))
+		return NULL;
+	ck = rcu_dereference(svc->cluster);
+	return ck ? kpx_svc_lookup(kn, &ck->key) : NULL;
+}
+
 /* Writers' lookup: kn->lock keeps the result alive. */
 static struct kpx_svc *svc_find(struct kpx_net *kn, const struct kpx_key *key)
 {
@@ -95,6 +115,7 @@ static void svc_free_rcu(struct rcu_head *head)
 
 	kpx_bset_free(rcu_dereference_raw(svc->bset));
 	kfree(rcu_dereference_raw(svc->ranges));
+	kfree(rcu_dereference_raw(svc->cluster));
 	kpx_aff_release(svc);
 	kfree(svc);
 }
@@ -124,6 +145,9 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  * @cfg: validated backends of @key's family, sorted by kpx_be_cfg_sort()
  * @n: number of entries in @cfg, at most KPX_BACKENDS_MAX
  * @ranges: the new source ranges (NULL: none), always taken over
+ * @scfg: scheduler and affinity settings
+ * @cluster: the ClusterIP frontend key of a KPX_SVC_F_EXT_LOCAL frontend,
+ *	else NULL; copied
  *
  * Readers see the old set or the new one.  Backends in both keep their
  * object and counter.  The namespace's first SET also switches its NAT
@@ -137,8 +161,10 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  */
 int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
-		const struct kpx_sched_cfg *scfg)
+		const struct kpx_sched_cfg *scfg,
+		const struct kpx_key *cluster)
 {
+	struct kpx_ckey *ck = NULL, *old_ck;
 	struct kpx_affk *fresh = NULL;
 	struct kpx_bset *old = NULL, *set;
 	struct kpx_cidrs *old_ranges;
@@ -146,6 +172,14 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	bool vip_got = false;
 	int err = 0;
 
+	if (cluster) {
+		ck = kmalloc(sizeof(*ck), GFP_KERNEL);
+		if (!ck) {
+			kfree(ranges);
+			return -ENOMEM;
+		}
+		ck->key = *cluster;
+	}
 	mutex_lock(&kn->lock);
 	err = kpx_net_hooks_enable(kn);
 	if (err)
@@ -191,6 +225,11 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 						 lockdep_is_held(&kn->lock));
 		ranges = NULL;
 		kpx_cidrs_free_rcu(old_ranges);
+		old_ck = rcu_replace_pointer(svc->cluster, ck,
+					     lockdep_is_held(&kn->lock));
+		ck = NULL;
+		if (old_ck)
+			kfree_rcu(old_ck, rcu);
 		svc->scfg = *scfg;
 		rcu_assign_pointer(svc->bset, set);
 		kpx_aff_commit(svc, fresh, set);
@@ -212,6 +251,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	svc->flags = flags;
 	RCU_INIT_POINTER(svc->bset, set);
 	RCU_INIT_POINTER(svc->ranges, ranges);
+	RCU_INIT_POINTER(svc->cluster, ck);
 	svc->scfg = *scfg;
 	RCU_INIT_POINTER(svc->aff, fresh);
 	err = rhashtable_insert_fast(&kn->svcs, &svc->node, svc_params);
@@ -222,6 +262,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		goto out;
 	}
 	ranges = NULL;
+	ck = NULL;
 	vip_got = false;	/* kept by the frontend */
 	list_add_tail_rcu(&svc->list, &kn->svc_list);
 	WRITE_ONCE(kn->n_svcs, kn->n_svcs + 1);
@@ -235,6 +276,7 @@ out:
 		kpx_vip_put(kn, key);
 	mutex_unlock(&kn->lock);
 	kfree(ranges);
+	kfree(ck);
 	return err;
 }
 

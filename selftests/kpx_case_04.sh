@@ -10,8 +10,14 @@
 # LB IP and the NodePort with its own address kept (no SNAT).  The agent is
 # restarted as node-b (no local pod): 503 with localEndpoints 0, external
 # traffic to the LB IP and node-b's NodePort is dropped (times out, drop
-# counter).  Pods rescheduled (one on node-b, none on node-a): node-b 200
-# with 1 and serves; as node-a again: 503 and drop.
+# counter).  Item 4, still on node-b: a pod (cpod, a local source) and the
+# node itself reach the LB IP and node-b's NodePort and are served by both
+# endpoints through the ClusterIP frontend (kube-proxy's short-circuit of
+# in-cluster traffic, KPX_SVC_F_EXT_LOCAL): the pod's address is kept as
+# for the ClusterIP, the node's connections are masqueraded; the ClusterIP
+# backends' counters take them; external clients are still dropped.  Pods
+# rescheduled (one on node-b, none on node-a): node-b 200 with 1 and serves;
+# as node-a again: 503 and drop.
 #
 #   cli 10.0.1.2 --veth-- node (kpx.ko, kpx-agent as node-a / node-b, API
 #                               server; kpx-node 192.0.2.11 and 192.0.2.12)
@@ -79,13 +85,42 @@ expect_timeout cli tcp $LB:80 1 1000
 expect_timeout cli tcp $NODE_B:30180 1 1000
 assert_ge "node-b: module drop counter grew" 2 "$(stats_delta drops)"
 expect_answered cli tcp 10.96.30.10:80 8 $BOTH
-# item 4: a pod on node-b reaching the LB IP is served by any endpoint
-client cpod -n 1 -t 1000 $LB:80
-if [ "$(summary_field ok)" = 1 ]; then
-	expect_answered cpod tcp $LB:80 8 $BOTH
-else
-	log "SKIP pod -> LB IP / NodePort of an eTP Local Service on a node without local endpoint is dropped, not served cluster-wide (kube-proxy short-circuits in-cluster sources): not implemented"
-fi
+
+# --- item 4 (node-b): in-cluster clients of the external addresses ------------
+# cluster_conns: new connections the ClusterIP :80 backends took, as of
+# the last kpx_snapshot.
+cluster_conns() {
+	echo $(($(be_counter tcp 10.96.30.10 80 10.244.1.40 8080) +
+		$(be_counter tcp 10.96.30.10 80 10.244.1.41 8080)))
+}
+kpx_snapshot
+assert_eq "node-b: LB IP :80 flags" '["drop-empty","ext-local"]' \
+	"$(svc_counter tcp $LB 80 flags)"
+assert_eq "node-b: LB IP :80 names its ClusterIP frontend" "10.96.30.10:80" \
+	"$(jq -r --arg v $LB '.services[] | select(.vip == $v and .port == 80) | .cluster' <<<"$KS_JSON")"
+assert_eq "node-b: NodePort 30543 names its ClusterIP frontend" "10.96.30.10:443" \
+	"$(jq -r --arg v $NODE_B '.services[] | select(.vip == $v and .port == 30543) | .cluster' <<<"$KS_JSON")"
+assert_eq "node-b: the ClusterIP frontend has no cluster key" "null" \
+	"$(jq -r '.services[] | select(.vip == "10.96.30.10" and .port == 80) | .cluster' <<<"$KS_JSON")"
+c0=$(cluster_conns)
+lb0=$(svc_counter tcp $LB 80 conns)
+stats_mark
+expect_answered cpod tcp $LB:80 12 $BOTH 10.244.2.7
+expect_answered cpod tcp $NODE_B:30180 12 $BOTH 10.244.2.7
+expect_answered cpod tcp $LB:443 6 10.244.1.40:8443,10.244.1.41:8443 10.244.2.7
+expect_answered node tcp $LB:80 12 $BOTH $MASQ4
+expect_answered node tcp $NODE_B:30180 12 $BOTH $MASQ4
+kpx_snapshot
+assert_eq "item 4: the ClusterIP :80 backends took the 48 connections" 48 \
+	$(($(cluster_conns) - c0))
+assert_eq "item 4: LB IP :80 counts its 24 connections" 24 \
+	$(($(svc_counter tcp $LB 80 conns) - lb0))
+assert_eq "item 4: nothing dropped" 0 "$(stats_delta drops)"
+# external clients are still limited to (absent) local endpoints
+stats_mark
+expect_timeout cli tcp $LB:80 1 1000
+expect_timeout cli tcp $NODE_B:30180 1 1000
+assert_ge "item 4: external clients still dropped (drop counter)" 2 "$(stats_delta drops)"
 
 # --- pods rescheduled: one on node-b, none on node-a ---------------------------
 jq '.items[] | select(.kind == "EndpointSlice") |

@@ -385,6 +385,82 @@ static void test_dirty_nodes(void)
 	kpx_model_free(m);
 }
 
+/*
+ * Issue 3: every external frontend of an eTP Local Service (NodePort on the
+ * node's address, LoadBalancer IP) carries KPX_SVC_F_EXT_LOCAL and the key
+ * of the same port's ClusterIP frontend, so that the module serves pods and
+ * the node itself with all endpoints; the ClusterIP has neither.  Case 04's
+ * objects (shop/storefront), on node-b (no local endpoint) and node-a.
+ */
+static void ext_local_one(const char *host)
+{
+	static const struct {
+		const char *fe, *cluster;
+	} want[] = {
+		{ "10.96.30.10:80/tcp", "" },
+		{ "10.96.30.10:443/tcp", "" },
+		{ "192.0.2.%s:30180/tcp", "10.96.30.10:80" },
+		{ "192.0.2.%s:30543/tcp", "10.96.30.10:443" },
+		{ "198.51.100.40:80/tcp", "10.96.30.10:80" },
+		{ "198.51.100.40:443/tcp", "10.96.30.10:443" },
+	};
+	const char *nip = !strcmp(host, "node-a") ? "11" : "12";
+	char fe[KPX_SERVICE_STRLEN], cl[KPX_HOSTPORT_STRLEN], exp[64];
+	struct kpx_model *m = kpx_model_new();
+	struct kpx_service *v;
+	size_t n, i;
+	int bad = 0;
+
+	set_node(m, host);
+	if (load_step(m, "tests/data/case04-etp-local-healthcheck-nodeport-objects.json",
+		      -1) || kpx_model_desired(m, &v, &n)) {
+		ok(0, "ext-local %s: case 04 loaded", host);
+		kpx_model_free(m);
+		return;
+	}
+	ok(n == 6, "ext-local %s: 6 frontends (%zu)", host, n);
+	for (i = 0; i < n && i < 6; i++) {
+		const struct kpx_service *s = &v[i];
+		bool ext = want[i].cluster[0] != '\0';
+
+		snprintf(exp, sizeof(exp), want[i].fe, nip);
+		kpx_service_str(s, fe, sizeof(fe));
+		cl[0] = '\0';
+		if (s->cluster_port)
+			kpx_hostport_str(s->family, &s->cluster_addr,
+					 s->cluster_port, cl, sizeof(cl));
+		if (strcmp(fe, exp) || ext != !!(s->flags & KPX_SVC_F_EXT_LOCAL) ||
+		    strcmp(cl, want[i].cluster)) {
+			printf("# %s: flags 0x%x cluster '%s' (want %s '%s')\n", fe,
+			       (unsigned int)s->flags, cl, exp, want[i].cluster);
+			bad++;
+		}
+	}
+	ok(bad == 0, "ext-local %s: KPX_SVC_F_EXT_LOCAL and the ClusterIP key on the "
+	   "NodePort and LB IP frontends only", host);
+	/* the key takes part in the comparison that decides a SET */
+	if (n >= 3) {
+		struct kpx_service t = v[2];
+
+		ok(kpx_service_same_config(&t, &v[2]), "ext-local %s: same config", host);
+		t.cluster_port++;
+		ok(!kpx_service_same_config(&t, &v[2]),
+		   "ext-local %s: another cluster port is a change", host);
+		t = v[2];
+		t.cluster_addr.v4.s_addr ^= htonl(1);
+		ok(!kpx_service_same_config(&t, &v[2]),
+		   "ext-local %s: another cluster address is a change", host);
+	}
+	kpx_services_free(v, n);
+	kpx_model_free(m);
+}
+
+static void test_ext_local(void)
+{
+	ext_local_one("node-b");
+	ext_local_one("node-a");
+}
+
 int main(void)
 {
 	test_dual_stack_kinds();
@@ -393,5 +469,6 @@ int main(void)
 	test_conditions_and_policies();
 	test_prefer_same_node();
 	test_dirty_nodes();
+	test_ext_local();
 	return done_testing();
 }

@@ -101,6 +101,59 @@ static void test_build_small(void)
 	kpx_service_free(&s);
 }
 
+/*
+ * Issue 3: KPX_SVC_F_EXT_LOCAL sends KPX_SVC_A_CLUSTER_ADDR/PORT (network
+ * order) and reads them back; without the flag they are not sent.
+ */
+static void test_build_ext_local(void)
+{
+	struct kpx_service s = mksvc(AF_INET6, "2001:db8::40", 443, 1);
+	struct nlattr *tb[KPX_A_MAX + 1], *stb[KPX_SVC_A_MAX + 1];
+	struct kpx_nl_dumpbuf d = { 0 };
+	struct nl_msg *msg = NULL;
+	struct in6_addr want;
+	const uint8_t *p;
+	int ret;
+
+	inet_pton(AF_INET6, "fd00:10:96::30", &want);
+	s.flags = KPX_SVC_F_EXT_LOCAL | KPX_SVC_F_DROP_EMPTY;
+	s.cluster_addr.v6 = want;
+	s.cluster_port = 8443;
+	ret = kpx_nl_build_set(&fake, &s, &msg);
+	ok(ret == 0 && msg, "build SET of an ext-local IPv6 frontend");
+	if (ret)
+		return;
+	genlmsg_parse(nlmsg_hdr(msg), 0, tb, KPX_A_MAX, NULL);
+	nla_parse_nested(stb, KPX_SVC_A_MAX, tb[KPX_A_SERVICE], NULL);
+	p = stb[KPX_SVC_A_CLUSTER_PORT] ? nla_data(stb[KPX_SVC_A_CLUSTER_PORT]) : NULL;
+	ok(p && nla_len(stb[KPX_SVC_A_CLUSTER_PORT]) == 2 && p[0] == 0x20 &&
+	   p[1] == 0xfb, "cluster port on the wire is big-endian 20 fb");
+	ok(stb[KPX_SVC_A_CLUSTER_ADDR] &&
+	   nla_len(stb[KPX_SVC_A_CLUSTER_ADDR]) == 16 &&
+	   !memcmp(nla_data(stb[KPX_SVC_A_CLUSTER_ADDR]), &want, 16),
+	   "cluster address on the wire: 16 bytes fd00:10:96::30");
+	ret = kpx_nl_parse_service(nlmsg_hdr(msg), &d);
+	ok(ret == 0 && d.n == 1 && d.v[0].cluster_port == 8443 &&
+	   !memcmp(&d.v[0].cluster_addr.v6, &want, 16) &&
+	   kpx_service_same_config(&d.v[0], &s),
+	   "parsed back: cluster [fd00:10:96::30]:8443, same config");
+	kpx_nl_dump_reset(&d);
+	nlmsg_free(msg);
+
+	s.flags = KPX_SVC_F_DROP_EMPTY;
+	msg = NULL;
+	ret = kpx_nl_build_set(&fake, &s, &msg);
+	if (ret == 0) {
+		genlmsg_parse(nlmsg_hdr(msg), 0, tb, KPX_A_MAX, NULL);
+		nla_parse_nested(stb, KPX_SVC_A_MAX, tb[KPX_A_SERVICE], NULL);
+	}
+	ok(ret == 0 && !stb[KPX_SVC_A_CLUSTER_ADDR] &&
+	   !stb[KPX_SVC_A_CLUSTER_PORT],
+	   "without KPX_SVC_F_EXT_LOCAL no cluster attribute is sent");
+	nlmsg_free(msg);
+	kpx_service_free(&s);
+}
+
 /* What walk_set() found in a SET message. */
 struct set_walk {
 	size_t found;		/* backends seen, all matching, in order */
@@ -453,6 +506,7 @@ int main(void)
 {
 	printf("TAP version 13\n");
 	test_build_small();
+	test_build_ext_local();
 	test_build_split();
 	test_dump_parse();
 	test_errors();

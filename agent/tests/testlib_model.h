@@ -221,9 +221,11 @@ static char *render_only(struct kpx_model *m, const char *only)
 		if (i && kpx_service_key_cmp(&v[i - 1], &v[i]) >= 0)
 			fprintf(l, "UNSORTED ");
 		fprintf(l, "%s", kpx_service_str(&v[i], fe, sizeof(fe)));
-		/* KPX_SVC_F_CLUSTER_IP (every ClusterIP frontend) is not
-		 * rendered; test_model_policy checks it. */
-		if (v[i].flags & ~(uint32_t)KPX_SVC_F_CLUSTER_IP)
+		/* KPX_SVC_F_CLUSTER_IP (every ClusterIP frontend) and
+		 * KPX_SVC_F_EXT_LOCAL (every eTP Local external one) are
+		 * not rendered; test_model_policy checks them. */
+		if (v[i].flags & ~(uint32_t)(KPX_SVC_F_CLUSTER_IP |
+					     KPX_SVC_F_EXT_LOCAL))
 			fprintf(l, " [%s%s%s%s]",
 				v[i].flags & KPX_SVC_F_DROP_EMPTY ? "drop" : "",
 				(v[i].flags & KPX_SVC_F_DROP_EMPTY) &&

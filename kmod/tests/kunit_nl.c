@@ -54,6 +54,8 @@ struct nl_ctx {
 
 /* The frontend every test starts from: TCP 10.96.0.1:80, rr. */
 static const u8 vip[16] = { 10, 96, 0, 1 };
+/* The ClusterIP frontend of the KPX_SVC_F_EXT_LOCAL requests. */
+static const u8 cl_vip[16] = { 10, 96, 0, 2 };
 
 static int nl_open(struct nl_ctx *c)
 {
@@ -170,6 +172,7 @@ struct req {
 	u16 family;		/* 0: AF_INET */
 	u8 proto;		/* 0: TCP */
 	u8 addr_len;		/* 0: the family's */
+	const u8 *addr;		/* NULL: vip */
 	u32 port;		/* 0: 80; PORT_ZERO: 0 */
 	u32 omit;		/* BIT(KPX_SVC_A_*) left out */
 	bool no_service;	/* no KPX_A_SERVICE at all */
@@ -188,6 +191,10 @@ struct req {
 	u8 cidr_plen;		/* 0: 32 */
 	u16 extra_svc;		/* also put this u32 in KPX_A_SERVICE */
 	u16 extra_top;		/* also put this u32 at the top level */
+	/* KPX_SVC_A_CLUSTER_*: 10.96.0.2 (10.96.0.1 with cl_self) */
+	u8 cl_addr_len;		/* 0: no KPX_SVC_A_CLUSTER_ADDR */
+	u32 cl_port;		/* 0: no KPX_SVC_A_CLUSTER_PORT; PORT_ZERO: 0 */
+	bool cl_self;		/* the frontend's own address */
 	/* expected */
 	int err;
 	const char *msg;	/* NULL: any non-empty message */
@@ -277,7 +284,8 @@ static int put_service(struct nl_ctx *c, struct sk_buff *skb,
 	PUT(KPX_SVC_A_PROTOCOL,
 	    nla_put_u8(skb, KPX_SVC_A_PROTOCOL, r->proto ?: IPPROTO_TCP));
 	PUT(KPX_SVC_A_ADDR, nla_put(skb, KPX_SVC_A_ADDR, r->addr_len ?:
-				    (family == AF_INET6 ? 16 : 4), vip));
+				    (family == AF_INET6 ? 16 : 4),
+				    r->addr ?: vip));
 	PUT(KPX_SVC_A_PORT, nla_put_be16(skb, KPX_SVC_A_PORT, htons(port)));
 	if (r->put_flags)
 		PUT(KPX_SVC_A_FLAGS,
@@ -298,6 +306,15 @@ static int put_service(struct nl_ctx *c, struct sk_buff *skb,
 		PUT(r->extra_svc, nla_put_u32(skb, r->extra_svc, 1));
 	if (r->cidr_addr_len && put_range(skb, r))
 		return -EMSGSIZE;
+	if (r->cl_addr_len)
+		PUT(KPX_SVC_A_CLUSTER_ADDR,
+		    nla_put(skb, KPX_SVC_A_CLUSTER_ADDR, r->cl_addr_len,
+			    r->cl_self ? vip : cl_vip));
+	if (r->cl_port)
+		PUT(KPX_SVC_A_CLUSTER_PORT,
+		    nla_put_be16(skb, KPX_SVC_A_CLUSTER_PORT,
+				 htons(r->cl_port == PORT_ZERO ? 0 :
+				       r->cl_port)));
 	if (!(r->omit & BIT(KPX_SVC_A_BACKENDS)) && put_backends(c, skb, r))
 		return -EMSGSIZE;
 	nla_nest_end(skb, svc);
@@ -326,6 +343,7 @@ struct snap {
 	const struct kpx_bset *bset;
 	const struct kpx_cidrs *ranges;
 	const struct kpx_nscfg *cfg;
+	const struct kpx_ckey *cluster;
 	u32 flags;
 	struct kpx_sched_cfg scfg;
 };
@@ -352,6 +370,8 @@ static void snap_take(struct snap *s)
 						    lockdep_is_held(&kn->lock));
 		s->ranges = rcu_dereference_protected(svc->ranges,
 						      lockdep_is_held(&kn->lock));
+		s->cluster = rcu_dereference_protected(svc->cluster,
+						       lockdep_is_held(&kn->lock));
 		s->flags = svc->flags;
 		s->scfg = svc->scfg;
 	}
@@ -368,6 +388,7 @@ static void expect_same(struct kunit *test, const struct snap *a,
 	KUNIT_EXPECT_PTR_EQ(test, a->bset, b->bset);
 	KUNIT_EXPECT_PTR_EQ(test, a->ranges, b->ranges);
 	KUNIT_EXPECT_PTR_EQ(test, a->cfg, b->cfg);
+	KUNIT_EXPECT_PTR_EQ(test, a->cluster, b->cluster);
 	KUNIT_EXPECT_EQ(test, a->flags, b->flags);
 	KUNIT_EXPECT_EQ(test, a->scfg.id, b->scfg.id);
 	KUNIT_EXPECT_EQ(test, a->scfg.mh_size, b->scfg.mh_size);
@@ -444,6 +465,34 @@ static const struct req bad_reqs[] = {
 	{ .name = "affinity max 0", .aff_max_zero = true, .err = -EINVAL,
 	  .msg = "affinity max must be 1..1048576",
 	  .at_svc = KPX_SVC_A_AFFINITY_MAX },
+	/* issue 3: KPX_SVC_F_EXT_LOCAL and its cluster frontend */
+	{ .name = "ext-local without a cluster frontend", .put_flags = true,
+	  .flags = KPX_SVC_F_EXT_LOCAL, .err = -EINVAL,
+	  .msg = "KPX_SVC_F_EXT_LOCAL needs the cluster frontend",
+	  .miss = KPX_SVC_A_CLUSTER_ADDR },
+	{ .name = "ext-local without a cluster port", .put_flags = true,
+	  .flags = KPX_SVC_F_EXT_LOCAL, .cl_addr_len = 4, .err = -EINVAL,
+	  .msg = "KPX_SVC_F_EXT_LOCAL needs the cluster frontend",
+	  .miss = KPX_SVC_A_CLUSTER_PORT },
+	{ .name = "cluster frontend without ext-local", .cl_addr_len = 4,
+	  .cl_port = 80, .err = -EINVAL,
+	  .msg = "cluster frontend needs KPX_SVC_F_EXT_LOCAL",
+	  .at_svc = KPX_SVC_A_CLUSTER_ADDR },
+	{ .name = "16-byte cluster address of an IPv4 frontend",
+	  .put_flags = true, .flags = KPX_SVC_F_EXT_LOCAL, .cl_addr_len = 16,
+	  .cl_port = 80, .err = -EINVAL,
+	  .msg = "cluster address length does not match family",
+	  .at_svc = KPX_SVC_A_CLUSTER_ADDR },
+	{ .name = "cluster port 0", .put_flags = true,
+	  .flags = KPX_SVC_F_EXT_LOCAL, .cl_addr_len = 4,
+	  .cl_port = PORT_ZERO, .err = -EINVAL,
+	  .msg = "cluster port must not be 0",
+	  .at_svc = KPX_SVC_A_CLUSTER_PORT },
+	{ .name = "cluster frontend is the frontend itself", .put_flags = true,
+	  .flags = KPX_SVC_F_EXT_LOCAL, .cl_addr_len = 4, .cl_self = true,
+	  .cl_port = 80, .err = -EINVAL,
+	  .msg = "cluster frontend is the frontend itself",
+	  .at_svc = KPX_SVC_A_CLUSTER_ADDR },
 };
 
 static void req_desc(const struct req *r, char *desc)
@@ -500,6 +549,64 @@ static void nl_valid_set_test(struct kunit *test)
 	KUNIT_EXPECT_PTR_NE(test, before.bset, after.bset);
 	KUNIT_EXPECT_EQ(test, after.scfg.id, (u8)KPX_SCHED_WRR);
 	KUNIT_EXPECT_EQ(test, after.n_backends, 2U);
+}
+
+/*
+ * Issue 3: a valid KPX_SVC_F_EXT_LOCAL SET stores the cluster key (TCP
+ * 10.96.0.2:8080), kpx_svc_cluster() finds that frontend once it exists,
+ * and a SET without the flag drops the key.
+ */
+static void nl_ext_local_test(struct kunit *test)
+{
+	struct req r = { .name = "ext-local", .put_flags = true,
+			 .flags = KPX_SVC_F_EXT_LOCAL | KPX_SVC_F_DROP_EMPTY,
+			 .cl_addr_len = 4, .cl_port = 8080 };
+	struct req cl = { .name = "cluster", .addr = cl_vip, .port = 8080 };
+	struct kpx_net *kn = kpx_net(&init_net);
+	struct nl_ctx *c = test->priv;
+	struct kpx_svc *ext, *found;
+	struct kpx_key k, fe;
+	struct snap s;
+
+	KUNIT_ASSERT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &r), 0);
+	snap_take(&s);
+	KUNIT_ASSERT_NOT_NULL(test, s.cluster);
+	kpx_key_init(&k, AF_INET, IPPROTO_TCP, cl_vip, htons(8080));
+	kpx_key_init(&fe, AF_INET, IPPROTO_TCP, vip, htons(80));
+	KUNIT_EXPECT_EQ(test, memcmp(&s.cluster->key, &k, sizeof(k)), 0);
+	KUNIT_EXPECT_EQ(test, s.flags,
+			(u32)(KPX_SVC_F_EXT_LOCAL | KPX_SVC_F_DROP_EMPTY));
+
+	rcu_read_lock();
+	ext = kpx_svc_lookup(kn, &fe);
+	KUNIT_EXPECT_NOT_NULL(test, ext);
+	/* no such frontend yet: the hook behaves as without the flag */
+	if (ext)
+		KUNIT_EXPECT_NULL(test, kpx_svc_cluster(kn, ext));
+	rcu_read_unlock();
+
+	/* the cluster frontend itself */
+	KUNIT_ASSERT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &cl), 0);
+	rcu_read_lock();
+	ext = kpx_svc_lookup(kn, &fe);
+	found = ext ? kpx_svc_cluster(kn, ext) : NULL;
+	KUNIT_EXPECT_NOT_NULL(test, found);
+	if (found)
+		KUNIT_EXPECT_EQ(test, memcmp(&found->key, &k, sizeof(k)), 0);
+	rcu_read_unlock();
+
+	r.flags = KPX_SVC_F_DROP_EMPTY;
+	r.cl_addr_len = 0;
+	r.cl_port = 0;
+	KUNIT_ASSERT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &r), 0);
+	snap_take(&s);
+	KUNIT_EXPECT_NULL(test, s.cluster);
+	rcu_read_lock();
+	ext = kpx_svc_lookup(kn, &fe);
+	KUNIT_EXPECT_NOT_NULL(test, ext);
+	if (ext)
+		KUNIT_EXPECT_NULL(test, kpx_svc_cluster(kn, ext));
+	rcu_read_unlock();
 }
 
 static void nl_del_test(struct kunit *test)
@@ -627,6 +734,7 @@ static void nl_suite_exit(struct kunit_suite *suite)
 static struct kunit_case nl_cases[] = {
 	KUNIT_CASE_PARAM(nl_bad_set_test, bad_req_gen_params),
 	KUNIT_CASE(nl_valid_set_test),
+	KUNIT_CASE(nl_ext_local_test),
 	KUNIT_CASE(nl_del_test),
 	KUNIT_CASE(nl_bad_config_test),
 	KUNIT_CASE(nl_eperm_test),

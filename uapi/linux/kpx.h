@@ -123,6 +123,12 @@
  *       KPX_SVC_A_SOURCE_RANGES
  *   KPX_BE_A_ACTIVE (in each backend): u32, read-only, connections to it
  *       that are still open (used by "lc")
+ *   KPX_SVC_A_CLUSTER_ADDR: binary, 4 or 16 bytes (the frontend's family),
+ *       network order, and KPX_SVC_A_CLUSTER_PORT: be16, not 0: the key
+ *       (with the frontend's family and protocol) of the Service's
+ *       ClusterIP frontend.  Both are required with KPX_SVC_F_EXT_LOCAL and
+ *       refused without it, and must not name the frontend itself; dumped
+ *       when the flag is set.
  *
  * A CIDR (KPX_CIDRS_A_CIDR nest):
  *   KPX_CIDR_A_FAMILY: u16, AF_INET or AF_INET6
@@ -202,6 +208,8 @@ enum kpx_svc_attr {
 	KPX_SVC_A_AFFINITY_EVICTIONS,	/* u64, read-only */
 	KPX_SVC_A_SOURCE_RANGES,	/* nest, enum kpx_cidrs_attr */
 	KPX_SVC_A_FILTERED,	/* u64, read-only */
+	KPX_SVC_A_CLUSTER_ADDR,	/* binary, network order */
+	KPX_SVC_A_CLUSTER_PORT,	/* be16 */
 	__KPX_SVC_A_MAX
 };
 #define KPX_SVC_A_MAX (__KPX_SVC_A_MAX - 1)
@@ -238,8 +246,24 @@ enum kpx_svc_flags {
 	 * Added after version 1's first flags.
 	 */
 	KPX_SVC_F_CLUSTER_IP = 1U << 3,
+	/*
+	 * An external frontend (NodePort, LoadBalancer IP, externalIP) of a
+	 * Service with externalTrafficPolicy: Local; needs
+	 * KPX_SVC_A_CLUSTER_ADDR and KPX_SVC_A_CLUSTER_PORT.  Only external
+	 * clients are limited to this frontend's (local) backends: a new
+	 * connection from a local source (see KPX_CMD_SET_CONFIG) or from the
+	 * node itself (LOCAL_OUT) is scheduled as if it had been made to the
+	 * Service's ClusterIP frontend, with that frontend's backends,
+	 * scheduler, affinity and masquerade flags, and a connection from the
+	 * node itself is always masqueraded (kube-proxy short-circuits such
+	 * traffic to the Service's cluster chain; kubernetes#65387,
+	 * kubernetes#131765).  If that frontend does not exist, this one is
+	 * used as for any other client.  Added after KPX_SVC_F_CLUSTER_IP.
+	 */
+	KPX_SVC_F_EXT_LOCAL = 1U << 4,
 	__KPX_SVC_F_ALL = KPX_SVC_F_DROP_EMPTY | KPX_SVC_F_MASQ_NONLOCAL |
-			  KPX_SVC_F_MASQ | KPX_SVC_F_CLUSTER_IP
+			  KPX_SVC_F_MASQ | KPX_SVC_F_CLUSTER_IP |
+			  KPX_SVC_F_EXT_LOCAL
 };
 
 /* The backend list: a sequence of KPX_BACKENDS_A_BACKEND nests. */
