@@ -6,7 +6,7 @@
 #  1. watches dropped mid-stream          5. an HTTP 500 burst
 #  2. 410 Gone (history compacted)        6. a server cert from another CA
 #  3. a malformed Service                 7. a rotated service-account token
-#  4. a stalled watch                     8. 10,000 Services listed in pages
+#  4. a stalled watch                     8. many Services listed in pages
 # (the machinery is agent/tests/agent-faults.sh's: apiserver/faults_lib.sh).
 # Expected after each fault:
 #  - the agent logged the fault as it should (e.g. "watch stalled", a TLS
@@ -20,8 +20,11 @@
 #    holds connections open exchanging lines during the whole test, with
 #    zero failures; the per-backend counters never decrease, and the
 #    frontend's counter grows by exactly the clients' connections.
-# 8 restarts the agent after 10,000 Services were added: it lists them in
-# pages of 500, adopts the module's state and sends exactly 10,000 SETs.
+# 8 restarts the agent after KPX_FAULTS_BIG (default 1,000: 2 pages; the
+# python API server under TCG needs minutes for 10,000, which the host test
+# agent/tests/agent-faults.sh lists in 20 pages against a dry-run agent)
+# Services were added: it lists them in pages of 500, adopts the module's
+# state and sends exactly that many SETs.
 #
 # Topology (lib.sh): cli 10.0.1.2 --veth-- node (VM root netns: kpx.ko,
 # kpx-agent, API server + faultproxy on 127.0.0.1) --veth-- pod1
@@ -30,7 +33,7 @@
 . "$SELFTESTS/agent_lib.sh"
 . "$SELFTESTS/apiserver/faults_lib.sh"
 
-NBIG=${KPX_FAULTS_BIG:-10000}
+NBIG=${KPX_FAULTS_BIG:-1000}
 VIP=10.96.0.70
 agent_require "$APIDIR/faultproxy.py"
 command -v openssl >/dev/null || skip "no openssl"
@@ -264,7 +267,7 @@ converged "rotated token"
 counters_kept "rotated token"
 fl_fault 'token?file='
 
-# --- 8. 10,000 Services in pages, on a restart -----------------------------------------------
+# --- 8. $NBIG Services in pages, on a restart -----------------------------------------------
 kpx_agent_stop
 assert_eq "SIGTERM after the faults: exit status" 0 "$AGENT_STATUS"
 fl_big_services "$NBIG" "$TMPD/big.json"
