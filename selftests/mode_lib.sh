@@ -80,6 +80,19 @@ require_feature() {
 	done
 }
 
+# lacks_feature FEATURE: true when this proxy mode lacks FEATURE; the part
+# of the test it guards is then skipped, logged with the reason and added to
+# the skip list.
+lacks_feature() {
+	local why=${MODE_LACKS["$KPX_PROXY_MODE $1"]:-}
+
+	[ -n "$why" ] || return 1
+	MODE_SKIPS=$((MODE_SKIPS + 1))
+	log "skip: $1: $why"
+	[ -z "$KPX_SKIP_LIST" ] || echo "$TEST_NAME: $1 ($why)" >>"$KPX_SKIP_LIST"
+	return 0
+}
+
 # _mode_na DESC GOT: true (and the assertion DESC is skipped) when GOT is
 # $MODE_NA, a module-only value in another mode.
 _mode_na() {
