@@ -53,18 +53,18 @@ timeout 30 "$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override nod
 ok $? "--dry-run --once exits 0"
 grep -Eo 'msg="dry run: (set|del) [^"]*"' "$tmp/once.log" | sort >"$tmp/got"
 sort >"$tmp/want" <<'WANT'
-msg="dry run: set 10.96.0.1:443/tcp flags=0x0 backends=[192.0.2.10:6443@1]"
-msg="dry run: set 10.96.0.10:53/tcp flags=0x0 backends=[10.244.0.3:53@1 10.244.0.4:53@1]"
-msg="dry run: set 10.96.0.10:53/udp flags=0x0 backends=[10.244.0.3:53@1 10.244.0.4:53@1]"
-msg="dry run: set 10.96.0.10:9153/tcp flags=0x0 backends=[10.244.0.3:9153@1 10.244.0.4:9153@1]"
-msg="dry run: set 10.96.199.145:18000/tcp flags=0x0 backends=[]"
-msg="dry run: set 10.96.199.145:18001/tcp flags=0x0 backends=[]"
-msg="dry run: set 10.96.199.145:19001/tcp flags=0x0 backends=[]"
-msg="dry run: set 10.96.199.145:9443/tcp flags=0x0 backends=[]"
-msg="dry run: set 10.96.234.211:80/tcp flags=0x0 backends=[]"
-msg="dry run: set 10.96.91.35:5300/udp flags=0x0 backends=[]"
-msg="dry run: set 198.51.100.205:80/tcp flags=0x0 backends=[]"
-msg="dry run: set 198.51.100.208:5300/udp flags=0x0 backends=[]"
+msg="dry run: set 10.96.0.1:443/tcp flags=0x8 backends=[192.0.2.10:6443@1]"
+msg="dry run: set 10.96.0.10:53/tcp flags=0x8 backends=[10.244.0.3:53@1 10.244.0.4:53@1]"
+msg="dry run: set 10.96.0.10:53/udp flags=0x8 backends=[10.244.0.3:53@1 10.244.0.4:53@1]"
+msg="dry run: set 10.96.0.10:9153/tcp flags=0x8 backends=[10.244.0.3:9153@1 10.244.0.4:9153@1]"
+msg="dry run: set 10.96.199.145:18000/tcp flags=0x8 backends=[]"
+msg="dry run: set 10.96.199.145:18001/tcp flags=0x8 backends=[]"
+msg="dry run: set 10.96.199.145:19001/tcp flags=0x8 backends=[]"
+msg="dry run: set 10.96.199.145:9443/tcp flags=0x8 backends=[]"
+msg="dry run: set 10.96.234.211:80/tcp flags=0x8 backends=[]"
+msg="dry run: set 10.96.91.35:5300/udp flags=0x8 backends=[]"
+msg="dry run: set 198.51.100.205:80/tcp flags=0x10 backends=[]"
+msg="dry run: set 198.51.100.208:5300/udp flags=0x10 backends=[]"
 WANT
 diff -u "$tmp/want" "$tmp/got" >&2
 ok $? "the 12 expected SETs (10 ClusterIPs, 2 LoadBalancer IPs), nothing else"
@@ -96,7 +96,7 @@ cat >"$tmp/add.json" <<'ADD'
 ADD
 apictl apply "$tmp/add.json"
 ok $? "control API: add Service shop/web and its slice"
-wait_log "$tmp/watch.log" 'dry run: set 10.96.50.50:80/tcp flags=0x0 backends=\[10.244.1.5:8080@1 10.244.2.6:8080@1\]'
+wait_log "$tmp/watch.log" 'dry run: set 10.96.50.50:80/tcp flags=0x8 backends=\[10.244.1.5:8080@1 10.244.2.6:8080@1\]'
 ok $? "watch: SET 10.96.50.50:80/tcp with both backends"
 apictl delete Service shop web && apictl delete EndpointSlice shop web-abc
 ok $? "control API: delete them"
@@ -140,7 +140,7 @@ if [ -e /etc/kpx-guest ]; then
 else
 	out=$("$agent" --kubeconfig "$tmp/state/kubeconfig" --proxy-mode kpx --once 2>&1)
 	rc=$?
-	[ $rc = 1 ] && [ "$out" = 'kpx-agent: kpx module not loaded (generic netlink family "kpx" not found)' ]
+	[ $rc = 1 ] && [ "$out" = 'kpx-agent: proxy mode kpx cannot work here: kpx module not loaded (generic netlink family "kpx" not found) and modprobe kpx failed' ]
 	ok $? "no module: exit 1 and the message ($rc: $out)"
 fi
 
