@@ -29,6 +29,8 @@
 # Topology (lib.sh): cli 10.0.1.2 --veth-- node (VM root netns: kpx.ko,
 # kpx-agent, API server + faultproxy on 127.0.0.1) --veth-- pod1
 # 10.244.1.2:8080, pod2 10.244.2.2:8080.
+#
+# kpx-timeout: 900
 . "$(dirname "$0")/lib.sh"
 . "$SELFTESTS/agent_lib.sh"
 . "$SELFTESTS/apiserver/faults_lib.sh"
@@ -80,7 +82,7 @@ module_state() {
 		def hp(a): if (a | contains(":")) then "[\(a)]" else a end;
 		.services[] |
 		"\(hp(.vip)):\(.port)/\(.protocol) \(reduce .flags[] as $f (0; . +
-			({"drop-empty": 1, "masq-nonlocal": 2, "masq": 4, "cluster-ip": 8}[$f] //
+			({"drop-empty": 1, "masq-nonlocal": 2, "masq": 4, "cluster-ip": 8, "ext-local": 16}[$f] //
 			 if ($f | startswith("bit-")) then pow(2; $f | ltrimstr("bit-") | tonumber)
 			 else -1000000 end)))" +
 		" \([.backends[] | "\(hp(.addr)):\(.port)@\(.weight)"] | join(" "))"' | fl_normalize

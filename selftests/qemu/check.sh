@@ -9,7 +9,7 @@
 #
 # Environment: KPX_TESTS (subset of tests, e.g. "kpx_reject kpx_genl"),
 # KPX_TEST_TIMEOUT (per test, s, default 300), KPX_VM_TIMEOUT (whole VM, s,
-# default here 1200), KPX_CHECK_NO_BUILD=1 (do not build kmod/ and agent/;
+# default here 3600), KPX_CHECK_NO_BUILD=1 (do not build kmod/ and agent/;
 # with KPX_KO, KPXCTL, KPX_AGENT pointing at other builds if wanted), and
 # KPX_CHECK_TAG (suffix of the log and TAP file names, so that parallel runs
 # do not share them), KPX_PROXY_MODE (kpx, nftables, iptables or ipvs: the
@@ -40,7 +40,7 @@ fi
 "$here/get-kernel.sh" >/dev/null || exit 1
 "$here/mkinitramfs.sh" >/dev/null || exit 1
 
-: "${KPX_VM_TIMEOUT:=1200}"
+: "${KPX_VM_TIMEOUT:=3600}"
 : "${KPX_PROXY_MODE:=kpx}"
 export KPX_VM_TIMEOUT KPX_PROXY_MODE
 tag=${KPX_CHECK_TAG:+-$KPX_CHECK_TAG}
