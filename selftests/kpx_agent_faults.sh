@@ -271,9 +271,9 @@ counters_kept "rotated token"
 fl_fault 'token?file='
 
 # --- 8. $NBIG Services in pages, on a restart -----------------------------------------------
+kpx_agent_stop
+assert_eq "SIGTERM after the faults: exit status" 0 "$AGENT_STATUS"
 if [ "$NBIG" -gt 0 ]; then
-	kpx_agent_stop
-	assert_eq "SIGTERM after the faults: exit status" 0 "$AGENT_STATUS"
 	fl_big_services "$NBIG" "$TMPD/big.json"
 	assert_rc "apply $NBIG Services" 0 kpx_apictl apply "$TMPD/big.json"
 	rm -f "$TMPD/big.json"
