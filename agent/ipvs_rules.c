@@ -108,8 +108,18 @@ int kpx_ipvs_entries(const struct kpx_service *s, char (*lines)[KPX_IPVS_LINE_MA
 #define SET(x) kpx_ipvs_set_name(s->family, x)
 
 	ipport(key, sizeof(key), s->family, &s->addr, s->protocol, s->port);
-	LINE("%s %s comment \"f=%u s=%s m=%u x=%u\"", SET(KPX_IPVS_SET_SVC), key,
-	     s->flags, sched, s->mh_size, s->affinity_max);
+	if (s->cluster_port) {
+		/* eTP Local: the ClusterIP frontend's key, read back by dump() */
+		char ca[INET6_ADDRSTRLEN];
+
+		inet_ntop(s->family, &s->cluster_addr, ca, sizeof(ca));
+		LINE("%s %s comment \"f=%u s=%s m=%u x=%u c=%s/%u\"",
+		     SET(KPX_IPVS_SET_SVC), key, s->flags, sched, s->mh_size,
+		     s->affinity_max, ca, s->cluster_port);
+	} else {
+		LINE("%s %s comment \"f=%u s=%s m=%u x=%u\"", SET(KPX_IPVS_SET_SVC),
+		     key, s->flags, sched, s->mh_size, s->affinity_max);
+	}
 	if (s->flags & KPX_SVC_F_MASQ)
 		LINE("%s %s", SET(KPX_IPVS_SET_MASQ), key);
 	if (s->flags & KPX_SVC_F_MASQ_NONLOCAL)
@@ -358,6 +368,7 @@ int kpx_ipvs_comment_parse(const char *comment, struct kpx_service *s)
 {
 	char sched[sizeof(s->scheduler)];
 	unsigned int f, m, x;
+	const char *c;
 
 	if (sscanf(comment, "f=%u s=%15s m=%u x=%u", &f, sched, &m, &x) != 4)
 		return -EINVAL;
@@ -366,6 +377,16 @@ int kpx_ipvs_comment_parse(const char *comment, struct kpx_service *s)
 		 strcmp(sched, "-") ? sched : "");
 	s->mh_size = m;
 	s->affinity_max = x;
+	c = strstr(comment, " c=");
+	if (c) {
+		char ca[INET6_ADDRSTRLEN];
+		unsigned int port;
+
+		if (sscanf(c, " c=%45[^/]/%u", ca, &port) != 2 || !port || port > 65535 ||
+		    inet_pton(s->family, ca, &s->cluster_addr) != 1)
+			return -EINVAL;
+		s->cluster_port = (uint16_t)port;
+	}
 	return 0;
 }
 

@@ -48,7 +48,7 @@ enum kpx_ipvs_set {
 
 #define KPX_IPVS_LINK "kpx-ipvs0"
 #define KPX_IPVS_MASQ_MARK "0x4000"
-#define KPX_IPVS_COMMENT_MAX 64
+#define KPX_IPVS_COMMENT_MAX 128
 /* One ipset entry: "SETNAME ENTRY[ comment "..."]". */
 #define KPX_IPVS_LINE_MAX 192
 
@@ -144,9 +144,10 @@ int kpx_ipvs_parse_save_line(const char *line, struct kpx_ipvs_entry *e);
 
 /*
  * The SVC entry comment: kpx settings IPVS does not keep ("f=FLAGS
- * s=SCHED m=MH_SIZE x=AFFINITY_MAX"), written by kpx_ipvs_entries() and
- * read back by kpx_ipvs_comment_parse() into @s (flags, scheduler, mh_size,
- * affinity_max).  -EINVAL if malformed.
+ * s=SCHED m=MH_SIZE x=AFFINITY_MAX", then " c=ADDR/PORT" for a frontend with
+ * a cluster frontend key), written by kpx_ipvs_entries() and read back by
+ * kpx_ipvs_comment_parse() into @s (flags, scheduler, mh_size, affinity_max,
+ * cluster_addr/port; @s->family must be set).  -EINVAL if malformed.
  */
 int kpx_ipvs_comment_parse(const char *comment, struct kpx_service *s);
 

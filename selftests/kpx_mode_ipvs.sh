@@ -141,13 +141,15 @@ items = [
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[1], "w"), indent=1)
 EOF
 
-# ipvs_backends PROTO VIP:PORT: the service's destinations from ipvsadm,
-# sorted "addr:port,..." ("-" none, "absent" no such service).
+# ipvs_backends PROTO VIP:PORT: the service's serving destinations from
+# ipvsadm (weight > 0: a removed TCP backend stays at weight 0 while its
+# connections drain, as kube-proxy's graceful termination), sorted
+# "addr:port,..." ("-" none, "absent" no such service).
 ipvs_backends() {
 	local out
 
 	out=$(ipvsadm -Ln "--${1}-service" "$2" 2>/dev/null) || { echo absent; return; }
-	out=$(awk '$1 == "->" && $2 != "RemoteAddress:Port" { print $2 }' <<<"$out" | sort | paste -sd,)
+	out=$(awk '$1 == "->" && $2 != "RemoteAddress:Port" && $4 != 0 { print $2 }' <<<"$out" | sort | paste -sd,)
 	echo "${out:--}"
 }
 

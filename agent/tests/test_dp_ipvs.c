@@ -283,6 +283,36 @@ static void test_drain(void)
 	ok(kpx_ipvs_dest_reapable(&d), "quiesced with no connection left: deleted");
 }
 
+/* An eTP Local frontend's cluster key survives the comment round trip (dump). */
+static void test_cluster_key(void)
+{
+	char l[8][KPX_IPVS_LINE_MAX], cm[KPX_IPVS_COMMENT_MAX];
+	struct kpx_service s = { .family = AF_INET6, .protocol = IPPROTO_TCP,
+				 .port = 30180, .flags = KPX_SVC_F_EXT_LOCAL | KPX_SVC_F_DROP_EMPTY,
+				 .scheduler = "mh", .mh_size = 1048573, .affinity_max = 65536,
+				 .cluster_port = 65535 };
+	struct kpx_service r = { .family = AF_INET6 };
+	const char *c;
+	int n;
+
+	inet_pton(AF_INET6, "fd00:1234:5678:9abc:def0:1234:5678:9abc", &s.addr);
+	inet_pton(AF_INET6, "fd00:10:96:ffff:ffff:ffff:ffff:ffff", &s.cluster_addr);
+	n = kpx_ipvs_entries(&s, l, 8);
+	c = n > 0 ? strstr(l[0], "comment \"") : NULL;
+	ok(c && strstr(l[0], " c=fd00:10:96:ffff:ffff:ffff:ffff:ffff/65535\""),
+	   "cluster key in the comment: %s", n > 0 ? l[0] : "");
+	if (!c)
+		return;
+	snprintf(cm, sizeof(cm), "%.*s", (int)strcspn(c + 9, "\""), c + 9);
+	ok(!kpx_ipvs_comment_parse(cm, &r) && r.cluster_port == 65535 &&
+	   !memcmp(&r.cluster_addr, &s.cluster_addr, sizeof(struct in6_addr)) &&
+	   r.flags == s.flags && r.mh_size == s.mh_size,
+	   "cluster key, flags, mh size read back");
+	r.family = AF_INET6;
+	ok(kpx_ipvs_comment_parse("f=16 s=- m=0 x=0 c=10.96.0.1/0", &r) == -EINVAL,
+	   "cluster port 0 or a wrong family: -EINVAL");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -293,6 +323,7 @@ int main(void)
 	test_rules();
 	test_parse();
 	test_drain();
+	test_cluster_key();
 	printf("1..%d\n", test_no);
 	return failures ? 1 : 0;
 }
