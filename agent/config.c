@@ -55,6 +55,7 @@ void kpx_config_defaults(struct kpx_config *c)
 	c->health_timeout_ms = 2 * c->sync_ms;
 	c->request_timeout_ms = 60000;
 	c->watch_stall_ms = 150000;
+	kpx_ct_settings_defaults(&c->conntrack);
 }
 
 void kpx_config_free(struct kpx_config *c)
@@ -536,6 +537,71 @@ static int set_mode(struct kpx_config *c, const struct setting *s,
 	return BAD(" (unknown proxy mode; want \"\", kpx, nftables, iptables or ipvs)");
 }
 
+/* --conntrack-max-per-core, --conntrack-min: 0..2^31-1 (kube-proxy's int32). */
+static int set_ct_count(const struct setting *s, const char *v, bool from_file,
+			char *err, size_t len, long *out)
+{
+	if (parse_long(v, 0, 2147483647L, out))
+		return BAD(" (want an integer >= 0)");
+	return 0;
+}
+
+static int set_ct_max_per_core(struct kpx_config *c, const struct setting *s,
+			       const char *v, bool from_file, char *err, size_t len)
+{
+	return set_ct_count(s, v, from_file, err, len, &c->conntrack.max_per_core);
+}
+
+static int set_ct_min(struct kpx_config *c, const struct setting *s,
+		      const char *v, bool from_file, char *err, size_t len)
+{
+	return set_ct_count(s, v, from_file, err, len, &c->conntrack.min);
+}
+
+/* A conntrack timeout: a duration >= 0, kept in whole seconds (0 = leave as is). */
+static int set_ct_timeout(const struct setting *s, const char *v, bool from_file,
+			  char *err, size_t len, long *out)
+{
+	int64_t ms;
+
+	if (kpx_parse_duration(v, &ms) || ms < 0 || ms / 1000 > 2147483647L)
+		return BAD(" (want a duration >= 0, e.g. 24h0m0s)");
+	*out = (long)(ms / 1000);
+	return 0;
+}
+
+static int set_ct_tcp_established(struct kpx_config *c, const struct setting *s,
+				  const char *v, bool from_file, char *err, size_t len)
+{
+	return set_ct_timeout(s, v, from_file, err, len, &c->conntrack.tcp_established_s);
+}
+
+static int set_ct_tcp_close_wait(struct kpx_config *c, const struct setting *s,
+				 const char *v, bool from_file, char *err, size_t len)
+{
+	return set_ct_timeout(s, v, from_file, err, len, &c->conntrack.tcp_close_wait_s);
+}
+
+static int set_ct_udp(struct kpx_config *c, const struct setting *s,
+		      const char *v, bool from_file, char *err, size_t len)
+{
+	return set_ct_timeout(s, v, from_file, err, len, &c->conntrack.udp_s);
+}
+
+static int set_ct_udp_stream(struct kpx_config *c, const struct setting *s,
+			     const char *v, bool from_file, char *err, size_t len)
+{
+	return set_ct_timeout(s, v, from_file, err, len, &c->conntrack.udp_stream_s);
+}
+
+static int set_ct_be_liberal(struct kpx_config *c, const struct setting *s,
+			     const char *v, bool from_file, char *err, size_t len)
+{
+	if (parse_bool(v, &c->conntrack.tcp_be_liberal))
+		return BAD(" (want true or false)");
+	return 0;
+}
+
 static int set_verbosity(struct kpx_config *c, const struct setting *s,
 			 const char *v, bool from_file, char *err, size_t len)
 {
@@ -618,6 +684,15 @@ static const struct setting settings[] = {
 	{ "nodeport-addresses", "nodePortAddresses", V_LIST, set_nodeport, false },
 	{ "iptables-sync-period", "iptables.syncPeriod", V_DUR, set_sync, false },
 	{ "iptables-min-sync-period", "iptables.minSyncPeriod", V_DUR, set_min_sync, false },
+	{ "conntrack-max-per-core", "conntrack.maxPerCore", V_INT, set_ct_max_per_core, false },
+	{ "conntrack-min", "conntrack.min", V_INT, set_ct_min, false },
+	{ "conntrack-tcp-timeout-established", "conntrack.tcpEstablishedTimeout", V_DUR,
+	  set_ct_tcp_established, false },
+	{ "conntrack-tcp-timeout-close-wait", "conntrack.tcpCloseWaitTimeout", V_DUR,
+	  set_ct_tcp_close_wait, false },
+	{ "conntrack-tcp-be-liberal", "conntrack.tcpBeLiberal", V_BOOL, set_ct_be_liberal, false },
+	{ "conntrack-udp-timeout", "conntrack.udpTimeout", V_DUR, set_ct_udp, false },
+	{ "conntrack-udp-timeout-stream", "conntrack.udpStreamTimeout", V_DUR, set_ct_udp_stream, false },
 
 	/* kube-proxy settings kpx has no use for */
 	{ "feature-gates", "featureGates", V_MAP, NULL, false },
@@ -654,13 +729,6 @@ static const struct setting settings[] = {
 	{ NULL, "winkernel.enableDSR", V_BOOL, NULL, false },
 	{ NULL, "winkernel.rootHnsEndpointName", V_STR, NULL, false },
 	{ NULL, "winkernel.forwardHealthCheckVip", V_BOOL, NULL, false },
-	{ "conntrack-max-per-core", "conntrack.maxPerCore", V_INT, NULL, false },
-	{ "conntrack-min", "conntrack.min", V_INT, NULL, false },
-	{ "conntrack-tcp-timeout-established", "conntrack.tcpEstablishedTimeout", V_DUR, NULL, false },
-	{ "conntrack-tcp-timeout-close-wait", "conntrack.tcpCloseWaitTimeout", V_DUR, NULL, false },
-	{ "conntrack-tcp-be-liberal", "conntrack.tcpBeLiberal", V_BOOL, NULL, false },
-	{ "conntrack-udp-timeout", "conntrack.udpTimeout", V_DUR, NULL, false },
-	{ "conntrack-udp-timeout-stream", "conntrack.udpStreamTimeout", V_DUR, NULL, false },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -869,7 +937,11 @@ static int field_value(struct yctx *y, const struct setting *s, yaml_node_t *n)
 	    n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return fail(y->err, y->len, "%s: want a %s, not a quoted string", s->field,
 			    s->type == V_BOOL ? "boolean" : "number");
-	if (is_zero(s, v))
+	/*
+	 * A file's zero means "unset, take the default", except in conntrack.*:
+	 * there kube-proxy's 0 means "leave the sysctl as it is".
+	 */
+	if (is_zero(s, v) && strncmp(s->field, "conntrack.", 10))
 		return 0;
 	return apply(y->c, s, v, true, y->err, y->len);
 }

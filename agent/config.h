@@ -15,6 +15,8 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
+#include "ctsysctl.h"
+
 /* A prefix: addr in network byte order, bits past len zero. */
 struct kpx_cidr {
 	int family;			/* AF_INET or AF_INET6 */
@@ -85,6 +87,9 @@ struct kpx_config {
 					 * (each logged once at parse time) */
 	int64_t request_timeout_ms;	/* --kube-api-timeout (kpx), list page, default 60 s */
 	int64_t watch_stall_ms;		/* --watch-stall-timeout (kpx), default 150 s */
+
+	/* --conntrack-* / conntrack.*: sysctls set at start-up (ctsysctl.h) */
+	struct kpx_ct_settings conntrack;
 };
 
 /* Fills @c with kube-proxy's defaults. */
@@ -98,8 +103,8 @@ void kpx_config_defaults(struct kpx_config *c);
  * --hostname-override; flags without a field (--master, --cleanup, ...)
  * always apply.  Flags are long options, "--name value", "--name=value" or
  * one dash; a boolean flag takes no separate value ("--masquerade-all",
- * "--masquerade-all=false").  A setting kpx does not use (conntrack
- * sysctls, iptables/ipvs tuning, ...) is logged once as ignored when set to
+ * "--masquerade-all=false").  A setting kpx does not use (iptables/ipvs
+ * tuning, ...) is logged once as ignored when set to
  * something other than its zero value, and counted in c->n_ignored.
  * Returns 0 to run, 1 when --help was printed on stdout, 2 when --version
  * was asked for (the caller prints it; both exit 0), or -EINVAL with a one-line reason in @err for any unknown or invalid

@@ -3,9 +3,11 @@
  * Choosing and opening a data plane (--proxy-mode); see dataplane.h.
  */
 #include <errno.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "dataplane.h"
 #include "log.h"
@@ -83,4 +85,18 @@ int kpx_dp_fail(struct kpx_dp *dp, int err, const char *fmt, ...)
 	vsnprintf(dp->errmsg, sizeof(dp->errmsg), fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+bool kpx_modprobe(const char *module)
+{
+	char *argv[] = { "modprobe", "-q", (char *)module, NULL };
+	extern char **environ;
+	int status;
+	pid_t pid;
+
+	if (posix_spawnp(&pid, "modprobe", NULL, NULL, argv, environ))
+		return false;
+	if (waitpid(pid, &status, 0) != pid)
+		return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

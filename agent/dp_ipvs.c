@@ -242,13 +242,6 @@ static bool module_loaded(const char *name)
 	return !access(p, F_OK);
 }
 
-static bool modprobe(const char *mod)
-{
-	const char *argv[] = { "modprobe", "-q", mod, NULL };
-
-	return !kpx_ipvs_run(argv, NULL, NULL, NULL, 0);
-}
-
 /* `ipset -exist restore` of @text; 0 or -errno with errmsg set. */
 static int ipset_restore(struct dp_ipvs *v, const char *text)
 {
@@ -349,7 +342,7 @@ static int ipvs_open(struct kpx_dp **out, unsigned int flags, char *err,
 		return -EIO;
 	}
 	r = kpx_ipvs_open(&v->ipvs);
-	if (r == -ENOENT && !cleanup && modprobe("ip_vs")) {
+	if (r == -ENOENT && !cleanup && kpx_modprobe("ip_vs")) {
 		kpx_info("dataplane", "loaded ip_vs (modprobe ip_vs)");
 		r = kpx_ipvs_open(&v->ipvs);
 	}

@@ -6,11 +6,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "dataplane.h"
 #include "log.h"
@@ -34,21 +32,6 @@ static int nl_result(struct dp_kpx *k, int r)
 	return r;
 }
 
-/* modprobe kpx; returns true when it exited 0. */
-static bool modprobe_kpx(void)
-{
-	char *argv[] = { "modprobe", "-q", "kpx", NULL };
-	extern char **environ;
-	int status;
-	pid_t pid;
-
-	if (posix_spawnp(&pid, "modprobe", NULL, NULL, argv, environ))
-		return false;
-	if (waitpid(pid, &status, 0) != pid)
-		return false;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 static int kpx_open(struct kpx_dp **out, unsigned int flags, char *err,
 		    size_t errlen)
 {
@@ -58,7 +41,7 @@ static int kpx_open(struct kpx_dp **out, unsigned int flags, char *err,
 	if (!k)
 		return -ENOMEM;
 	r = kpx_nl_open(&k->nl);
-	if (r == -ENOENT && !(flags & KPX_DP_OPEN_CLEANUP) && modprobe_kpx()) {
+	if (r == -ENOENT && !(flags & KPX_DP_OPEN_CLEANUP) && kpx_modprobe("kpx")) {
 		kpx_info("dataplane", "loaded the kpx module (modprobe kpx)");
 		r = kpx_nl_open(&k->nl);
 	}

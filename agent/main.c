@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 
 #include "config.h"
+#include "ctsysctl.h"
 #include "dataplane.h"
 #include "duration.h"
 #include "healthcheck.h"
@@ -312,6 +313,15 @@ int main(int argc, char **argv)
 			kpx_config_free(&o);
 			return 1;
 		}
+	}
+	/* kube-proxy's setupConntrack(): after the proxier, before the first sync */
+	r = kpx_ct_apply(&o.conntrack, "", kpx_ct_ncpu(), o.dry_run, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "kpx-agent: %s\n", err);
+		if (dp)
+			dp->ops->close(dp);
+		kpx_config_free(&o);
+		return 1;
 	}
 	if (!load_kubeconfig(&o, &kc)) {
 		if (dp)

@@ -93,6 +93,10 @@ static void test_kubeadm(void)
 	ok(c.n_cluster_cidrs == 1 && streq(cidr_str(&c.cluster_cidrs[0]), "10.244.0.0/16"),
 	   "kubeadm: clusterCIDR 10.244.0.0/16");
 	ok(c.masquerade_all, "kubeadm: iptables.masqueradeAll true");
+	ok(c.conntrack.max_per_core == 32768 && c.conntrack.min == 131072 &&
+	   c.conntrack.tcp_established_s == 86400 && c.conntrack.tcp_close_wait_s == 3600 &&
+	   !c.conntrack.tcp_be_liberal && !c.conntrack.udp_s && !c.conntrack.udp_stream_s,
+	   "kubeadm: conntrack nulls and 0s keep kube-proxy's defaults (32768/core, 131072, 24h, 1h)");
 	ok(c.n_ignored == 1,
 	   "kubeadm: only logging.options reported as ignored, not bindAddress 0.0.0.0 (%u)",
 	   c.n_ignored);
@@ -126,7 +130,11 @@ static void test_full(void)
 	   streq(cidr_str(&c.nodeport_cidrs[1]), "fd00:1::/64"),
 	   "full: nodePortAddresses primary + 10.0.0.0/8 (host bits cleared) + fd00:1::/64");
 	ok(c.verbosity == 4, "full: logging.verbosity 4");
-	ok(c.n_ignored == 5, "full: 5 ignored settings reported, bindAddress 192.0.2.7 one (%u)",
+	ok(c.conntrack.max_per_core == 0 && c.conntrack.min == 1000 &&
+	   c.conntrack.tcp_established_s == 7200 && c.conntrack.tcp_close_wait_s == 0 &&
+	   c.conntrack.tcp_be_liberal && c.conntrack.udp_s == 30 && c.conntrack.udp_stream_s == 120,
+	   "full: conntrack.* read, a 0 kept as 0 (leave the sysctl as is)");
+	ok(c.n_ignored == 4, "full: 4 ignored settings reported, bindAddress 192.0.2.7 one (%u)",
 	   c.n_ignored);
 	kpx_config_free(&c);
 }
@@ -214,7 +222,8 @@ static void test_flags(void)
 		r = parse(&c, a);
 		ok(r == 0 && !c.masquerade_all, "flags: --masquerade-all=false (%s)", r ? err : "ok");
 		ok(!c.healthz_bind[0] && !c.metrics_bind[0], "flags: empty / port 0 disable the servers");
-		ok(c.n_ignored == 1, "flags: --conntrack-max-per-core reported as ignored");
+		ok(c.n_ignored == 0 && c.conntrack.max_per_core == 0,
+		   "flags: --conntrack-max-per-core=0 used (leave nf_conntrack_max as is)");
 		kpx_config_free(&c);
 	}
 	{
@@ -290,6 +299,9 @@ static void test_flags(void)
 			{ { "--config", DATA "missing.yaml", NULL }, "No such file" },
 			{ { "--scheduler", "fastest", NULL }, "--scheduler: invalid value" },
 			{ { "--conntrack-min", "many", NULL }, "--conntrack-min: invalid value" },
+			{ { "--conntrack-max-per-core=-1", NULL }, "--conntrack-max-per-core: invalid value" },
+			{ { "--conntrack-tcp-timeout-established", "-5s", NULL },
+			  "--conntrack-tcp-timeout-established: invalid value" },
 			{ { "--hostname-override", "bad/name", NULL }, "--hostname-override: invalid value" },
 		};
 		size_t i;

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The node's conntrack sysctls, set at start-up as kube-proxy does
+ * (cmd/kube-proxy/app/server_linux.go, setupConntrack; the conntrack.*
+ * fields of KubeProxyConfiguration v1alpha1 and their --conntrack-* flags).
+ *
+ * Without this the kernel's default nf_conntrack_max is sized from RAM
+ * (about 8,000 entries on a 1 GiB node) and TIME_WAIT entries of a busy
+ * Service fill it: new connections are dropped ("nf_conntrack: table full").
+ */
+#ifndef KPX_CTSYSCTL_H
+#define KPX_CTSYSCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Defaults of kube-proxy's v1alpha1 defaulting (SetDefaults_KubeProxyConfiguration). */
+#define KPX_CT_MAX_PER_CORE_DEFAULT	32768
+#define KPX_CT_MIN_DEFAULT		131072
+#define KPX_CT_TCP_ESTABLISHED_DEFAULT_S	(24 * 3600)
+#define KPX_CT_TCP_CLOSE_WAIT_DEFAULT_S		3600
+
+/* The conntrack.* settings; times in seconds, 0 = leave the sysctl as is. */
+struct kpx_ct_settings {
+	long max_per_core;	/* conntrack.maxPerCore; 0: leave max (and min) as is */
+	long min;		/* conntrack.min: floor of max_per_core x CPUs */
+	long tcp_established_s;	/* conntrack.tcpEstablishedTimeout */
+	long tcp_close_wait_s;	/* conntrack.tcpCloseWaitTimeout */
+	bool tcp_be_liberal;	/* conntrack.tcpBeLiberal: set to 1 when true */
+	long udp_s;		/* conntrack.udpTimeout */
+	long udp_stream_s;	/* conntrack.udpStreamTimeout */
+};
+
+/* kube-proxy's defaults for @s. */
+void kpx_ct_settings_defaults(struct kpx_ct_settings *s);
+
+/*
+ * nf_conntrack_max to set for @ncpu CPUs: max(max_per_core x ncpu, min) as
+ * kube-proxy's getConntrackMax(), or 0 (leave as is) when max_per_core is 0.
+ */
+long kpx_ct_max(const struct kpx_ct_settings *s, int ncpu);
+
+/* CPUs this process may run on (sched_getaffinity, as Go's NumCPU), >= 1. */
+int kpx_ct_ncpu(void);
+
+/*
+ * Writes the sysctls under @root ("" for the node; a directory holding
+ * proc/sys/net/netfilter/ and sys/module/nf_conntrack/parameters/ in
+ * tests): nf_conntrack_max, then the hash table size raised to max / 4 when
+ * it is smaller (as kube-proxy: the hash is global and only the initial
+ * network namespace may resize it; EROFS or EACCES there, a read-only
+ * /sys, is logged and skipped), then each timeout that is > 0 and
+ * nf_conntrack_tcp_be_liberal when set.  A sysctl that already has the
+ * value is not written.  With @dry_run nothing is written, each change is
+ * logged.  Returns the number of values written (or that would be), or
+ * -errno with the file and reason in @err (the caller stops: kube-proxy
+ * fails to start then too).
+ */
+int kpx_ct_apply(const struct kpx_ct_settings *s, const char *root, int ncpu,
+		 bool dry_run, char *err, size_t errlen);
+
+#endif
