@@ -12,6 +12,7 @@
 #define KPX_CTSYSCTL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Defaults of kube-proxy's v1alpha1 defaulting (SetDefaults_KubeProxyConfiguration). */

@@ -637,7 +637,7 @@ static int commit_family(struct dp_ipt *d, const struct plan *p, int f)
 	kpx_ipt_chain_t *want = NULL, *del_nat = NULL, *del_filter = NULL;
 	size_t nwant = 0, ndn = 0, ndf = 0, i;
 	struct kpx_ipt_saved saved = { 0 };
-	struct kpx_ipt_buf b = { 0 };
+	struct kpx_strbuf b = { 0 };
 	char *text = NULL;
 	int r = 0;
 
@@ -684,7 +684,7 @@ static int commit_family(struct dp_ipt *d, const struct plan *p, int f)
 		kpx_dbg(3, "dataplane", "%s-restore input:\n%s", f == V6 ? "ip6tables" : "iptables", b.s);
 		r = ipt_restore(d, f, b.s, b.len);
 	}
-	kpx_ipt_buf_free(&b);
+	kpx_strbuf_free(&b);
 	kpx_ipt_saved_free(&saved);
 	free(want);
 	free(del_nat);
@@ -740,7 +740,7 @@ static int ipt_cleanup(struct kpx_dp *dp)
 
 	for (f = 0; f < NFAM && !r; f++) {
 		struct kpx_ipt_saved saved = { 0 };
-		struct kpx_ipt_buf b = { 0 };
+		struct kpx_strbuf b = { 0 };
 		char *text = NULL;
 
 		r = ipt_save(d, f, &text);
@@ -751,7 +751,7 @@ static int ipt_cleanup(struct kpx_dp *dp)
 		if (!r && b.len)
 			r = ipt_restore(d, f, b.s, b.len);
 		free(text);
-		kpx_ipt_buf_free(&b);
+		kpx_strbuf_free(&b);
 		kpx_ipt_saved_free(&saved);
 	}
 	if (!r) {

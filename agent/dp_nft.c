@@ -52,7 +52,7 @@ struct dp_nft {
 	bool cfg_dirty;			/* cfg not committed yet */
 	bool localnet;			/* route_localnet written */
 	struct kpx_nft_cips cips;	/* the cluster-ips set */
-	struct kpx_nft_buf buf;
+	struct kpx_strbuf buf;
 };
 
 static struct dp_nft *to_nft(struct kpx_dp *dp)
@@ -149,7 +149,7 @@ static void nft_close(struct kpx_dp *dp)
 	free(n->ops);
 	kpx_services_free(n->cur, n->ncur);
 	kpx_nft_cips_clear(&n->cips);
-	kpx_nft_buf_free(&n->buf);
+	kpx_strbuf_free(&n->buf);
 	if (n->nft)
 		nft_ctx_free(n->nft);
 	free(n);
@@ -162,7 +162,7 @@ static void nft_close(struct kpx_dp *dp)
  * loads the nft_* modules it needs now rather than during the first sync)
  * in a transaction that is never committed.
  */
-static void gen_probe(struct kpx_nft_buf *b)
+static void gen_probe(struct kpx_strbuf *b)
 {
 	struct kpx_backend be[2] = { { .port = 1, .weight = 1 }, { .port = 2, .weight = 2 } };
 	struct kpx_cidr range = { .family = AF_INET, .len = 8 };
@@ -226,9 +226,9 @@ static int nft_open(struct kpx_dp **out, unsigned int flags, char *err,
 	} else if (!r && !(flags & KPX_DP_OPEN_CLEANUP)) {
 		gen_probe(&n->buf);
 		nft_ctx_set_dry_run(n->nft, true);
-		r = n->buf.oom ? -ENOMEM : nft_run(n, n->buf.s);
+		r = n->buf.err ? n->buf.err : nft_run(n, n->buf.s);
 		nft_ctx_set_dry_run(n->nft, false);
-		kpx_nft_buf_reset(&n->buf);
+		kpx_strbuf_reset(&n->buf);
 	} else if (r) {
 		r = -EOPNOTSUPP;
 	}
@@ -499,7 +499,7 @@ static int nft_commit(struct kpx_dp *dp)
 
 	dedup_ops(n);
 	kpx_nft_cips_unstage(&n->cips);
-	kpx_nft_buf_reset(&n->buf);
+	kpx_strbuf_reset(&n->buf);
 	if (fresh) {
 		kpx_nft_gen_table(&n->buf, AF_INET);
 		kpx_nft_gen_table(&n->buf, AF_INET6);
@@ -522,7 +522,7 @@ static int nft_commit(struct kpx_dp *dp)
 	}
 	if (!r)
 		r = kpx_nft_cips_gen(&n->cips, &n->buf);
-	if (r || n->buf.oom)
+	if (r || n->buf.err)
 		r = kpx_dp_fail(dp, -ENOMEM, "out of memory");
 	if (!r && n->buf.len)
 		r = nft_run(n, n->buf.s);
@@ -561,12 +561,12 @@ static int nft_cleanup(struct kpx_dp *dp)
 
 	if (r || !have)
 		return r;
-	kpx_nft_buf_reset(&n->buf);
+	kpx_strbuf_reset(&n->buf);
 	if (have & 1)
 		kpx_nft_gen_delete_table(&n->buf, AF_INET);
 	if (have & 2)
 		kpx_nft_gen_delete_table(&n->buf, AF_INET6);
-	r = n->buf.oom ? -ENOMEM : nft_run(n, n->buf.s);
+	r = n->buf.err ? n->buf.err : nft_run(n, n->buf.s);
 	if (!r)
 		nft_forget(n);
 	return r;

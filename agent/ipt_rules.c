@@ -39,47 +39,6 @@ static const struct {
 		"-m conntrack --ctstate NEW -m comment --comment \"kpx service portals\"" },
 };
 
-void kpx_ipt_buf_free(struct kpx_ipt_buf *b)
-{
-	free(b->s);
-	memset(b, 0, sizeof(*b));
-}
-
-void kpx_ipt_printf(struct kpx_ipt_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->err)
-		return;
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->err = -EINVAL;
-			return;
-		}
-		if ((size_t)n < room) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		while (cap - b->len <= (size_t)n)
-			cap *= 2;
-		char *s = realloc(b->s, cap);
-
-		if (!s) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-}
-
 void kpx_ipt_hash(const char *s, char out[17])
 {
 	static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
@@ -210,23 +169,23 @@ bool kpx_ipt_is_localhost(const struct kpx_service *s)
 }
 
 /* "-d VIP/32 -p tcp -m tcp --dport 80" */
-static void match_frontend(struct kpx_ipt_buf *b, const struct kpx_service *s)
+static void match_frontend(struct kpx_strbuf *b, const struct kpx_service *s)
 {
 	char a[INET6_ADDRSTRLEN];
 	const char *p = proto_name(s->protocol);
 
-	kpx_ipt_printf(b, "-d %s/%d -p %s -m %s --dport %u",
+	kpx_strbuf_printf(b, "-d %s/%d -p %s -m %s --dport %u",
 		       addr_str(s->family, &s->addr, a, sizeof(a)),
 		       s->family == AF_INET ? 32 : 128, p, p, s->port);
 }
 
 /* "-m comment --comment \"tcp 10.96.0.10:80\"" */
-static void comment_frontend(struct kpx_ipt_buf *b, const struct kpx_service *s,
+static void comment_frontend(struct kpx_strbuf *b, const struct kpx_service *s,
 			     const char *what)
 {
 	char a[INET6_ADDRSTRLEN];
 
-	kpx_ipt_printf(b, " -m comment --comment \"%s %s%s%s:%u%s%s\"",
+	kpx_strbuf_printf(b, " -m comment --comment \"%s %s%s%s:%u%s%s\"",
 		       proto_name(s->protocol), s->family == AF_INET6 ? "[" : "",
 		       addr_str(s->family, &s->addr, a, sizeof(a)),
 		       s->family == AF_INET6 ? "]" : "", s->port,
@@ -241,7 +200,7 @@ static void cidr_str(const struct kpx_cidr *c, char *buf, size_t len)
 }
 
 /* filter KPX-SERVICES: rejects, drops, the source-range firewall. */
-static void filter_rules(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
+static void filter_rules(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 {
 	const char *empty_target;
 	char r[INET6_ADDRSTRLEN + 8];
@@ -256,7 +215,7 @@ static void filter_rules(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
 	 * the node itself may reach 127.0.0.0/8, and only DNATed.
 	 */
 	if (localhost) {
-		kpx_ipt_printf(b, "-A KPX-SERVICES ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n");
+		kpx_strbuf_printf(b, "-A KPX-SERVICES ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n");
 		/*
 		 * That rule lets DNAT through, for the node's own clients;
 		 * another host's connection to 127.0.0.1:NodePort is DNATed
@@ -264,7 +223,7 @@ static void filter_rules(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
 		 * destination (the kpx module drops loopback destinations
 		 * from outside).
 		 */
-		kpx_ipt_printf(b, "-A KPX-SERVICES ! -s 127.0.0.0/8 -m comment --comment \"block forwarded localnet connections\" -m conntrack --ctstate DNAT --ctorigdst 127.0.0.0/8 -j DROP\n");
+		kpx_strbuf_printf(b, "-A KPX-SERVICES ! -s 127.0.0.0/8 -m comment --comment \"block forwarded localnet connections\" -m conntrack --ctstate DNAT --ctorigdst 127.0.0.0/8 -j DROP\n");
 	}
 	for (i = 0; i < g->n; i++) {
 		const struct kpx_service *s = &g->svcs[i];
@@ -275,33 +234,33 @@ static void filter_rules(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
 			if (!s->nsource_ranges)
 				continue;
 			/* Allowed sources were DNATed in nat: the rest. */
-			kpx_ipt_printf(b, "-A KPX-SERVICES ");
+			kpx_strbuf_printf(b, "-A KPX-SERVICES ");
 			match_frontend(b, s);
 			comment_frontend(b, s, "source not allowed");
-			kpx_ipt_printf(b, " -j DROP\n");
+			kpx_strbuf_printf(b, " -j DROP\n");
 			continue;
 		}
 		empty_target = s->flags & KPX_SVC_F_DROP_EMPTY ? "DROP" : "REJECT";
 		if (s->nsource_ranges && !(s->flags & KPX_SVC_F_DROP_EMPTY)) {
 			for (j = 0; j < s->nsource_ranges; j++) {
 				cidr_str(&s->source_ranges[j], r, sizeof(r));
-				kpx_ipt_printf(b, "-A KPX-SERVICES -s %s ", r);
+				kpx_strbuf_printf(b, "-A KPX-SERVICES -s %s ", r);
 				match_frontend(b, s);
 				comment_frontend(b, s, "has no endpoints");
-				kpx_ipt_printf(b, " -j REJECT\n");
+				kpx_strbuf_printf(b, " -j REJECT\n");
 			}
 			empty_target = "DROP";	/* other sources */
 		}
-		kpx_ipt_printf(b, "-A KPX-SERVICES ");
+		kpx_strbuf_printf(b, "-A KPX-SERVICES ");
 		match_frontend(b, s);
 		comment_frontend(b, s, s->nsource_ranges ? "has no endpoints, source not allowed" :
 				 "has no endpoints");
-		kpx_ipt_printf(b, " -j %s\n", empty_target);
+		kpx_strbuf_printf(b, " -j %s\n", empty_target);
 	}
 }
 
 /* KPX-MASQ-NONLOCAL: sources that are local per @c return, others marked. */
-static void nonlocal_rules(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
+static void nonlocal_rules(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 {
 	const struct kpx_ns_config *c = g->cfg;
 	char r[INET6_ADDRSTRLEN + 8];
@@ -312,20 +271,20 @@ static void nonlocal_rules(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
 			if (c->local_cidrs[i].family != g->family)
 				continue;
 			cidr_str(&c->local_cidrs[i], r, sizeof(r));
-			kpx_ipt_printf(b, "-A " NAT_TOP_NONLOCAL " -s %s -j RETURN\n", r);
+			kpx_strbuf_printf(b, "-A " NAT_TOP_NONLOCAL " -s %s -j RETURN\n", r);
 		}
 		if (c->local_ifname[0])
-			kpx_ipt_printf(b, "-A " NAT_TOP_NONLOCAL " -i %.*s -j RETURN\n",
+			kpx_strbuf_printf(b, "-A " NAT_TOP_NONLOCAL " -i %.*s -j RETURN\n",
 				       IF_NAMESIZE - 1, c->local_ifname);
 		if (c->local_ifprefix[0])
-			kpx_ipt_printf(b, "-A " NAT_TOP_NONLOCAL " -i %.*s+ -j RETURN\n",
+			kpx_strbuf_printf(b, "-A " NAT_TOP_NONLOCAL " -i %.*s+ -j RETURN\n",
 				       IF_NAMESIZE - 1, c->local_ifprefix);
 	}
-	kpx_ipt_printf(b, "-A " NAT_TOP_NONLOCAL " -j " NAT_TOP_MARK "\n");
+	kpx_strbuf_printf(b, "-A " NAT_TOP_NONLOCAL " -j " NAT_TOP_MARK "\n");
 }
 
 /* The chains of one frontend with backends. */
-static void frontend_chains(const struct kpx_service *s, struct kpx_ipt_buf *b)
+static void frontend_chains(const struct kpx_service *s, struct kpx_strbuf *b)
 {
 	kpx_ipt_chain_t svc, fw, sep;
 	char a[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN + 8];
@@ -338,18 +297,18 @@ static void frontend_chains(const struct kpx_service *s, struct kpx_ipt_buf *b)
 		kpx_ipt_chain_fw(s, fw);
 		for (i = 0; i < s->nsource_ranges; i++) {
 			cidr_str(&s->source_ranges[i], r, sizeof(r));
-			kpx_ipt_printf(b, "-A %s -s %s -j %s\n", fw, r, svc);
+			kpx_strbuf_printf(b, "-A %s -s %s -j %s\n", fw, r, svc);
 		}
 	}
 	if (s->flags & KPX_SVC_F_MASQ)
-		kpx_ipt_printf(b, "-A %s -j " NAT_TOP_MARK "\n", svc);
+		kpx_strbuf_printf(b, "-A %s -j " NAT_TOP_MARK "\n", svc);
 	else if (s->flags & KPX_SVC_F_MASQ_NONLOCAL)
-		kpx_ipt_printf(b, "-A %s -j " NAT_TOP_NONLOCAL "\n", svc);
+		kpx_strbuf_printf(b, "-A %s -j " NAT_TOP_NONLOCAL "\n", svc);
 	/* ClientIP affinity: a client seen within T seconds keeps its endpoint. */
 	if (s->affinity_timeout)
 		for (i = 0; i < s->nbackends; i++) {
 			kpx_ipt_chain_sep(s, &s->backends[i], sep);
-			kpx_ipt_printf(b, "-A %s -m recent --name %s --rcheck --seconds %u --reap -j %s\n",
+			kpx_strbuf_printf(b, "-A %s -m recent --name %s --rcheck --seconds %u --reap -j %s\n",
 				       svc, sep, s->affinity_timeout, sep);
 		}
 	for (i = 0; i < s->nbackends; i++)
@@ -360,10 +319,10 @@ static void frontend_chains(const struct kpx_service *s, struct kpx_ipt_buf *b)
 
 		kpx_ipt_chain_sep(s, be, sep);
 		if (i + 1 < s->nbackends)
-			kpx_ipt_printf(b, "-A %s -m statistic --mode random --probability %0.10f -j %s\n",
+			kpx_strbuf_printf(b, "-A %s -m statistic --mode random --probability %0.10f -j %s\n",
 				       svc, (double)w / (double)rest, sep);
 		else
-			kpx_ipt_printf(b, "-A %s -j %s\n", svc, sep);
+			kpx_strbuf_printf(b, "-A %s -j %s\n", svc, sep);
 		rest -= w;
 	}
 	for (i = 0; i < s->nbackends; i++) {
@@ -372,30 +331,30 @@ static void frontend_chains(const struct kpx_service *s, struct kpx_ipt_buf *b)
 		kpx_ipt_chain_sep(s, be, sep);
 		addr_str(s->family, &be->addr, a, sizeof(a));
 		/* Hairpin: an endpoint reaching itself through the frontend. */
-		kpx_ipt_printf(b, "-A %s -s %s/%d -j " NAT_TOP_MARK "\n", sep, a,
+		kpx_strbuf_printf(b, "-A %s -s %s/%d -j " NAT_TOP_MARK "\n", sep, a,
 			       s->family == AF_INET ? 32 : 128);
-		kpx_ipt_printf(b, "-A %s -p %s", sep, p);
+		kpx_strbuf_printf(b, "-A %s -p %s", sep, p);
 		if (s->affinity_timeout)
-			kpx_ipt_printf(b, " -m recent --name %s --set --rsource", sep);
+			kpx_strbuf_printf(b, " -m recent --name %s --set --rsource", sep);
 		if (s->family == AF_INET)
-			kpx_ipt_printf(b, " -m %s -j DNAT --to-destination %s:%u\n", p, a, be->port);
+			kpx_strbuf_printf(b, " -m %s -j DNAT --to-destination %s:%u\n", p, a, be->port);
 		else
-			kpx_ipt_printf(b, " -m %s -j DNAT --to-destination [%s]:%u\n", p, a, be->port);
+			kpx_strbuf_printf(b, " -m %s -j DNAT --to-destination [%s]:%u\n", p, a, be->port);
 	}
 }
 
 static void hook_rules(const struct kpx_ipt_gen *g, const char *table,
-		       struct kpx_ipt_buf *b)
+		       struct kpx_strbuf *b)
 {
 	int h;
 
 	for (h = 0; h < KPX_IPT_NHOOKS; h++)
 		if ((g->add_hooks & (1U << h)) && !strcmp(hooks[h].table, table))
-			kpx_ipt_printf(b, "-I %s 1 %s -j %s\n", hooks[h].chain,
+			kpx_strbuf_printf(b, "-I %s 1 %s -j %s\n", hooks[h].chain,
 				       hooks[h].match, hooks[h].target);
 }
 
-int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
+int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 {
 	kpx_ipt_chain_t *wc = NULL;
 	size_t nwc = 0, i;
@@ -414,28 +373,28 @@ int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
 		}
 	}
 
-	kpx_ipt_printf(b, "*filter\n:KPX-SERVICES - [0:0]\n");
+	kpx_strbuf_printf(b, "*filter\n:KPX-SERVICES - [0:0]\n");
 	for (i = 0; i < g->ndel_filter; i++)
-		kpx_ipt_printf(b, ":%s - [0:0]\n", g->del_filter[i]);
+		kpx_strbuf_printf(b, ":%s - [0:0]\n", g->del_filter[i]);
 	hook_rules(g, "filter", b);
 	filter_rules(g, b);
 	for (i = 0; i < g->ndel_filter; i++)
-		kpx_ipt_printf(b, "-X %s\n", g->del_filter[i]);
-	kpx_ipt_printf(b, "COMMIT\n");
+		kpx_strbuf_printf(b, "-X %s\n", g->del_filter[i]);
+	kpx_strbuf_printf(b, "COMMIT\n");
 
-	kpx_ipt_printf(b, "*nat\n:" NAT_TOP_SERVICES " - [0:0]\n:" NAT_TOP_NONLOCAL
+	kpx_strbuf_printf(b, "*nat\n:" NAT_TOP_SERVICES " - [0:0]\n:" NAT_TOP_NONLOCAL
 		       " - [0:0]\n:" NAT_TOP_MARK " - [0:0]\n:" NAT_TOP_POST " - [0:0]\n");
 	for (i = 0; i < nwc; i++)
-		kpx_ipt_printf(b, ":%s - [0:0]\n", wc[i]);
+		kpx_strbuf_printf(b, ":%s - [0:0]\n", wc[i]);
 	for (i = 0; i < g->ndel_nat; i++)
-		kpx_ipt_printf(b, ":%s - [0:0]\n", g->del_nat[i]);
+		kpx_strbuf_printf(b, ":%s - [0:0]\n", g->del_nat[i]);
 	hook_rules(g, "nat", b);
-	kpx_ipt_printf(b, "-A " NAT_TOP_MARK " -j MARK --or-mark 0x%x\n", KPX_IPT_MASQ_MARK);
-	kpx_ipt_printf(b, "-A " NAT_TOP_POST " -m mark ! --mark 0x%x/0x%x -j RETURN\n",
+	kpx_strbuf_printf(b, "-A " NAT_TOP_MARK " -j MARK --or-mark 0x%x\n", KPX_IPT_MASQ_MARK);
+	kpx_strbuf_printf(b, "-A " NAT_TOP_POST " -m mark ! --mark 0x%x/0x%x -j RETURN\n",
 		       KPX_IPT_MASQ_MARK, KPX_IPT_MASQ_MARK);
 	/* The mark would otherwise follow the packet if it is re-routed. */
-	kpx_ipt_printf(b, "-A " NAT_TOP_POST " -j MARK --xor-mark 0x%x\n", KPX_IPT_MASQ_MARK);
-	kpx_ipt_printf(b, "-A " NAT_TOP_POST " -m comment --comment \"kpx service traffic requiring SNAT\" -j MASQUERADE\n");
+	kpx_strbuf_printf(b, "-A " NAT_TOP_POST " -j MARK --xor-mark 0x%x\n", KPX_IPT_MASQ_MARK);
+	kpx_strbuf_printf(b, "-A " NAT_TOP_POST " -m comment --comment \"kpx service traffic requiring SNAT\" -j MASQUERADE\n");
 	nonlocal_rules(g, b);
 	for (i = 0; i < g->n; i++) {
 		const struct kpx_service *s = &g->svcs[i];
@@ -447,10 +406,10 @@ int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
 			kpx_ipt_chain_fw(s, c);
 		else
 			kpx_ipt_chain_svc(s, c);
-		kpx_ipt_printf(b, "-A " NAT_TOP_SERVICES " ");
+		kpx_strbuf_printf(b, "-A " NAT_TOP_SERVICES " ");
 		match_frontend(b, s);
 		comment_frontend(b, s, NULL);
-		kpx_ipt_printf(b, " -j %s\n", c);
+		kpx_strbuf_printf(b, " -j %s\n", c);
 	}
 	for (i = 0; i < g->n; i++) {
 		const struct kpx_service *s = &g->svcs[i];
@@ -459,8 +418,8 @@ int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *b)
 			frontend_chains(s, b);
 	}
 	for (i = 0; i < g->ndel_nat; i++)
-		kpx_ipt_printf(b, "-X %s\n", g->del_nat[i]);
-	kpx_ipt_printf(b, "COMMIT\n");
+		kpx_strbuf_printf(b, "-X %s\n", g->del_nat[i]);
+	kpx_strbuf_printf(b, "COMMIT\n");
 	free(wc);
 	if (b->err)
 		r = b->err;
@@ -568,23 +527,23 @@ void kpx_ipt_saved_free(struct kpx_ipt_saved *s)
 }
 
 static void cleanup_table(const char *table, const kpx_ipt_chain_t *c, size_t nc,
-			  char *const *jumps, size_t njumps, struct kpx_ipt_buf *b)
+			  char *const *jumps, size_t njumps, struct kpx_strbuf *b)
 {
 	size_t i;
 
 	if (!nc && !njumps)
 		return;
-	kpx_ipt_printf(b, "*%s\n", table);
+	kpx_strbuf_printf(b, "*%s\n", table);
 	for (i = 0; i < nc; i++)
-		kpx_ipt_printf(b, ":%s - [0:0]\n", c[i]);
+		kpx_strbuf_printf(b, ":%s - [0:0]\n", c[i]);
 	for (i = 0; i < njumps; i++)
-		kpx_ipt_printf(b, "-D %s\n", jumps[i] + 3);	/* "-A " -> "-D " */
+		kpx_strbuf_printf(b, "-D %s\n", jumps[i] + 3);	/* "-A " -> "-D " */
 	for (i = 0; i < nc; i++)
-		kpx_ipt_printf(b, "-X %s\n", c[i]);
-	kpx_ipt_printf(b, "COMMIT\n");
+		kpx_strbuf_printf(b, "-X %s\n", c[i]);
+	kpx_strbuf_printf(b, "COMMIT\n");
 }
 
-int kpx_ipt_cleanup_text(const struct kpx_ipt_saved *s, struct kpx_ipt_buf *b)
+int kpx_ipt_cleanup_text(const struct kpx_ipt_saved *s, struct kpx_strbuf *b)
 {
 	cleanup_table("filter", s->filter, s->nfilter, s->jumps_filter,
 		      s->njumps_filter, b);

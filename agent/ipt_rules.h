@@ -43,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "service.h"
+#include "strbuf.h"
 
 /* iptables' chain name limit (XT_EXTENSION_MAXNAMELEN 29, with the NUL). */
 #define KPX_IPT_CHAIN_LEN 29
@@ -50,17 +51,6 @@
 #define KPX_IPT_MASQ_MARK 0x4000
 
 typedef char kpx_ipt_chain_t[KPX_IPT_CHAIN_LEN];
-
-/* A growing text buffer; err = -ENOMEM once an append failed. */
-struct kpx_ipt_buf {
-	char *s;
-	size_t len, cap;
-	int err;
-};
-
-void kpx_ipt_buf_free(struct kpx_ipt_buf *b);
-void kpx_ipt_printf(struct kpx_ipt_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 /*
  * The first 16 characters of base32 (RFC 4648 alphabet) of the SHA-256 of
@@ -123,7 +113,7 @@ struct kpx_ipt_gen {
  * COMMIT *nat ... COMMIT").  0 or -ENOMEM, -EINVAL (a frontend of another
  * protocol than TCP, UDP, SCTP).
  */
-int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_ipt_buf *out);
+int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_strbuf *out);
 
 /* What iptables-save output says about our state in one family. */
 struct kpx_ipt_saved {
@@ -144,7 +134,7 @@ void kpx_ipt_saved_free(struct kpx_ipt_saved *s);
  * the jump rules (-D), then each KPX- chain flushed and deleted.  Empty
  * when there is nothing.  0 or -ENOMEM.
  */
-int kpx_ipt_cleanup_text(const struct kpx_ipt_saved *s, struct kpx_ipt_buf *out);
+int kpx_ipt_cleanup_text(const struct kpx_ipt_saved *s, struct kpx_strbuf *out);
 
 /* True when an IPv4 frontend's VIP is in 127.0.0.0/8 (needs route_localnet). */
 bool kpx_ipt_is_localhost(const struct kpx_service *s);

@@ -60,7 +60,7 @@ int kpx_nft_cips_stage(struct kpx_nft_cips *c, const struct kpx_service *old,
 	return 0;
 }
 
-int kpx_nft_cips_gen(struct kpx_nft_cips *c, struct kpx_nft_buf *b)
+int kpx_nft_cips_gen(struct kpx_nft_cips *c, struct kpx_strbuf *b)
 {
 	size_t i, k = 0;
 
@@ -83,7 +83,7 @@ int kpx_nft_cips_gen(struct kpx_nft_cips *c, struct kpx_nft_buf *b)
 		else if (before > 0 && after <= 0)
 			kpx_nft_gen_cluster_ip(b, c->d[i].family, &c->d[i].addr, false);
 	}
-	return b->oom ? -ENOMEM : 0;
+	return b->err;
 }
 
 int kpx_nft_cips_apply(struct kpx_nft_cips *c)

@@ -33,7 +33,7 @@ int kpx_nft_cips_stage(struct kpx_nft_cips *c, const struct kpx_service *old,
  * Writes the element additions and deletions the staged changes need into
  * @b (sorted by address).  Returns 0 or -ENOMEM.
  */
-int kpx_nft_cips_gen(struct kpx_nft_cips *c, struct kpx_nft_buf *b);
+int kpx_nft_cips_gen(struct kpx_nft_cips *c, struct kpx_strbuf *b);
 /* The transaction succeeded: the staged changes become committed. */
 int kpx_nft_cips_apply(struct kpx_nft_cips *c);
 /* Drops the staged changes (failed transaction). */

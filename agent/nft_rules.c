@@ -17,56 +17,6 @@
 #include "addr.h"
 #include "nft_rules.h"
 
-void kpx_nft_buf_printf(struct kpx_nft_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if ((size_t)n < room) {
-			b->len += n;
-			return;
-		}
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		char *s;
-
-		while (cap - b->len <= (size_t)n)
-			cap *= 2;
-		s = realloc(b->s, cap);
-		if (!s) {
-			b->oom = true;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-}
-
-void kpx_nft_buf_reset(struct kpx_nft_buf *b)
-{
-	b->len = 0;
-	b->oom = false;
-	if (b->s)
-		b->s[0] = '\0';
-}
-
-void kpx_nft_buf_free(struct kpx_nft_buf *b)
-{
-	free(b->s);
-	memset(b, 0, sizeof(*b));
-}
-
 const char *kpx_nft_family(int family)
 {
 	return family == AF_INET6 ? "ip6" : "ip";
@@ -144,7 +94,7 @@ static void elem_key(const struct kpx_service *s, char *buf, size_t len)
 	snprintf(buf, len, "%s . %s . %u", a, kpx_proto_name(s->protocol), s->port);
 }
 
-void kpx_nft_gen_table(struct kpx_nft_buf *b, int family)
+void kpx_nft_gen_table(struct kpx_strbuf *b, int family)
 {
 	const char *f = kpx_nft_family(family), *t = KPX_NFT_TABLE;
 	const char *at = addr_type(family), *da = daddr(family);
@@ -175,43 +125,43 @@ void kpx_nft_gen_table(struct kpx_nft_buf *b, int family)
 	size_t i;
 
 	/* Delete whatever a previous run left (add first: delete needs it). */
-	kpx_nft_buf_printf(b, "add table %s %s\ndelete table %s %s\n", f, t, f, t);
-	kpx_nft_buf_printf(b, "add table %s %s { comment \"kpx-agent --proxy-mode nftables\" ; }\n",
+	kpx_strbuf_printf(b, "add table %s %s\ndelete table %s %s\n", f, t, f, t);
+	kpx_strbuf_printf(b, "add table %s %s { comment \"kpx-agent --proxy-mode nftables\" ; }\n",
 			   f, t);
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
-		kpx_nft_buf_printf(b, "add map %s %s %s { type %s . inet_proto . inet_service : verdict ; }\n",
+		kpx_strbuf_printf(b, "add map %s %s %s { type %s . inet_proto . inet_service : verdict ; }\n",
 				   f, t, maps[i], at);
-	kpx_nft_buf_printf(b, "add set %s %s local-cidrs { type %s ; flags interval ; }\n",
+	kpx_strbuf_printf(b, "add set %s %s local-cidrs { type %s ; flags interval ; }\n",
 			   f, t, at);
-	kpx_nft_buf_printf(b, "add set %s %s cluster-ips { type %s ; }\n", f, t, at);
-	kpx_nft_buf_printf(b, "add chain %s %s reject-chain\n"
+	kpx_strbuf_printf(b, "add set %s %s cluster-ips { type %s ; }\n", f, t, at);
+	kpx_strbuf_printf(b, "add chain %s %s reject-chain\n"
 			   "add rule %s %s reject-chain reject\n", f, t, f, t);
-	kpx_nft_buf_printf(b, "add chain %s %s mark-for-masquerade\n"
+	kpx_strbuf_printf(b, "add chain %s %s mark-for-masquerade\n"
 			   "add rule %s %s mark-for-masquerade meta mark set meta mark or 0x%x\n",
 			   f, t, f, t, KPX_NFT_MASQ_MARK);
-	kpx_nft_buf_printf(b, "add chain %s %s mark-nonlocal\n", f, t);
-	kpx_nft_buf_printf(b, "add chain %s %s masquerading\n"
+	kpx_strbuf_printf(b, "add chain %s %s mark-nonlocal\n", f, t);
+	kpx_strbuf_printf(b, "add chain %s %s masquerading\n"
 			   "add rule %s %s masquerading meta mark and 0x%x == 0 return\n"
 			   "add rule %s %s masquerading meta mark set meta mark xor 0x%x\n"
 			   "add rule %s %s masquerading masquerade fully-random\n",
 			   f, t, f, t, KPX_NFT_MASQ_MARK, f, t, KPX_NFT_MASQ_MARK, f, t);
 	/* New connections to a ClusterIP still not DNATed: undefined port. */
-	kpx_nft_buf_printf(b, "add chain %s %s cluster-ips-check\n"
+	kpx_strbuf_printf(b, "add chain %s %s cluster-ips-check\n"
 			   "add rule %s %s cluster-ips-check %s @cluster-ips reject\n",
 			   f, t, f, t, da);
 	for (i = 0; i < sizeof(vmaps) / sizeof(vmaps[0]); i++)
-		kpx_nft_buf_printf(b, "add chain %s %s %s\n"
+		kpx_strbuf_printf(b, "add chain %s %s %s\n"
 				   "add rule %s %s %s %s . meta l4proto . th dport vmap @%s\n",
 				   f, t, vmaps[i][0], f, t, vmaps[i][0], da, vmaps[i][1]);
 	/* Base chains last: hooked once everything they jump to exists. */
 	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++) {
 		const char *r = base[i][4], *nl;
 
-		kpx_nft_buf_printf(b, "add chain %s %s %s { type %s hook %s priority %s ; policy accept ; }\n",
+		kpx_strbuf_printf(b, "add chain %s %s %s { type %s hook %s priority %s ; policy accept ; }\n",
 				   f, t, base[i][0], base[i][1], base[i][2], base[i][3]);
 		for (; *r; r = nl + (*nl == '\n')) {
 			nl = strchrnul(r, '\n');
-			kpx_nft_buf_printf(b, "add rule %s %s %s %.*s\n", f, t,
+			kpx_strbuf_printf(b, "add rule %s %s %s %.*s\n", f, t,
 					   base[i][0], (int)(nl - r), r);
 		}
 		/*
@@ -220,7 +170,7 @@ void kpx_nft_gen_table(struct kpx_nft_buf *b, int family)
 		 * was DNATed (CVE-2020-8558; kube-proxy's iptables mode).
 		 */
 		if (family == AF_INET && !strcmp(base[i][0], "filter-input"))
-			kpx_nft_buf_printf(b, "add rule %s %s filter-input ip daddr 127.0.0.0/8 ip saddr != 127.0.0.0/8 ct state != { established, related } ct status & dnat == 0 drop\n",
+			kpx_strbuf_printf(b, "add rule %s %s filter-input ip daddr 127.0.0.0/8 ip saddr != 127.0.0.0/8 ct state != { established, related } ct status & dnat == 0 drop\n",
 					   f, t);
 		/*
 		 * ... and what arrives from another host for 127.0.0.0/8
@@ -230,12 +180,12 @@ void kpx_nft_gen_table(struct kpx_nft_buf *b, int family)
 		 * (loopback destinations from outside dropped).
 		 */
 		if (family == AF_INET && !strcmp(base[i][0], "filter-prerouting"))
-			kpx_nft_buf_printf(b, "add rule %s %s filter-prerouting ip daddr 127.0.0.0/8 iif != \"lo\" drop\n",
+			kpx_strbuf_printf(b, "add rule %s %s filter-prerouting ip daddr 127.0.0.0/8 iif != \"lo\" drop\n",
 					   f, t);
 	}
 }
 
-void kpx_nft_gen_config(struct kpx_nft_buf *b, int family,
+void kpx_nft_gen_config(struct kpx_strbuf *b, int family,
 			const struct kpx_ns_config *c, bool fresh)
 {
 	const char *f = kpx_nft_family(family), *t = KPX_NFT_TABLE;
@@ -244,7 +194,7 @@ void kpx_nft_gen_config(struct kpx_nft_buf *b, int family,
 	size_t i;
 
 	if (!fresh)
-		kpx_nft_buf_printf(b, "flush chain %s %s mark-nonlocal\n"
+		kpx_strbuf_printf(b, "flush chain %s %s mark-nonlocal\n"
 				   "flush set %s %s local-cidrs\n", f, t, f, t);
 	for (i = 0; i < c->nlocal_cidrs; i++) {
 		const struct kpx_cidr *p = &c->local_cidrs[i];
@@ -253,20 +203,20 @@ void kpx_nft_gen_config(struct kpx_nft_buf *b, int family,
 			continue;
 		addr_text(family, &p->addr, a, sizeof(a));
 		if (!any)
-			kpx_nft_buf_printf(b, "add element %s %s local-cidrs { ", f, t);
-		kpx_nft_buf_printf(b, "%s%s/%u", any ? ", " : "", a, p->len);
+			kpx_strbuf_printf(b, "add element %s %s local-cidrs { ", f, t);
+		kpx_strbuf_printf(b, "%s%s/%u", any ? ", " : "", a, p->len);
 		any = true;
 	}
 	if (any)
-		kpx_nft_buf_printf(b, " }\nadd rule %s %s mark-nonlocal %s @local-cidrs return\n",
+		kpx_strbuf_printf(b, " }\nadd rule %s %s mark-nonlocal %s @local-cidrs return\n",
 				   f, t, saddr(family));
 	if (c->local_ifname[0])
-		kpx_nft_buf_printf(b, "add rule %s %s mark-nonlocal iifname \"%s\" return\n",
+		kpx_strbuf_printf(b, "add rule %s %s mark-nonlocal iifname \"%s\" return\n",
 				   f, t, c->local_ifname);
 	if (c->local_ifprefix[0])
-		kpx_nft_buf_printf(b, "add rule %s %s mark-nonlocal iifname \"%s*\" return\n",
+		kpx_strbuf_printf(b, "add rule %s %s mark-nonlocal iifname \"%s*\" return\n",
 				   f, t, c->local_ifprefix);
-	kpx_nft_buf_printf(b, "add rule %s %s mark-nonlocal jump mark-for-masquerade\n", f, t);
+	kpx_strbuf_printf(b, "add rule %s %s mark-nonlocal jump mark-for-masquerade\n", f, t);
 }
 
 enum kpx_nft_sched kpx_nft_sched(const char *name, bool *supported)
@@ -282,19 +232,19 @@ enum kpx_nft_sched kpx_nft_sched(const char *name, bool *supported)
 	return KPX_NFT_SCHED_RANDOM;
 }
 
-void kpx_nft_gen_cluster_ip(struct kpx_nft_buf *b, int family, const void *addr,
+void kpx_nft_gen_cluster_ip(struct kpx_strbuf *b, int family, const void *addr,
 			    bool add)
 {
 	char a[INET6_ADDRSTRLEN];
 
 	addr_text(family, addr, a, sizeof(a));
-	kpx_nft_buf_printf(b, "%s element %s %s cluster-ips { %s }\n", add ? "add" : "delete",
+	kpx_strbuf_printf(b, "%s element %s %s cluster-ips { %s }\n", add ? "add" : "delete",
 			   kpx_nft_family(family), KPX_NFT_TABLE, a);
 }
 
-void kpx_nft_gen_delete_table(struct kpx_nft_buf *b, int family)
+void kpx_nft_gen_delete_table(struct kpx_strbuf *b, int family)
 {
-	kpx_nft_buf_printf(b, "delete table %s %s\n", kpx_nft_family(family), KPX_NFT_TABLE);
+	kpx_strbuf_printf(b, "delete table %s %s\n", kpx_nft_family(family), KPX_NFT_TABLE);
 }
 
 static bool has_backend(const struct kpx_service *s, const struct kpx_backend *be)
@@ -325,7 +275,7 @@ static void main_elem(const struct kpx_service *s, const char **map,
 }
 
 /* "numgen random mod N vmap { 0 : goto ep-..., ... }" for @s's backends. */
-static void gen_dispatch(struct kpx_nft_buf *b, const struct kpx_service *s,
+static void gen_dispatch(struct kpx_strbuf *b, const struct kpx_service *s,
 			 const char *svc)
 {
 	const char *f = kpx_nft_family(s->family), *t = KPX_NFT_TABLE;
@@ -342,33 +292,33 @@ static void gen_dispatch(struct kpx_nft_buf *b, const struct kpx_service *s,
 				weighted = true;
 	for (i = 0; i < s->nbackends; i++)
 		total += weighted ? (s->backends[i].weight ? s->backends[i].weight : 1) : 1;
-	kpx_nft_buf_printf(b, "add rule %s %s %s ", f, t, svc);
+	kpx_strbuf_printf(b, "add rule %s %s %s ", f, t, svc);
 	if (sched == KPX_NFT_SCHED_SH)
-		kpx_nft_buf_printf(b, "jhash %s mod %llu", saddr(s->family),
+		kpx_strbuf_printf(b, "jhash %s mod %llu", saddr(s->family),
 				   (unsigned long long)total);
 	else
-		kpx_nft_buf_printf(b, "numgen %s mod %llu",
+		kpx_strbuf_printf(b, "numgen %s mod %llu",
 				   sched == KPX_NFT_SCHED_RR ? "inc" : "random",
 				   (unsigned long long)total);
-	kpx_nft_buf_printf(b, " vmap { ");
+	kpx_strbuf_printf(b, " vmap { ");
 	for (i = 0; i < s->nbackends; i++) {
 		uint64_t w = weighted ? (s->backends[i].weight ? s->backends[i].weight : 1) : 1;
 
 		be_name("ep", s, &s->backends[i], ep, sizeof(ep));
 		if (w == 1)
-			kpx_nft_buf_printf(b, "%s%llu : goto %s", i ? ", " : "",
+			kpx_strbuf_printf(b, "%s%llu : goto %s", i ? ", " : "",
 					   (unsigned long long)at, ep);
 		else
-			kpx_nft_buf_printf(b, "%s%llu-%llu : goto %s", i ? ", " : "",
+			kpx_strbuf_printf(b, "%s%llu-%llu : goto %s", i ? ", " : "",
 					   (unsigned long long)at,
 					   (unsigned long long)(at + w - 1), ep);
 		at += w;
 	}
-	kpx_nft_buf_printf(b, " }\n");
+	kpx_strbuf_printf(b, " }\n");
 }
 
 /* The ep- chain of one backend (created if @create). */
-static void gen_endpoint(struct kpx_nft_buf *b, const struct kpx_service *s,
+static void gen_endpoint(struct kpx_strbuf *b, const struct kpx_service *s,
 			 const struct kpx_backend *be, bool create)
 {
 	const char *f = kpx_nft_family(s->family), *t = KPX_NFT_TABLE;
@@ -378,23 +328,23 @@ static void gen_endpoint(struct kpx_nft_buf *b, const struct kpx_service *s,
 	be_name("aff", s, be, aff, sizeof(aff));
 	addr_text(s->family, &be->addr, a, sizeof(a));
 	if (create)
-		kpx_nft_buf_printf(b, "add chain %s %s %s\n", f, t, ep);
+		kpx_strbuf_printf(b, "add chain %s %s %s\n", f, t, ep);
 	/* Hairpin: a backend reaching itself through the frontend. */
-	kpx_nft_buf_printf(b, "add rule %s %s %s %s %s jump mark-for-masquerade\n",
+	kpx_strbuf_printf(b, "add rule %s %s %s %s %s jump mark-for-masquerade\n",
 			   f, t, ep, saddr(s->family), a);
 	if (s->affinity_timeout)
-		kpx_nft_buf_printf(b, "add rule %s %s %s update @%s { %s }\n",
+		kpx_strbuf_printf(b, "add rule %s %s %s update @%s { %s }\n",
 				   f, t, ep, aff, saddr(s->family));
 	if (s->family == AF_INET6)
-		kpx_nft_buf_printf(b, "add rule %s %s %s meta l4proto %s dnat to [%s]:%u\n",
+		kpx_strbuf_printf(b, "add rule %s %s %s meta l4proto %s dnat to [%s]:%u\n",
 				   f, t, ep, kpx_proto_name(s->protocol), a, be->port);
 	else
-		kpx_nft_buf_printf(b, "add rule %s %s %s meta l4proto %s dnat to %s:%u\n",
+		kpx_strbuf_printf(b, "add rule %s %s %s meta l4proto %s dnat to %s:%u\n",
 				   f, t, ep, kpx_proto_name(s->protocol), a, be->port);
 }
 
 /* Deletes what @old has and @new does not (chains already flushed). */
-static void gen_delete_old(struct kpx_nft_buf *b, const struct kpx_service *old,
+static void gen_delete_old(struct kpx_strbuf *b, const struct kpx_service *old,
 			   const struct kpx_service *new)
 {
 	const char *f = kpx_nft_family(old->family), *t = KPX_NFT_TABLE;
@@ -407,25 +357,25 @@ static void gen_delete_old(struct kpx_nft_buf *b, const struct kpx_service *old,
 
 		if (!kept) {
 			be_name("ep", old, be, name, sizeof(name));
-			kpx_nft_buf_printf(b, "delete chain %s %s %s\n", f, t, name);
+			kpx_strbuf_printf(b, "delete chain %s %s %s\n", f, t, name);
 		}
 		if (old->affinity_timeout &&
 		    (!kept || new->affinity_timeout != old->affinity_timeout)) {
 			be_name("aff", old, be, name, sizeof(name));
-			kpx_nft_buf_printf(b, "delete set %s %s %s\n", f, t, name);
+			kpx_strbuf_printf(b, "delete set %s %s %s\n", f, t, name);
 		}
 	}
 	if (old->nbackends && (!new || !new->nbackends))
-		kpx_nft_buf_printf(b, "delete chain %s %s %s\n", f, t,
+		kpx_strbuf_printf(b, "delete chain %s %s %s\n", f, t,
 				   kpx_nft_svc_chain(old, name, sizeof(name)));
 	if (old->nsource_ranges && (!new || !new->nsource_ranges)) {
 		svc_key(old, k, sizeof(k));
-		kpx_nft_buf_printf(b, "delete chain %s %s fw-%s\n", f, t, k);
+		kpx_strbuf_printf(b, "delete chain %s %s fw-%s\n", f, t, k);
 	}
 }
 
 /* Creates @new's sets, chains and rules (@old's kept objects are reused). */
-static void gen_create_new(struct kpx_nft_buf *b, const struct kpx_service *old,
+static void gen_create_new(struct kpx_strbuf *b, const struct kpx_service *old,
 			   const struct kpx_service *new)
 {
 	const char *f = kpx_nft_family(new->family), *t = KPX_NFT_TABLE;
@@ -437,15 +387,15 @@ static void gen_create_new(struct kpx_nft_buf *b, const struct kpx_service *old,
 	kpx_nft_svc_chain(new, svc, sizeof(svc));
 	if (new->nsource_ranges) {
 		if (!old || !old->nsource_ranges)
-			kpx_nft_buf_printf(b, "add chain %s %s fw-%s\n", f, t, k);
-		kpx_nft_buf_printf(b, "add rule %s %s fw-%s %s != { ", f, t, k,
+			kpx_strbuf_printf(b, "add chain %s %s fw-%s\n", f, t, k);
+		kpx_strbuf_printf(b, "add rule %s %s fw-%s %s != { ", f, t, k,
 				   saddr(new->family));
 		for (i = 0; i < new->nsource_ranges; i++) {
 			addr_text(new->family, &new->source_ranges[i].addr, a, sizeof(a));
-			kpx_nft_buf_printf(b, "%s%s/%u", i ? ", " : "", a,
+			kpx_strbuf_printf(b, "%s%s/%u", i ? ", " : "", a,
 					   new->source_ranges[i].len);
 		}
-		kpx_nft_buf_printf(b, " } drop\n");
+		kpx_strbuf_printf(b, " } drop\n");
 	}
 	if (!new->nbackends)
 		return;
@@ -456,28 +406,28 @@ static void gen_create_new(struct kpx_nft_buf *b, const struct kpx_service *old,
 		if (new->affinity_timeout &&
 		    (!kept || old->affinity_timeout != new->affinity_timeout)) {
 			be_name("aff", new, be, name, sizeof(name));
-			kpx_nft_buf_printf(b, "add set %s %s %s { type %s ; flags dynamic,timeout ; timeout %us ; }\n",
+			kpx_strbuf_printf(b, "add set %s %s %s { type %s ; flags dynamic,timeout ; timeout %us ; }\n",
 					   f, t, name, addr_type(new->family),
 					   new->affinity_timeout);
 		}
 		gen_endpoint(b, new, be, !kept);
 	}
 	if (!old || !old->nbackends)
-		kpx_nft_buf_printf(b, "add chain %s %s %s\n", f, t, svc);
+		kpx_strbuf_printf(b, "add chain %s %s %s\n", f, t, svc);
 	if (new->flags & KPX_SVC_F_MASQ)
-		kpx_nft_buf_printf(b, "add rule %s %s %s jump mark-for-masquerade\n", f, t, svc);
+		kpx_strbuf_printf(b, "add rule %s %s %s jump mark-for-masquerade\n", f, t, svc);
 	else if (new->flags & KPX_SVC_F_MASQ_NONLOCAL)
-		kpx_nft_buf_printf(b, "add rule %s %s %s jump mark-nonlocal\n", f, t, svc);
+		kpx_strbuf_printf(b, "add rule %s %s %s jump mark-nonlocal\n", f, t, svc);
 	for (i = 0; new->affinity_timeout && i < new->nbackends; i++) {
 		be_name("aff", new, &new->backends[i], name, sizeof(name));
 		be_name("ep", new, &new->backends[i], ep, sizeof(ep));
-		kpx_nft_buf_printf(b, "add rule %s %s %s %s @%s goto %s\n",
+		kpx_strbuf_printf(b, "add rule %s %s %s %s @%s goto %s\n",
 				   f, t, svc, saddr(new->family), name, ep);
 	}
 	gen_dispatch(b, new, svc);
 }
 
-void kpx_nft_gen_service(struct kpx_nft_buf *b, const struct kpx_service *old,
+void kpx_nft_gen_service(struct kpx_strbuf *b, const struct kpx_service *old,
 			 const struct kpx_service *new)
 {
 	const struct kpx_service *s = new ? new : old;
@@ -495,31 +445,31 @@ void kpx_nft_gen_service(struct kpx_nft_buf *b, const struct kpx_service *old,
 	if (old) {
 		/* Flush first: rules hold references to chains and sets. */
 		if (old->nbackends)
-			kpx_nft_buf_printf(b, "flush chain %s %s %s\n", f, t,
+			kpx_strbuf_printf(b, "flush chain %s %s %s\n", f, t,
 					   kpx_nft_svc_chain(old, name, sizeof(name)));
 		for (i = 0; i < old->nbackends; i++) {
 			be_name("ep", old, &old->backends[i], name, sizeof(name));
-			kpx_nft_buf_printf(b, "flush chain %s %s %s\n", f, t, name);
+			kpx_strbuf_printf(b, "flush chain %s %s %s\n", f, t, name);
 		}
 		if (old->nsource_ranges)
-			kpx_nft_buf_printf(b, "flush chain %s %s fw-%s\n", f, t, k);
+			kpx_strbuf_printf(b, "flush chain %s %s fw-%s\n", f, t, k);
 		main_elem(old, &omap, ov, sizeof(ov));
 	}
 	if (new)
 		main_elem(new, &nmap, nv, sizeof(nv));
 	same_elem = old && new && !strcmp(omap, nmap) && !strcmp(ov, nv);
 	if (old && !same_elem)
-		kpx_nft_buf_printf(b, "delete element %s %s %s { %s }\n", f, t, omap, key);
+		kpx_strbuf_printf(b, "delete element %s %s %s { %s }\n", f, t, omap, key);
 	if (old && old->nsource_ranges && (!new || !new->nsource_ranges))
-		kpx_nft_buf_printf(b, "delete element %s %s firewall-ips { %s }\n", f, t, key);
+		kpx_strbuf_printf(b, "delete element %s %s firewall-ips { %s }\n", f, t, key);
 	if (old)
 		gen_delete_old(b, old, new);
 	if (!new)
 		return;
 	gen_create_new(b, old, new);
 	if (!same_elem)
-		kpx_nft_buf_printf(b, "add element %s %s %s { %s : %s }\n", f, t, nmap, key, nv);
+		kpx_strbuf_printf(b, "add element %s %s %s { %s : %s }\n", f, t, nmap, key, nv);
 	if (new->nsource_ranges && (!old || !old->nsource_ranges))
-		kpx_nft_buf_printf(b, "add element %s %s firewall-ips { %s : goto fw-%s }\n",
+		kpx_strbuf_printf(b, "add element %s %s firewall-ips { %s : goto fw-%s }\n",
 				   f, t, key, k);
 }

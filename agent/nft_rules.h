@@ -39,22 +39,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "service.h"
+#include "strbuf.h"
 
 #define KPX_NFT_TABLE "kpx"
 #define KPX_NFT_MASQ_MARK 0x4000
-
-/* A growing text buffer; @oom is set (and text dropped) on allocation failure. */
-struct kpx_nft_buf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-void kpx_nft_buf_printf(struct kpx_nft_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Empties @b, keeps its memory. */
-void kpx_nft_buf_reset(struct kpx_nft_buf *b);
-void kpx_nft_buf_free(struct kpx_nft_buf *b);
 
 /* "ip" for AF_INET, "ip6" for AF_INET6. */
 const char *kpx_nft_family(int family);
@@ -64,14 +52,14 @@ const char *kpx_nft_family(int family);
  * skeleton above (empty maps, chains, the default ns_config chain): the
  * first commit of an agent, as kube-proxy's first sync.
  */
-void kpx_nft_gen_table(struct kpx_nft_buf *b, int family);
+void kpx_nft_gen_table(struct kpx_strbuf *b, int family);
 
 /*
  * Rewrites the local-cidrs set and the mark-nonlocal chain of @family from
  * @c (kube-proxy --detect-local-mode; only @c's prefixes of @family).
  * @fresh: the table was created in this transaction (nothing to flush).
  */
-void kpx_nft_gen_config(struct kpx_nft_buf *b, int family,
+void kpx_nft_gen_config(struct kpx_strbuf *b, int family,
 			const struct kpx_ns_config *c, bool fresh);
 
 /* Scheduling expression chosen for a frontend's scheduler name. */
@@ -94,7 +82,7 @@ enum kpx_nft_sched kpx_nft_sched(const char *name, bool *supported);
  * have, creates @new's; affinity sets of backends kept (same timeout) are
  * kept, with their entries.  Writes nothing when both are NULL.
  */
-void kpx_nft_gen_service(struct kpx_nft_buf *b, const struct kpx_service *old,
+void kpx_nft_gen_service(struct kpx_strbuf *b, const struct kpx_service *old,
 			 const struct kpx_service *new);
 
 /*
@@ -103,11 +91,11 @@ void kpx_nft_gen_service(struct kpx_nft_buf *b, const struct kpx_service *old,
  * connection left undNATed (a port no frontend has) is rejected, as
  * kube-proxy's nftables mode does (kubernetes#122692).
  */
-void kpx_nft_gen_cluster_ip(struct kpx_nft_buf *b, int family, const void *addr,
+void kpx_nft_gen_cluster_ip(struct kpx_strbuf *b, int family, const void *addr,
 			    bool add);
 
 /* "delete table <family> kpx" (for cleanup; the table must exist). */
-void kpx_nft_gen_delete_table(struct kpx_nft_buf *b, int family);
+void kpx_nft_gen_delete_table(struct kpx_strbuf *b, int family);
 
 /* The svc-<K> chain name of @s into @buf; returns @buf. */
 const char *kpx_nft_svc_chain(const struct kpx_service *s, char *buf, size_t len);

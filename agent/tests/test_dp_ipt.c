@@ -90,7 +90,7 @@ static char *gen(int family, const struct kpx_service *v, size_t n, const bool *
 		.family = family, .svcs = v, .n = n, .write = write, .cfg = cfg,
 		.add_hooks = hooks, .del_nat = del, .ndel_nat = ndel,
 	};
-	struct kpx_ipt_buf b = { 0 };
+	struct kpx_strbuf b = { 0 };
 	int r = kpx_ipt_restore_text(&g, &b);
 
 	ok(r == 0, "restore text generated (family %d): %d", family, r);
@@ -282,7 +282,7 @@ static const char save_text[] =
 static void test_save_and_cleanup(void)
 {
 	struct kpx_ipt_saved s;
-	struct kpx_ipt_buf b = { 0 };
+	struct kpx_strbuf b = { 0 };
 	unsigned int want = (1U << KPX_IPT_HOOK_FILTER_INPUT) | (1U << KPX_IPT_HOOK_FILTER_OUTPUT) |
 			    (1U << KPX_IPT_HOOK_NAT_PREROUTING) | (1U << KPX_IPT_HOOK_NAT_POSTROUTING);
 
@@ -300,12 +300,12 @@ static void test_save_and_cleanup(void)
 	   has(b.s, "-D POSTROUTING -m comment --comment \"kpx postrouting rules\" -j KPX-POSTROUTING\n"),
 	   "cleanup: nat chains deleted, POSTROUTING jump deleted");
 	ok(!has(b.s, "KUBE-"), "cleanup leaves kube-proxy's chains alone");
-	kpx_ipt_buf_free(&b);
+	kpx_strbuf_free(&b);
 	kpx_ipt_saved_free(&s);
 	memset(&b, 0, sizeof(b));
 	ok(kpx_ipt_parse_save("*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n", &s) == 0 &&
 	   kpx_ipt_cleanup_text(&s, &b) == 0 && b.len == 0, "nothing of ours: empty cleanup");
-	kpx_ipt_buf_free(&b);
+	kpx_strbuf_free(&b);
 	kpx_ipt_saved_free(&s);
 }
 

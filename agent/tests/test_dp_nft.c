@@ -58,7 +58,7 @@ static struct kpx_service svc(int family, uint8_t proto, const char *addr,
 	return s;
 }
 
-static bool has(const struct kpx_nft_buf *b, const char *needle)
+static bool has(const struct kpx_strbuf *b, const char *needle)
 {
 	return b->s && strstr(b->s, needle);
 }
@@ -67,7 +67,7 @@ static const char *const two[] = { "10.244.1.5,8080", "10.244.2.6,8080" };
 
 static void test_table(void)
 {
-	struct kpx_nft_buf b = { 0 };
+	struct kpx_strbuf b = { 0 };
 
 	kpx_nft_gen_table(&b, AF_INET);
 	ok(has(&b, "add table ip kpx\ndelete table ip kpx\nadd table ip kpx {"),
@@ -103,17 +103,17 @@ static void test_table(void)
 	   "undefined ClusterIP ports rejected after DNAT (forward, output -90)");
 	ok(b.s && strstr(b.s, "nat-prerouting {") > strstr(b.s, "add chain ip kpx services"),
 	   "base chains after the chains they jump to");
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_table(&b, AF_INET6);
 	ok(has(&b, "add map ip6 kpx service-ips { type ipv6_addr . inet_proto") &&
 	   has(&b, "add rule ip6 kpx services ip6 daddr . meta l4proto . th dport vmap @service-ips"),
 	   "IPv6 table");
-	kpx_nft_buf_free(&b);
+	kpx_strbuf_free(&b);
 }
 
 static void test_config(void)
 {
-	struct kpx_nft_buf b = { 0 };
+	struct kpx_strbuf b = { 0 };
 	struct kpx_ns_config c;
 
 	memset(&c, 0, sizeof(c));
@@ -133,16 +133,16 @@ static void test_config(void)
 	   "add rule ip kpx mark-nonlocal iifname \"veth*\" return\n"
 	   "add rule ip kpx mark-nonlocal jump mark-for-masquerade\n"),
 	   "config v4: local prefixes and interface prefix, exact text");
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_config(&b, AF_INET6, &c, true);
 	ok(has(&b, "add element ip6 kpx local-cidrs { fd00:10:244::/48 }") &&
 	   !has(&b, "flush") && !has(&b, "10.244.0.0"), "config v6 only its family, no flush when fresh");
-	kpx_nft_buf_free(&b);
+	kpx_strbuf_free(&b);
 }
 
 static void test_service(void)
 {
-	struct kpx_nft_buf b = { 0 };
+	struct kpx_strbuf b = { 0 };
 	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, two, 2), o;
 	static const char *const v6be[] = { "fd00::5,8080" };
 	static const char *const three[] = { "10.244.1.5,8080", "10.244.3.7,8080" };
@@ -168,7 +168,7 @@ static void test_service(void)
 	s = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, three, 2);
 	s.flags = KPX_SVC_F_MASQ;
 	s.affinity_timeout = 10800;
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_service(&b, &o, &s);
 	ok(has(&b, "flush chain ip kpx svc-tcp-10.96.0.10-80\n") &&
 	   has(&b, "flush chain ip kpx ep-tcp-10.96.0.10-80__10.244.2.6-8080\n"), "old chains flushed");
@@ -192,7 +192,7 @@ static void test_service(void)
 	o = s;
 	s.nbackends = 0;
 	s.flags = KPX_SVC_F_MASQ_NONLOCAL;
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_service(&b, &o, &s);
 	ok(has(&b, "delete element ip kpx service-ips { 10.96.0.10 . tcp . 80 }\n") &&
 	   has(&b, "add element ip kpx no-endpoint-services { 10.96.0.10 . tcp . 80 : goto reject-chain }"),
@@ -201,12 +201,12 @@ static void test_service(void)
 	   has(&b, "delete set ip kpx aff-tcp-10.96.0.10-80__10.244.1.5-8080\n"), "chains and sets removed");
 	o = s;
 	s.flags |= KPX_SVC_F_DROP_EMPTY;
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_service(&b, &o, &s);
 	ok(b.s && !strcmp(b.s, "delete element ip kpx no-endpoint-services { 10.96.0.10 . tcp . 80 }\n"
 			  "add element ip kpx no-endpoint-services { 10.96.0.10 . tcp . 80 : drop }\n"),
 	   "KPX_SVC_F_DROP_EMPTY: drop, exact text");
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_service(&b, &s, NULL);
 	ok(b.s && !strcmp(b.s, "delete element ip kpx no-endpoint-services { 10.96.0.10 . tcp . 80 }\n"),
 	   "delete of an empty frontend");
@@ -222,7 +222,7 @@ static void test_service(void)
 	r[1].len = 64;
 	s.source_ranges = r;
 	s.nsource_ranges = 2;
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_service(&b, NULL, &s);
 	ok(has(&b, "add rule ip6 kpx ep-udp-fd00--10-53__fd00--5-8080 meta l4proto udp dnat to [fd00::5]:8080\n"),
 	   "IPv6 dnat, name with '-' for ':'");
@@ -232,7 +232,7 @@ static void test_service(void)
 	   "source ranges: firewall chain and element");
 	o = s;
 	s.nsource_ranges = 0;
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_service(&b, &o, &s);
 	ok(has(&b, "delete element ip6 kpx firewall-ips { fd00::10 . udp . 53 }\n") &&
 	   has(&b, "delete chain ip6 kpx fw-udp-fd00--10-53\n"), "source ranges removed");
@@ -241,18 +241,18 @@ static void test_service(void)
 	s = svc(AF_INET, IPPROTO_SCTP, "10.96.0.11", 9, two, 2);
 	s.backends[1].weight = 3;
 	strcpy(s.scheduler, "wrr");
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_service(&b, NULL, &s);
 	ok(has(&b, "numgen inc mod 4 vmap { 0 : goto ep-sctp-10.96.0.11-9__10.244.1.5-8080, 1-3 : goto ep-sctp-10.96.0.11-9__10.244.2.6-8080 }"),
 	   "wrr: numgen inc over weight ranges");
 	strcpy(s.scheduler, "sh");
-	kpx_nft_buf_reset(&b);
+	kpx_strbuf_reset(&b);
 	kpx_nft_gen_service(&b, NULL, &s);
 	ok(has(&b, "jhash ip saddr mod 2 vmap {"), "sh: jhash of the source");
 	ok(kpx_nft_sched("lc", &sup) == KPX_NFT_SCHED_RANDOM && !sup &&
 	   kpx_nft_sched("rr", &sup) == KPX_NFT_SCHED_RR && sup &&
 	   kpx_nft_sched("", &sup) == KPX_NFT_SCHED_RANDOM && sup, "scheduler mapping");
-	kpx_nft_buf_free(&b);
+	kpx_strbuf_free(&b);
 }
 
 /* ---- in a private network namespace ---- */
@@ -271,7 +271,7 @@ static void test_kernel(void)
 	struct kpx_service s[5], *d;
 	static const char *const v6be[] = { "fd00::5,8080", "fd00::6,8080" };
 	static const char *const one[] = { "10.244.9.9,81" };
-	struct kpx_nft_buf b = { 0 };
+	struct kpx_strbuf b = { 0 };
 	struct kpx_ns_config c;
 	struct kpx_dp *dp;
 	char err[512];
@@ -310,7 +310,7 @@ static void test_kernel(void)
 	ok(r == 0, "dry run of table, config and 3 frontends: %s",
 	   r ? nft_ctx_get_error_buffer(lister) : "accepted");
 	ok(!strstr(ruleset(), "table"), "dry run left nothing");
-	kpx_nft_buf_free(&b);
+	kpx_strbuf_free(&b);
 
 	/* The ops, for real, in this namespace. */
 	r = kpx_dp_nft.open(&dp, 0, err, sizeof(err));
