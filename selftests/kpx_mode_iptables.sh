@@ -19,6 +19,7 @@
 #       `-- veth -- pod2 10.244.2.2 fd00:10:244:2::2 :8080
 . "$(dirname "$0")/lib.sh"
 . "$SELFTESTS/agent_lib.sh"
+. "$SELFTESTS/fallback_fixture.sh"
 
 NODE_A=192.0.2.11
 LB=198.51.100.40
@@ -31,60 +32,11 @@ T0=${EPOCHREALTIME/./}
 # tick WHAT: a timing note (ms since the start; no fork).
 tick() { log "t=$(((${EPOCHREALTIME/./} - T0) / 1000)) ms: $*"; }
 setup_trap 'tick exit trap; agent_lib_stop; sysctl -q -w net.ipv4.conf.all.route_localnet=0; tick agent and API server stopped'
-node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
-ip addr add $NODE_A/32 dev kpx-node
-ip route add 198.51.100.0/24 dev kpx-node src $NODE4
-for i in 1 2; do
-	echo_start "pod$i" "pod$i" "10.244.$i.2:8080" "[fd00:10:244:$i::2]:8080"
-done
+fallback_topology || skip "topology setup failed"
 log "iptables: $(iptables -V) (backend in parentheses)"
 
-# slice NAME SERVICE FAMILY ADDR... : an EndpointSlice, port 8080/TCP.
-slice() {
-	local name=$1 svc=$2 fam=$3 eps="" a
-
-	shift 3
-	for a; do
-		eps+="${eps:+,}{\"addresses\": [\"$a\"], \"conditions\": {\"ready\": true}}"
-	done
-	cat <<EOF
-{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
- "metadata": {"name": "$name", "namespace": "default", "labels": {"kubernetes.io/service-name": "$svc"}},
- "addressType": "$fam", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
- "endpoints": [$eps]}
-EOF
-}
-
 OBJ=$TMPD/objects.json
-cat >"$OBJ" <<EOF
-{"apiVersion": "v1", "kind": "List", "items": [
- {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"},
-  "spec": {"podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24"]},
-  "status": {"addresses": [{"type": "InternalIP", "address": "$NODE_A"}]}},
- {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
-  "spec": {"type": "NodePort", "clusterIP": "10.96.0.80", "clusterIPs": ["10.96.0.80", "fd00:10:96::80"],
-           "ipFamilies": ["IPv4", "IPv6"], "ipFamilyPolicy": "RequireDualStack",
-           "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080, "nodePort": 30080}]}},
- $(slice web-v4 web IPv4 10.244.1.2 10.244.2.2),
- $(slice web-v6 web IPv6 fd00:10:244:1::2 fd00:10:244:2::2),
- {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "sticky", "namespace": "default"},
-  "spec": {"clusterIP": "10.96.0.81", "clusterIPs": ["10.96.0.81"], "ipFamilies": ["IPv4"],
-           "sessionAffinity": "ClientIP", "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 60}},
-           "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}]}},
- $(slice sticky-v4 sticky IPv4 10.244.1.2 10.244.2.2),
- {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "empty", "namespace": "default"},
-  "spec": {"clusterIP": "10.96.0.90", "clusterIPs": ["10.96.0.90"], "ipFamilies": ["IPv4"],
-           "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080},
-                     {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53}]}},
- {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb", "namespace": "default"},
-  "spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.82", "clusterIPs": ["10.96.0.82"],
-           "ipFamilies": ["IPv4"], "loadBalancerSourceRanges": ["10.0.1.0/24"],
-           "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080, "nodePort": 30082}]},
-  "status": {"loadBalancer": {"ingress": [{"ip": "$LB", "ipMode": "VIP"}]}}},
- $(slice lb-v4 lb IPv4 10.244.1.2 10.244.2.2)
-]}
-EOF
-jq -e . "$OBJ" >/dev/null || skip "objects.json is not valid JSON"
+fallback_objects "$OBJ" || skip "objects.json is not valid JSON"
 
 # nat_seps: number of KPX-SEP- chains in the IPv4 nat table.
 nat_seps() { iptables-save -t nat | grep -c '^:KPX-SEP-'; }
