@@ -74,6 +74,11 @@ def check_kinds(docs):
         if KINDS.get(k) != d.get("apiVersion"):
             errs.append("%s: apiVersion %s" % (k, d.get("apiVersion")))
         md = d.get("metadata", {})
+        # ObjectMeta fields a manifest may set; kubectl's strict field
+        # validation rejects any other key.
+        extra = set(md) - {"name", "namespace", "labels", "annotations"}
+        if extra:
+            errs.append("%s: unknown metadata fields %s" % (k, sorted(extra)))
         if md.get("name") != NAME:
             errs.append("%s: name %s" % (k, md.get("name")))
         namespaced = k in ("ServiceAccount", "ConfigMap", "DaemonSet")
