@@ -255,14 +255,21 @@ static int put_range(struct sk_buff *skb, const struct req *r)
 	return 0;
 }
 
-#define PUT(type, expr) do {						\
-	if (!(r->omit & BIT(type))) {					\
-		c->at_svc[type] = off_of(skb, (struct nlattr *)		\
-					 skb_tail_pointer(skb));	\
-		if (expr)						\
-			return -EMSGSIZE;				\
-	}								\
-} while (0)
+/*
+ * want(): true unless @r omits attribute @type; then records where it
+ * starts (for the extack offset checks).  PUT() puts it with @expr:
+ * nonzero when the put failed.
+ */
+static bool want(struct nl_ctx *c, struct sk_buff *skb, const struct req *r,
+		 int type)
+{
+	if (r->omit & BIT(type))
+		return false;
+	c->at_svc[type] = off_of(skb, (struct nlattr *)skb_tail_pointer(skb));
+	return true;
+}
+
+#define PUT(type, expr) (want(c, skb, r, type) && (expr))
 
 static int put_service(struct nl_ctx *c, struct sk_buff *skb,
 		       const struct req *r)
@@ -280,41 +287,37 @@ static int put_service(struct nl_ctx *c, struct sk_buff *skb,
 	svc = nla_nest_start(skb, KPX_A_SERVICE);
 	if (!svc)
 		return -EMSGSIZE;
-	PUT(KPX_SVC_A_FAMILY, nla_put_u16(skb, KPX_SVC_A_FAMILY, family));
-	PUT(KPX_SVC_A_PROTOCOL,
-	    nla_put_u8(skb, KPX_SVC_A_PROTOCOL, r->proto ?: IPPROTO_TCP));
-	PUT(KPX_SVC_A_ADDR, nla_put(skb, KPX_SVC_A_ADDR, r->addr_len ?:
-				    (family == AF_INET6 ? 16 : 4),
-				    r->addr ?: vip));
-	PUT(KPX_SVC_A_PORT, nla_put_be16(skb, KPX_SVC_A_PORT, htons(port)));
-	if (r->put_flags)
-		PUT(KPX_SVC_A_FLAGS,
-		    nla_put_u32(skb, KPX_SVC_A_FLAGS, r->flags));
-	PUT(KPX_SVC_A_SCHEDULER,
-	    nla_put_string(skb, KPX_SVC_A_SCHEDULER, r->sched ?: "rr"));
-	if (r->mh_size)
-		PUT(KPX_SVC_A_MH_SIZE,
-		    nla_put_u32(skb, KPX_SVC_A_MH_SIZE, r->mh_size));
-	if (r->aff_timeout)
-		PUT(KPX_SVC_A_AFFINITY_TIMEOUT,
-		    nla_put_u32(skb, KPX_SVC_A_AFFINITY_TIMEOUT,
-				r->aff_timeout));
-	if (r->aff_max_zero)
-		PUT(KPX_SVC_A_AFFINITY_MAX,
-		    nla_put_u32(skb, KPX_SVC_A_AFFINITY_MAX, 0));
-	if (r->extra_svc)
-		PUT(r->extra_svc, nla_put_u32(skb, r->extra_svc, 1));
-	if (r->cidr_addr_len && put_range(skb, r))
+	if (PUT(KPX_SVC_A_FAMILY, nla_put_u16(skb, KPX_SVC_A_FAMILY, family)) ||
+	    PUT(KPX_SVC_A_PROTOCOL,
+		nla_put_u8(skb, KPX_SVC_A_PROTOCOL, r->proto ?: IPPROTO_TCP)) ||
+	    PUT(KPX_SVC_A_ADDR, nla_put(skb, KPX_SVC_A_ADDR, r->addr_len ?:
+					(family == AF_INET6 ? 16 : 4),
+					r->addr ?: vip)) ||
+	    PUT(KPX_SVC_A_PORT, nla_put_be16(skb, KPX_SVC_A_PORT, htons(port))) ||
+	    (r->put_flags &&
+	     PUT(KPX_SVC_A_FLAGS, nla_put_u32(skb, KPX_SVC_A_FLAGS, r->flags))) ||
+	    PUT(KPX_SVC_A_SCHEDULER,
+		nla_put_string(skb, KPX_SVC_A_SCHEDULER, r->sched ?: "rr")) ||
+	    (r->mh_size &&
+	     PUT(KPX_SVC_A_MH_SIZE,
+		 nla_put_u32(skb, KPX_SVC_A_MH_SIZE, r->mh_size))) ||
+	    (r->aff_timeout &&
+	     PUT(KPX_SVC_A_AFFINITY_TIMEOUT,
+		 nla_put_u32(skb, KPX_SVC_A_AFFINITY_TIMEOUT, r->aff_timeout))) ||
+	    (r->aff_max_zero &&
+	     PUT(KPX_SVC_A_AFFINITY_MAX,
+		 nla_put_u32(skb, KPX_SVC_A_AFFINITY_MAX, 0))) ||
+	    (r->extra_svc && PUT(r->extra_svc, nla_put_u32(skb, r->extra_svc, 1))) ||
+	    (r->cidr_addr_len && put_range(skb, r)) ||
+	    (r->cl_addr_len &&
+	     PUT(KPX_SVC_A_CLUSTER_ADDR,
+		 nla_put(skb, KPX_SVC_A_CLUSTER_ADDR, r->cl_addr_len,
+			 r->cl_self ? vip : cl_vip))) ||
+	    (r->cl_port &&
+	     PUT(KPX_SVC_A_CLUSTER_PORT,
+		 nla_put_be16(skb, KPX_SVC_A_CLUSTER_PORT,
+			      htons(r->cl_port == PORT_ZERO ? 0 : r->cl_port)))))
 		return -EMSGSIZE;
-	if (r->cl_addr_len)
-		PUT(KPX_SVC_A_CLUSTER_ADDR,
-		    nla_put(skb, KPX_SVC_A_CLUSTER_ADDR, r->cl_addr_len,
-			    r->cl_self ? vip : cl_vip));
-	if (r->cl_port)
-		PUT(KPX_SVC_A_CLUSTER_PORT,
-		    nla_put_be16(skb, KPX_SVC_A_CLUSTER_PORT,
-				 htons(r->cl_port == PORT_ZERO ? 0 :
-				       r->cl_port)));
 	if (!(r->omit & BIT(KPX_SVC_A_BACKENDS)) && put_backends(c, skb, r))
 		return -EMSGSIZE;
 	nla_nest_end(skb, svc);

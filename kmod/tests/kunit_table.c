@@ -257,7 +257,7 @@ static void table_concurrent_test(struct kunit *test)
 		for (i = 0; i < N_STABLE; i++)
 			KUNIT_EXPECT_EQ(test, set_one(c, i, r), 0);
 		atomic_set_release(&c->done, r);
-		msleep(5);
+		usleep_range(5000, 6000);
 	}
 	/* A replace keeps the entry: same count. */
 	expect_counts(test, c->kn, N_KEYS);
@@ -275,7 +275,7 @@ static void table_concurrent_test(struct kunit *test)
 	before = atomic_long_read(&c->lookups);
 	for (i = 0; i < 500 && atomic_long_read(&c->lookups) < before +
 	     2 * N_KEYS * N_READERS; i++)
-		msleep(10);
+		usleep_range(10000, 11000);
 	for (r = 0; r < N_READERS; r++)
 		kthread_stop(rd[r]);
 
