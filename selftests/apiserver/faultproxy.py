@@ -16,7 +16,11 @@ Control, without auth, on the same port (POST, answers JSON):
                           new requests also hang while on
   /_fault/token?file=F    require "Bearer <contents of F>" (re-read each
                           request, 401 otherwise) and send the upstream
-                          CERTS/token instead; file= empty turns it off
+                          CERTS/token instead; file= empty turns it off:
+                          the client's own Authorization is forwarded
+                          again, so a client still holding the rotated
+                          token then gets the upstream's 401 (rotate it
+                          back to CERTS/token first)
   /_fault/cert?alt=1|0    new TLS connections get the ALT certificate
                           (signed by another CA) or the right one
   /_fault/drop            responses under way (watches) are cut: their
