@@ -202,11 +202,81 @@ static bool affects(const struct kpx_model *m, enum kpx_kind kind,
 	return kind == KPX_KIND_NODE && !strcmp(n->key, m->cfg.hostname);
 }
 
+/* ---- Change tracking (issue 7) ---------------------------------------- */
+
+static void dirty_clear(struct kpx_model *m)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	ht_for_each_safe(&m->dirty_svcs, i, n, tmp) {
+		free(n->key);
+		free(n);
+	}
+	free(m->dirty_svcs.b);
+	memset(&m->dirty_svcs, 0, sizeof(m->dirty_svcs));
+}
+
+/* Everything changed: the per-Service marks are moot. */
+static void dirty_everything(struct kpx_model *m)
+{
+	m->dirty = true;
+	m->dirty_all = true;
+	dirty_clear(m);
+}
+
+/*
+ * Marks Service @key ("ns/name") dirty.  When marks pile up past half the
+ * Services (a relist), or on -ENOMEM, everything is marked instead.
+ */
+static void dirty_service(struct kpx_model *m, const char *key)
+{
+	struct hnode *n;
+
+	m->dirty = true;
+	if (m->dirty_all || ht_find(&m->dirty_svcs, key))
+		return;
+	if (m->dirty_svcs.n >= 64 &&
+	    m->dirty_svcs.n > m->objs[KPX_KIND_SERVICE].n / 2) {
+		dirty_everything(m);
+		return;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n || !(n->key = strdup(key)) || ht_add(&m->dirty_svcs, n)) {
+		if (n)
+			free(n->key);
+		free(n);
+		dirty_everything(m);
+	}
+}
+
+/* Records that @n of @kind changed (added, replaced or removed). */
+static void mark_changed(struct kpx_model *m, enum kpx_kind kind,
+			 const struct hnode *n)
+{
+	const struct m_slice *sl;
+
+	switch (kind) {
+	case KPX_KIND_SERVICE:
+		dirty_service(m, n->key);
+		break;
+	case KPX_KIND_ENDPOINTSLICE:
+		/* its Service: kubernetes.io/service-name; none: no effect */
+		sl = (const struct m_slice *)n;
+		if (sl->o.service)
+			dirty_service(m, sl->o.service);
+		break;
+	default:
+		if (affects(m, kind, n))
+			dirty_everything(m);	/* the own Node */
+		break;
+	}
+}
+
 static void obj_remove(struct kpx_model *m, enum kpx_kind kind,
 		       struct hnode *n)
 {
-	if (affects(m, kind, n))
-		m->dirty = true;
+	mark_changed(m, kind, n);
 	if (kind == KPX_KIND_ENDPOINTSLICE)
 		slice_unlink(m, (struct m_slice *)n);
 	ht_del(&m->objs[kind], n);
@@ -227,8 +297,7 @@ static int obj_replace(struct kpx_model *m, enum kpx_kind kind,
 	n->seen = m->gen[kind];
 	if (old)
 		obj_remove(m, kind, old);
-	if (affects(m, kind, n))
-		m->dirty = true;
+	mark_changed(m, kind, n);
 	return 0;
 }
 
@@ -238,8 +307,10 @@ struct kpx_model *kpx_model_new(void)
 {
 	struct kpx_model *m = calloc(1, sizeof(struct kpx_model));
 
-	if (m)
+	if (m) {
 		m->cfg.nodeport_primary = true;	/* --nodeport-addresses default */
+		m->dirty_all = true;
+	}
 	return m;
 }
 
@@ -265,7 +336,7 @@ void kpx_model_set_config(struct kpx_model *m, const struct kpx_config *c)
 	       (size_t)s->n_nodeport_cidrs * sizeof(s->nodeport_cidrs[0]));
 	s->nodeport_primary = c->nodeport_primary || !s->n_nodeport_cidrs;
 	snprintf(s->scheduler, sizeof(s->scheduler), "%s", c->scheduler);
-	m->dirty = true;
+	dirty_everything(m);
 }
 
 void kpx_model_free(struct kpx_model *m)
@@ -286,6 +357,7 @@ void kpx_model_free(struct kpx_model *m)
 		free(n);
 	}
 	free(m->groups.b);
+	dirty_clear(m);
 	free(m);
 }
 
@@ -367,4 +439,48 @@ void kpx_model_relist_end(struct kpx_model *m, enum kpx_kind kind)
 bool kpx_model_dirty(const struct kpx_model *m)
 {
 	return m->dirty;
+}
+
+int kpx_model_take_dirty(struct kpx_model *m, char ***names, size_t *n,
+			 bool *all)
+{
+	struct hnode *nd, *tmp;
+	char **v = NULL;
+	size_t i, k = 0;
+
+	*names = NULL;
+	*n = 0;
+	*all = m->dirty_all;
+	if (!m->dirty_all && m->dirty_svcs.n) {
+		v = malloc(m->dirty_svcs.n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;	/* the marks stay */
+		ht_for_each_safe(&m->dirty_svcs, i, nd, tmp) {
+			v[k++] = nd->key;
+			nd->key = NULL;
+		}
+	}
+	dirty_clear(m);
+	m->dirty_all = false;
+	m->dirty = false;
+	*names = v;
+	*n = k;
+	return 0;
+}
+
+int kpx_model_for_each_service(const struct kpx_model *m,
+			       int (*fn)(void *arg, const char *name),
+			       void *arg)
+{
+	const struct htab *t = &m->objs[KPX_KIND_SERVICE];
+	struct hnode *nd, *tmp;
+	size_t i;
+	int r;
+
+	ht_for_each_safe(t, i, nd, tmp) {
+		r = fn(arg, nd->key);
+		if (r)
+			return r;
+	}
+	return 0;
 }

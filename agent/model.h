@@ -135,11 +135,48 @@ bool kpx_model_dirty(const struct kpx_model *m);
  * (external frontends) use this node's endpoints only.  Flags: see
  * port_frontends() in model.c (DROP_EMPTY when a Local policy finds nothing
  * here but endpoints exist elsewhere; MASQ_NONLOCAL / MASQ).  A key used twice
- * goes to the first Service by "namespace/name".  Headless, ExternalName and
+ * goes to the first Service by "namespace/name" (twice in one Service: to
+ * the frontend computed first).  Headless, ExternalName and
  * service-proxy-name Services are skipped.  *out is sorted by
  * kpx_service_key_cmp(); free with kpx_services_free().  Clears the dirty
- * flag.  Returns 0 or -ENOMEM.
+ * flag (not the marks of kpx_model_take_dirty()).  Returns 0 or -ENOMEM.
  */
 int kpx_model_desired(struct kpx_model *m, struct kpx_service **out, size_t *n);
+
+/*
+ * Issue 7 (incremental sync, fecache.h): the changes since the last call.
+ * A Service event marks its "namespace/name"; an EndpointSlice event the
+ * Service of its kubernetes.io/service-name label (the old and the new one
+ * when the label changed); the own Node, kpx_model_set_config() and a pile
+ * of marks (more than half the Services, as after a relist) mark
+ * everything: then *all is true and *names NULL.  Else *names is a malloc'd
+ * array of *n malloc'd "namespace/name" strings (the caller frees both; a
+ * Service may no longer exist).  Clears the marks and the dirty flag.
+ * Everything is marked before the first call.  Returns 0 or -ENOMEM (the
+ * marks are kept).
+ */
+int kpx_model_take_dirty(struct kpx_model *m, char ***names, size_t *n,
+			 bool *all);
+
+/*
+ * Calls @fn with each Service's "namespace/name" (hash order) until it
+ * returns non-zero, which is returned; 0 when all were visited.  @fn must
+ * not change the model.
+ */
+int kpx_model_for_each_service(const struct kpx_model *m,
+			       int (*fn)(void *arg, const char *name),
+			       void *arg);
+
+/*
+ * The frontends of the one Service @name ("namespace/name"), as
+ * kpx_model_desired() computes them, before the cross-Service tie-break:
+ * sorted by kpx_service_key_cmp() and unique (of two frontends of the
+ * Service with the same key, the first one computed is kept, as in
+ * kpx_model_desired()).  None (*out NULL, *n 0) for an unknown or skipped
+ * Service.  Free with kpx_services_free().  Leaves the dirty state alone.
+ * Returns 0 or -ENOMEM.
+ */
+int kpx_model_service_frontends(const struct kpx_model *m, const char *name,
+				struct kpx_service **out, size_t *n);
 
 #endif

@@ -105,6 +105,10 @@ struct kpx_model {
 	unsigned int gen[KPX_KIND_MAX];
 	bool relisting[KPX_KIND_MAX];
 	bool dirty;
+	/* Issue 7: what changed since kpx_model_take_dirty(): the Services
+	 * ("ns/name", struct hnode) or, with dirty_all, everything. */
+	struct htab dirty_svcs;
+	bool dirty_all;
 	struct settings cfg;
 };
 

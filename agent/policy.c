@@ -416,10 +416,12 @@ static int gather(struct ctx *x, const struct slice_group *g,
 
 /* ---- Frontends --------------------------------------------------------- */
 
-/* A frontend being built, with the Service it came from (for ties). */
+/* A frontend being built, with the Service it came from and its rank in
+ * the order of computation (for ties). */
 struct frontend {
 	struct kpx_service s;
 	const char *owner;
+	size_t idx;
 };
 
 struct fevec {
@@ -448,7 +450,7 @@ static int emit(struct fevec *fv, const char *owner, int family,
 	size_t i;
 
 	if (fv->n == fv->cap) {
-		size_t cap = fv->cap ? 2 * fv->cap : 256;
+		size_t cap = fv->cap ? 2 * fv->cap : 16;
 		struct frontend *v = realloc(fv->v, cap * sizeof(*v));
 
 		if (!v)
@@ -459,6 +461,7 @@ static int emit(struct fevec *fv, const char *owner, int family,
 	s = &fv->v[fv->n].s;
 	memset(s, 0, sizeof(*s));
 	fv->v[fv->n].owner = owner;
+	fv->v[fv->n].idx = fv->n;
 	fv->n++;
 	s->family = family;
 	s->protocol = sp->protocol;
@@ -654,7 +657,52 @@ static int frontend_cmp(const void *a, const void *b)
 	const struct frontend *x = a, *y = b;
 	int r = kpx_service_key_cmp(&x->s, &y->s);
 
-	return r ? r : strcmp(x->owner, y->owner);
+	if (!r)
+		r = strcmp(x->owner, y->owner);
+	return r ? r : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/*
+ * Sorts fv->v by key (then owner, then rank) and moves the first frontend
+ * of each key into a new array *out (the others are freed; logged at --v
+ * 2).  Empties @fv.  Returns 0 or -ENOMEM (@fv then freed).
+ */
+static int fevec_take_unique(struct fevec *fv, struct kpx_service **out,
+			     size_t *n)
+{
+	struct kpx_service *res;
+	size_t i, nres = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (fv->n)
+		qsort(fv->v, fv->n, sizeof(*fv->v), frontend_cmp);
+	res = calloc(fv->n ? fv->n : 1, sizeof(*res));
+	if (!res) {
+		fevec_free(fv);
+		return -ENOMEM;
+	}
+	for (i = 0; i < fv->n; i++) {
+		if (nres && !kpx_service_key_cmp(&res[nres - 1], &fv->v[i].s)) {
+			char buf[KPX_SERVICE_STRLEN];
+
+			kpx_dbg(2, COMP, "%s of %s already used by another frontend, ignored",
+				kpx_service_str(&fv->v[i].s, buf, sizeof(buf)),
+				fv->v[i].owner);
+			kpx_service_free(&fv->v[i].s);
+			continue;
+		}
+		res[nres++] = fv->v[i].s;
+	}
+	free(fv->v);
+	memset(fv, 0, sizeof(*fv));
+	if (!nres) {
+		free(res);
+		res = NULL;
+	}
+	*out = res;
+	*n = nres;
+	return 0;
 }
 
 static void ctx_init(struct ctx *x, const struct kpx_model *m)
@@ -725,10 +773,9 @@ int kpx_model_desired(struct kpx_model *m, struct kpx_service **out, size_t *n)
 {
 	const struct htab *t = &m->objs[KPX_KIND_SERVICE];
 	struct fevec fv = { 0 };
-	struct kpx_service *res;
 	struct hnode *node, *tmp;
 	struct ctx x;
-	size_t i, nres = 0;
+	size_t i;
 	int r = 0;
 
 	*out = NULL;
@@ -740,35 +787,40 @@ int kpx_model_desired(struct kpx_model *m, struct kpx_service **out, size_t *n)
 			break;
 	}
 	free(x.c);
-	if (r)
-		goto fail;
-	if (fv.n)
-		qsort(fv.v, fv.n, sizeof(*fv.v), frontend_cmp);
-	res = calloc(fv.n ? fv.n : 1, sizeof(*res));
-	if (!res) {
-		r = -ENOMEM;
-		goto fail;
+	if (r) {
+		fevec_free(&fv);
+		return r;
 	}
-	for (i = 0; i < fv.n; i++) {
-		if (nres && !kpx_service_key_cmp(&res[nres - 1], &fv.v[i].s)) {
-			char buf[KPX_SERVICE_STRLEN];
-
-			kpx_dbg(2, COMP, "%s of %s already used by another frontend, ignored",
-				kpx_service_str(&fv.v[i].s, buf, sizeof(buf)),
-				fv.v[i].owner);
-			kpx_service_free(&fv.v[i].s);
-			continue;
-		}
-		res[nres++] = fv.v[i].s;
-	}
-	free(fv.v);
-	m->dirty = false;
-	*out = res;
-	*n = nres;
-	return 0;
-fail:
-	fevec_free(&fv);
+	r = fevec_take_unique(&fv, out, n);
+	if (!r && !*out)
+		*out = calloc(1, sizeof(**out));	/* as before: never NULL */
+	if (!r && !*out)
+		return -ENOMEM;
+	if (!r)
+		m->dirty = false;
 	return r;
+}
+
+int kpx_model_service_frontends(const struct kpx_model *m, const char *name,
+				struct kpx_service **out, size_t *n)
+{
+	const struct hnode *node = ht_find(&m->objs[KPX_KIND_SERVICE], name);
+	struct fevec fv = { 0 };
+	struct ctx x;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (!node)
+		return 0;
+	ctx_init(&x, m);
+	r = service_frontends(&x, &fv, node);
+	free(x.c);
+	if (r) {
+		fevec_free(&fv);
+		return r;
+	}
+	return fevec_take_unique(&fv, out, n);
 }
 
 /* ---- Health checks ------------------------------------------------------ */

@@ -29,4 +29,20 @@ long kpx_reconcile(const struct kpx_service *desired, size_t ndesired,
 		   const struct kpx_service *actual, size_t nactual,
 		   struct kpx_op **ops);
 
+/*
+ * Deep copy of @src into @dst (own backends and source ranges; @dst's old
+ * contents are not freed).  Returns 0 or -ENOMEM (@dst then zeroed).
+ */
+int kpx_frontend_copy(struct kpx_service *dst, const struct kpx_service *src);
+
+/*
+ * Issue 7: applies @ops (sorted by key, one per key, as kpx_reconcile()
+ * writes them) to *actual (sorted by kpx_service_key_cmp()): a SET's
+ * frontend is copied in (replacing the one with its key, or inserted), a
+ * DEL removes its key.  O(nops log nactual) when no key comes or goes,
+ * else O(nactual + nops).  On -ENOMEM *actual is unchanged.
+ */
+int kpx_reconcile_apply(struct kpx_service **actual, size_t *nactual,
+			const struct kpx_op *ops, size_t nops);
+
 #endif

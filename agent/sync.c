@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Sync scheduling and the desired -> reconcile -> netlink apply step.
+ * Sync scheduling and the desired -> reconcile -> netlink apply step.  A
+ * full sync diffs the whole desired state against the dumped one; a
+ * partial sync only the frontends of the Services that changed since the
+ * last sync (issue 7, fecache.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +14,7 @@
 #include "addr.h"
 #include "ctclean.h"
 #include "duration.h"
+#include "fecache.h"
 #include "log.h"
 #include "model_nolocal.h"
 #include "reconcile.h"
@@ -32,6 +36,7 @@ struct kpx_sync {
 	struct kpx_ns_config ns_last;
 	struct kpx_ctclean *ct;		/* conntrack cleanup, opened on first use */
 	bool ct_known;			/* actual is a real previous state */
+	struct kpx_fecache *fc;		/* desired frontends per Service */
 };
 
 void kpx_sync_set_healthchecks(struct kpx_sync *s, struct kpx_hc *hc,
@@ -120,6 +125,11 @@ struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_dp *dp,
 
 	if (!s)
 		return NULL;
+	s->fc = kpx_fecache_new();
+	if (!s->fc) {
+		free(s);
+		return NULL;
+	}
 	s->model = model;
 	s->dp = dp;
 	s->min_period = min_period_ms;
@@ -134,6 +144,7 @@ void kpx_sync_free(struct kpx_sync *s)
 		return;
 	kpx_services_free(s->actual, s->nactual);
 	kpx_ctclean_free(s->ct);
+	kpx_fecache_free(s->fc);
 	free(s);
 }
 
@@ -285,6 +296,48 @@ static int service_qsort_cmp(const void *a, const void *b)
 	return kpx_service_key_cmp(a, b);
 }
 
+/*
+ * The changes of this sync into *ops: after a full recompute of the cache
+ * (@full, or the model marked everything dirty) the whole desired state
+ * (*desired, owned by the caller) against s->actual; else only the keys of
+ * the Services that changed (*desired NULL).  Returns the number of ops or
+ * a negative errno (logged).
+ */
+static long plan(struct kpx_sync *s, bool full, struct kpx_service **desired,
+		 size_t *ndesired, struct kpx_op **ops)
+{
+	struct kpx_service *keys;
+	size_t nkeys;
+	long nops = 0;
+	int r;
+
+	*desired = NULL;
+	*ndesired = 0;
+	*ops = NULL;
+	r = kpx_fecache_sync(s->fc, s->model, full, &keys, &nkeys);
+	if (r == 1)
+		r = kpx_fecache_desired(s->fc, desired, ndesired);
+	else if (!r)
+		nops = kpx_fecache_ops(s->fc, keys, nkeys, s->actual,
+				       s->nactual, ops);
+	free(keys);
+	if (r) {
+		kpx_err("sync", "computing the desired state: %s", strerror(-r));
+		return r;
+	}
+	if (*desired)
+		nops = kpx_reconcile(*desired, *ndesired, s->actual,
+				     s->nactual, ops);
+	if (nops < 0) {
+		kpx_err("sync", "reconcile: %s", strerror((int)-nops));
+		kpx_services_free(*desired, *ndesired);
+		*desired = NULL;
+		free(*ops);
+		*ops = NULL;
+	}
+	return nops;
+}
+
 int kpx_sync_run(struct kpx_sync *s)
 {
 	int64_t t0 = kpx_now_ms();
@@ -317,17 +370,9 @@ int kpx_sync_run(struct kpx_sync *s)
 		s->nactual = ncur;
 	}
 	nserr = sync_ns_config(s) ? 1 : 0;
-	r = kpx_model_desired(s->model, &desired, &ndesired);
-	if (r) {
-		kpx_err("sync", "computing the desired state: %s", strerror(-r));
-		return sync_failed(s, t0, r, t0s, full);
-	}
-	nops = kpx_reconcile(desired, ndesired, s->actual, s->nactual, &ops);
-	if (nops < 0) {
-		kpx_err("sync", "reconcile: %s", strerror((int)-nops));
-		kpx_services_free(desired, ndesired);
+	nops = plan(s, full, &desired, &ndesired, &ops);
+	if (nops < 0)
 		return sync_failed(s, t0, (int)nops, t0s, full);
-	}
 	applied = calloc(nops ? nops : 1, sizeof(*applied));
 	for (i = 0; i < (size_t)nops; i++) {
 		if (send_op(s, &ops[i])) {
@@ -348,19 +393,26 @@ int kpx_sync_run(struct kpx_sync *s)
 		ct_cleanup(s, ops, nops, applied);
 	}
 	free(applied);
-	free(ops);
-	errors += nserr;
-	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
-	kpx_metrics_no_local_endpoints_of(s->metrics, s->model);	/* issue 5 */
-	if (!s->dp && s->metrics)
-		kpx_metrics_set_frontends(s->metrics, desired, ndesired);
 	/*
 	 * The module now holds the desired state, except where a change
 	 * failed: that is repaired by the next sync, which is then full.
 	 */
-	kpx_services_free(s->actual, s->nactual);
-	s->actual = desired;
-	s->nactual = ndesired;
+	if (desired) {
+		kpx_services_free(s->actual, s->nactual);
+		s->actual = desired;
+		s->nactual = ndesired;
+	} else if (kpx_reconcile_apply(&s->actual, &s->nactual, ops, nops)) {
+		kpx_err("sync", "recording the changes: %s", strerror(ENOMEM));
+		errors++;	/* s->actual is stale: the next sync is full */
+	}
+	ndesired = kpx_fecache_count(s->fc);
+	errors += nserr;
+	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
+	kpx_metrics_no_local_endpoints_of(s->metrics, s->model);	/* issue 5 */
+	/* in a dry run s->actual is the desired state; unchanged if no op */
+	if (!s->dp && s->metrics && (desired || nops))
+		kpx_metrics_set_frontends(s->metrics, s->actual, s->nactual);
+	free(ops);
 	s->synced = true;
 	s->need_full = errors > 0;
 	s->last = t0;

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The per-Service frontend cache of incremental syncs (issue 7); see
+ * fecache.h.  Two chained hash tables: Services by "namespace/name" with
+ * their sorted frontends, and frontend keys with the Services claiming them.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "fecache.h"
+#include "nl.h"		/* kpx_services_free() */
+
+/* ---- A chained hash table of intrusive links --------------------------- */
+
+struct link {
+	struct link *next;
+	uint32_t hash;
+};
+
+struct table {
+	struct link **b;
+	size_t nb, n;		/* nb: 0 or a power of two */
+};
+
+static struct link *tab_head(const struct table *t, uint32_t hash)
+{
+	return t->nb ? t->b[hash & (t->nb - 1)] : NULL;
+}
+
+static int tab_add(struct table *t, struct link *l)
+{
+	if (t->n >= t->nb) {
+		size_t nb = t->nb ? 2 * t->nb : 64, i;
+		struct link **b = calloc(nb, sizeof(*b)), *p, *next;
+
+		if (!b && !t->nb)
+			return -ENOMEM;
+		for (i = 0; b && i < t->nb; i++) {
+			for (p = t->b[i]; p; p = next) {
+				next = p->next;
+				p->next = b[p->hash & (nb - 1)];
+				b[p->hash & (nb - 1)] = p;
+			}
+		}
+		if (b) {	/* else stay overfull */
+			free(t->b);
+			t->b = b;
+			t->nb = nb;
+		}
+	}
+	l->next = t->b[l->hash & (t->nb - 1)];
+	t->b[l->hash & (t->nb - 1)] = l;
+	t->n++;
+	return 0;
+}
+
+static void tab_del(struct table *t, struct link *l)
+{
+	struct link **pp = &t->b[l->hash & (t->nb - 1)];
+
+	while (*pp != l)
+		pp = &(*pp)->next;
+	*pp = l->next;
+	t->n--;
+}
+
+/* ---- Entries ------------------------------------------------------------ */
+
+/* One Service's frontends (first member: the link). */
+struct fe_svc {
+	struct link l;
+	char *name;			/* "namespace/name" */
+	struct kpx_service *v;		/* sorted by key, unique */
+	size_t n;
+};
+
+/* One frontend key and the Services with a frontend of that key. */
+struct fe_key {
+	struct link l;
+	struct kpx_service key;		/* key fields only */
+	struct fe_svc **own;
+	size_t nown, cap;
+};
+
+struct kpx_fecache {
+	struct table svcs, keys;
+	bool valid;
+};
+
+static uint32_t fnv(uint32_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--) {
+		h ^= *c++;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static uint32_t key_hash(const struct kpx_service *s)
+{
+	uint32_t h = 2166136261u;
+
+	h = fnv(h, &s->family, sizeof(s->family));
+	h = fnv(h, &s->protocol, sizeof(s->protocol));
+	h = fnv(h, &s->addr, kpx_addr_len(s->family));
+	return fnv(h, &s->port, sizeof(s->port));
+}
+
+/* The key fields of @s only. */
+static struct kpx_service key_of(const struct kpx_service *s)
+{
+	struct kpx_service k;
+
+	memset(&k, 0, sizeof(k));
+	k.family = s->family;
+	k.protocol = s->protocol;
+	memcpy(&k.addr, &s->addr, kpx_addr_len(s->family));
+	k.port = s->port;
+	return k;
+}
+
+static struct fe_svc *svc_find(const struct kpx_fecache *c, const char *name)
+{
+	uint32_t h = fnv(2166136261u, name, strlen(name));
+	struct link *l;
+
+	for (l = tab_head(&c->svcs, h); l; l = l->next)
+		if (l->hash == h && !strcmp(((struct fe_svc *)l)->name, name))
+			return (struct fe_svc *)l;
+	return NULL;
+}
+
+static struct fe_key *key_find(const struct kpx_fecache *c,
+			       const struct kpx_service *s)
+{
+	uint32_t h = key_hash(s);
+	struct link *l;
+
+	for (l = tab_head(&c->keys, h); l; l = l->next)
+		if (l->hash == h &&
+		    !kpx_service_key_cmp(&((struct fe_key *)l)->key, s))
+			return (struct fe_key *)l;
+	return NULL;
+}
+
+/* Adds @svc to the claimants of @s's key. */
+static int claim(struct kpx_fecache *c, struct fe_svc *svc,
+		 const struct kpx_service *s)
+{
+	struct fe_key *k = key_find(c, s);
+
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		k->key = key_of(s);
+		k->l.hash = key_hash(s);
+		if (tab_add(&c->keys, &k->l)) {
+			free(k);
+			return -ENOMEM;
+		}
+	}
+	if (k->nown == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 2;
+		struct fe_svc **v = realloc(k->own, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;	/* k stays, maybe unclaimed: invalid */
+		k->own = v;
+		k->cap = cap;
+	}
+	k->own[k->nown++] = svc;
+	return 0;
+}
+
+/* Removes @svc from the claimants of @s's key; the key goes with the last. */
+static void unclaim(struct kpx_fecache *c, struct fe_svc *svc,
+		    const struct kpx_service *s)
+{
+	struct fe_key *k = key_find(c, s);
+	size_t i;
+
+	if (!k)
+		return;
+	for (i = 0; i < k->nown; i++) {
+		if (k->own[i] == svc) {
+			k->own[i] = k->own[--k->nown];
+			break;
+		}
+	}
+	if (k->nown)
+		return;
+	tab_del(&c->keys, &k->l);
+	free(k->own);
+	free(k);
+}
+
+static int fe_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(a, b);
+}
+
+/* The frontend of the key's winner: the claimant first by name. */
+static const struct kpx_service *winner(const struct fe_key *k)
+{
+	const struct fe_svc *w = NULL;
+	size_t i;
+
+	for (i = 0; i < k->nown; i++)
+		if (!w || strcmp(k->own[i]->name, w->name) < 0)
+			w = k->own[i];
+	return w ? bsearch(&k->key, w->v, w->n, sizeof(*w->v), fe_cmp) : NULL;
+}
+
+/* ---- Keys touched by an update ----------------------------------------- */
+
+struct keyvec {
+	struct kpx_service *v;
+	size_t n, cap;
+};
+
+static int keyvec_add(struct keyvec *kv, const struct kpx_service *v, size_t n)
+{
+	size_t i;
+
+	if (kv->n + n > kv->cap) {
+		size_t cap = kv->cap ? kv->cap : 16;
+		struct kpx_service *nv;
+
+		while (cap < kv->n + n)
+			cap *= 2;
+		nv = realloc(kv->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		kv->v = nv;
+		kv->cap = cap;
+	}
+	for (i = 0; i < n; i++)
+		kv->v[kv->n++] = key_of(&v[i]);
+	return 0;
+}
+
+/* Sorts and removes duplicates. */
+static void keyvec_unique(struct keyvec *kv)
+{
+	size_t i, k = 0;
+
+	if (!kv->n)
+		return;
+	qsort(kv->v, kv->n, sizeof(*kv->v), fe_cmp);
+	for (i = 1; i < kv->n; i++)
+		if (kpx_service_key_cmp(&kv->v[k], &kv->v[i]))
+			kv->v[++k] = kv->v[i];
+	kv->n = k + 1;
+}
+
+/* ---- Updates ------------------------------------------------------------ */
+
+static void svc_drop(struct kpx_fecache *c, struct fe_svc *svc)
+{
+	size_t i;
+
+	for (i = 0; i < svc->n; i++)
+		unclaim(c, svc, &svc->v[i]);
+	tab_del(&c->svcs, &svc->l);
+	kpx_services_free(svc->v, svc->n);
+	free(svc->name);
+	free(svc);
+}
+
+/*
+ * Recomputes Service @name from @m; adds the keys of its old and new
+ * frontends to @kv when not NULL.
+ */
+static int svc_update(struct kpx_fecache *c, const struct kpx_model *m,
+		      const char *name, struct keyvec *kv)
+{
+	struct fe_svc *svc = svc_find(c, name);
+	struct kpx_service *v;
+	size_t n, i;
+	int r;
+
+	r = kpx_model_service_frontends(m, name, &v, &n);
+	if (r)
+		return r;
+	if (kv && svc && keyvec_add(kv, svc->v, svc->n))
+		goto nomem;
+	if (kv && keyvec_add(kv, v, n))
+		goto nomem;
+	if (svc)
+		svc_drop(c, svc);
+	if (!n)
+		return 0;
+	svc = calloc(1, sizeof(*svc));
+	if (!svc || !(svc->name = strdup(name)))
+		goto nomem_svc;
+	svc->l.hash = fnv(2166136261u, name, strlen(name));
+	if (tab_add(&c->svcs, &svc->l))
+		goto nomem_svc;
+	svc->v = v;
+	svc->n = n;
+	for (i = 0; i < n; i++)
+		if (claim(c, svc, &v[i]))
+			return -ENOMEM;	/* c invalid: rebuilt next time */
+	return 0;
+nomem_svc:
+	if (svc)
+		free(svc->name);
+	free(svc);
+nomem:
+	kpx_services_free(v, n);
+	return -ENOMEM;
+}
+
+static void clear(struct kpx_fecache *c)
+{
+	struct link *l, *next;
+	size_t i;
+
+	for (i = 0; i < c->svcs.nb; i++) {
+		for (l = c->svcs.b[i]; l; l = next) {
+			struct fe_svc *svc = (struct fe_svc *)l;
+
+			next = l->next;
+			kpx_services_free(svc->v, svc->n);
+			free(svc->name);
+			free(svc);
+		}
+	}
+	for (i = 0; i < c->keys.nb; i++) {
+		for (l = c->keys.b[i]; l; l = next) {
+			next = l->next;
+			free(((struct fe_key *)l)->own);
+			free(l);
+		}
+	}
+	free(c->svcs.b);
+	free(c->keys.b);
+	memset(c, 0, sizeof(*c));
+}
+
+struct rebuild_arg {
+	struct kpx_fecache *c;
+	const struct kpx_model *m;
+};
+
+static int rebuild_one(void *arg, const char *name)
+{
+	struct rebuild_arg *a = arg;
+
+	return svc_update(a->c, a->m, name, NULL);
+}
+
+/* ---- Public API --------------------------------------------------------- */
+
+struct kpx_fecache *kpx_fecache_new(void)
+{
+	return calloc(1, sizeof(struct kpx_fecache));
+}
+
+void kpx_fecache_free(struct kpx_fecache *c)
+{
+	if (!c)
+		return;
+	clear(c);
+	free(c);
+}
+
+int kpx_fecache_sync(struct kpx_fecache *c, struct kpx_model *m, bool full,
+		     struct kpx_service **keys, size_t *nkeys)
+{
+	struct rebuild_arg a = { c, m };
+	struct keyvec kv = { 0 };
+	char **names;
+	size_t n, i;
+	bool all;
+	int r;
+
+	*keys = NULL;
+	*nkeys = 0;
+	r = kpx_model_take_dirty(m, &names, &n, &all);
+	if (r) {
+		c->valid = false;
+		return r;
+	}
+	if (full || all || !c->valid) {
+		for (i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		clear(c);
+		r = kpx_model_for_each_service(m, rebuild_one, &a);
+		c->valid = !r;
+		return r ? r : 1;
+	}
+	for (i = 0; i < n; i++) {
+		if (!r)
+			r = svc_update(c, m, names[i], &kv);
+		free(names[i]);
+	}
+	free(names);
+	if (r) {
+		c->valid = false;
+		free(kv.v);
+		return r;
+	}
+	keyvec_unique(&kv);
+	if (!kv.n) {
+		free(kv.v);
+		kv.v = NULL;
+	}
+	*keys = kv.v;
+	*nkeys = kv.n;
+	return 0;
+}
+
+const struct kpx_service *kpx_fecache_get(const struct kpx_fecache *c,
+					  const struct kpx_service *key)
+{
+	const struct fe_key *k = key_find(c, key);
+
+	return k ? winner(k) : NULL;
+}
+
+size_t kpx_fecache_count(const struct kpx_fecache *c)
+{
+	return c->keys.n;
+}
+
+int kpx_fecache_desired(const struct kpx_fecache *c, struct kpx_service **out,
+			size_t *n)
+{
+	struct kpx_service *v = calloc(c->keys.n ? c->keys.n : 1, sizeof(*v));
+	const struct kpx_service *w;
+	struct link *l;
+	size_t i, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < c->keys.nb; i++) {
+		for (l = c->keys.b[i]; l; l = l->next) {
+			w = winner((const struct fe_key *)l);
+			if (!w)
+				continue;
+			if (kpx_frontend_copy(&v[k], w)) {
+				kpx_services_free(v, k);
+				return -ENOMEM;
+			}
+			k++;
+		}
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), fe_cmp);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+long kpx_fecache_ops(const struct kpx_fecache *c,
+		     const struct kpx_service *keys, size_t nkeys,
+		     const struct kpx_service *actual, size_t nactual,
+		     struct kpx_op **ops)
+{
+	struct kpx_op *v = malloc((nkeys + 1) * sizeof(*v));
+	const struct kpx_service *want, *have;
+	size_t i, n = 0;
+
+	*ops = v;
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < nkeys; i++) {
+		want = kpx_fecache_get(c, &keys[i]);
+		have = nactual ? bsearch(&keys[i], actual, nactual,
+					 sizeof(*actual), fe_cmp) : NULL;
+		if (want && (!have || !kpx_service_same_config(want, have)))
+			v[n++] = (struct kpx_op){ KPX_OP_SET, want };
+		else if (!want && have)
+			v[n++] = (struct kpx_op){ KPX_OP_DEL, have };
+	}
+	return (long)n;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Issue 7: the desired frontends kept per Service between syncs, so that a
+ * partial sync costs O(changed Services x their endpoints), not O(all).
+ *
+ * The cache holds each Service's frontends (kpx_model_service_frontends())
+ * and, per frontend key, the Services claiming it.  The winner of a key
+ * is the claimant first by "namespace/name", as in kpx_model_desired(); when
+ * it goes, the next claimant takes the key.  kpx_fecache_sync() recomputes
+ * the Services the model marked dirty (kpx_model_take_dirty()), or all of
+ * them, and tells which keys may have changed; kpx_fecache_ops() turns those
+ * into changes against the programmed state.  Pure: no I/O.
+ */
+#ifndef KPX_FECACHE_H
+#define KPX_FECACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "model.h"
+#include "reconcile.h"
+#include "service.h"
+
+struct kpx_fecache;
+
+/* An empty cache (invalid: the first kpx_fecache_sync() rebuilds it), or
+ * NULL on allocation failure. */
+struct kpx_fecache *kpx_fecache_new(void);
+void kpx_fecache_free(struct kpx_fecache *c);
+
+/*
+ * Brings @c up to date with @m.  With @full, when the model marked
+ * everything dirty, or when @c is not valid (new, or after an error), every
+ * Service is recomputed: returns 1, *keys NULL.  Else only the Services
+ * marked dirty are, and *keys (malloc'd, free(); NULL when *nkeys is 0)
+ * gets the keys of their frontends before and after, sorted by
+ * kpx_service_key_cmp() and unique (key fields only, no backends): the
+ * only frontends whose desired value may differ; returns 0.  Consumes the
+ * model's marks either way.  Returns -ENOMEM on failure: @c is then invalid
+ * (the next call rebuilds it).
+ */
+int kpx_fecache_sync(struct kpx_fecache *c, struct kpx_model *m, bool full,
+		     struct kpx_service **keys, size_t *nkeys);
+
+/* The desired frontend with @key's key (the winning Service's), or NULL.
+ * Valid until the next kpx_fecache_sync(). */
+const struct kpx_service *kpx_fecache_get(const struct kpx_fecache *c,
+					  const struct kpx_service *key);
+
+/* The number of desired frontends (distinct keys). */
+size_t kpx_fecache_count(const struct kpx_fecache *c);
+
+/*
+ * The whole desired state, as kpx_model_desired() would compute it: deep
+ * copies sorted by kpx_service_key_cmp() into *out (never NULL on success;
+ * kpx_services_free()).  O(frontends).  Returns 0 or -ENOMEM.
+ */
+int kpx_fecache_desired(const struct kpx_fecache *c, struct kpx_service **out,
+			size_t *n);
+
+/*
+ * The changes for the frontends @keys (from kpx_fecache_sync()) against
+ * @actual (the programmed state, sorted): a SET (pointing into @c) where
+ * the desired frontend is missing or differs (kpx_service_same_config()),
+ * a DEL (pointing into @actual) where a programmed one is no longer
+ * desired; in key order.  *ops malloc'd (free()).  Returns the number of
+ * ops, or -ENOMEM.
+ */
+long kpx_fecache_ops(const struct kpx_fecache *c,
+		     const struct kpx_service *keys, size_t nkeys,
+		     const struct kpx_service *actual, size_t nactual,
+		     struct kpx_op **ops);
+
+#endif

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bench_sync [SERVICES [ENDPOINTS [CHANGES]]] (issue 7): the agent time of
+ * one endpoint change at scale, in process, without an API server or a
+ * kernel.  Builds a model of SERVICES ClusterIP Services (default 10,000)
+ * with one EndpointSlice of ENDPOINTS ready endpoints each (default 100),
+ * syncs it once into a counting fake data plane (full sync), then applies
+ * CHANGES (default 100) single-endpoint changes, each an EndpointSlice
+ * MODIFIED event of a random Service with one endpoint's address changed,
+ * each followed by a sync (kpx_sync_run(); partial).  Prints the
+ * CPU time (CLOCK_THREAD_CPUTIME_ID: the agent is single-threaded; not
+ * skewed by other load) of the initial sync and p50 / p99 / max of the event
+ * apply (kpx_model_apply(): decoding the slice), of the sync, and of both,
+ * in milliseconds, plus the SETs sent per change.  Metrics are on, as in
+ * a real agent (per-sync metrics, no-local-endpoints gauge).  Only the agent's public
+ * API is used, so the same file measures any version of libkpx.a.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <json-c/json.h>
+
+#include "dataplane.h"
+#include "log.h"
+#include "metrics.h"
+#include "model.h"
+#include "sync.h"
+
+static long sets, dels;
+
+static int f_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	return 0;
+}
+
+static int f_set_config(struct kpx_dp *dp, const struct kpx_ns_config *c)
+{
+	return 0;
+}
+
+static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
+{
+	sets++;
+	return 0;
+}
+
+static int f_del(struct kpx_dp *dp, const struct kpx_service *s)
+{
+	dels++;
+	return 0;
+}
+
+static int f_commit(struct kpx_dp *dp)
+{
+	return 0;
+}
+
+/* CT_CLEANUP: never touch the host's conntrack table. */
+static const struct kpx_dp_ops fake_ops = {
+	.name = "bench",
+	.caps = KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP,
+	.dump = f_dump,
+	.set_config = f_set_config,
+	.set_service = f_set,
+	.del_service = f_del,
+	.commit = f_commit,
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static struct json_object *parse(const char *s)
+{
+	struct json_object *o = json_tokener_parse(s);
+
+	if (!o) {
+		fprintf(stderr, "bench_sync: bad JSON: %.200s\n", s);
+		exit(2);
+	}
+	return o;
+}
+
+static struct json_object *service(int i)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"svc%d\","
+		 "\"namespace\":\"bench\",\"uid\":\"u%d\",\"resourceVersion\":\"1\"},"
+		 "\"spec\":{\"type\":\"ClusterIP\",\"clusterIP\":\"10.96.%d.%d\","
+		 "\"clusterIPs\":[\"10.96.%d.%d\"],\"ports\":[{\"name\":\"http\","
+		 "\"protocol\":\"TCP\",\"port\":80,\"targetPort\":8080}]}}",
+		 i, i, i / 250, 1 + i % 250, i / 250, 1 + i % 250);
+	return parse(buf);
+}
+
+/* Service @i's slice; endpoint @moved has address .250 instead of its own. */
+static struct json_object *slice(int i, int neps, int moved, int gen)
+{
+	size_t cap = 512 + (size_t)neps * 96, n;
+	char *buf = malloc(cap);
+	struct json_object *o;
+	int e;
+
+	if (!buf)
+		exit(2);
+	n = snprintf(buf, cap,
+		     "{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\","
+		     "\"metadata\":{\"name\":\"svc%d-1\",\"namespace\":\"bench\",\"uid\":\"e%d\","
+		     "\"resourceVersion\":\"%d\",\"labels\":{\"kubernetes.io/service-name\":\"svc%d\"}},"
+		     "\"addressType\":\"IPv4\",\"ports\":[{\"name\":\"http\",\"protocol\":\"TCP\","
+		     "\"port\":8080}],\"endpoints\":[", i, i, gen, i);
+	for (e = 0; e < neps; e++)
+		n += snprintf(buf + n, cap - n,
+			      "%s{\"addresses\":[\"10.%d.%d.%d\"],\"nodeName\":\"node-%d\","
+			      "\"conditions\":{\"ready\":true}}", e ? "," : "",
+			      64 + i / 256, i % 256, e == moved ? 250 : e + 1, e % 8);
+	snprintf(buf + n, cap - n, "]}");
+	o = parse(buf);
+	free(buf);
+	return o;
+}
+
+static int dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* p50, p99 and max of @v (sorted in place). */
+static void report(const char *what, double *v, int n)
+{
+	qsort(v, n, sizeof(*v), dcmp);
+	printf("bench one_endpoint_change %s p50_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
+	       what, v[n / 2], v[(n * 99 + 99) / 100 - 1], v[n - 1]);
+}
+
+int main(int argc, char **argv)
+{
+	int nsvc = argc > 1 ? atoi(argv[1]) : 10000;
+	int neps = argc > 2 ? atoi(argv[2]) : 100;
+	int nchg = argc > 3 ? atoi(argv[3]) : 100;
+	struct kpx_dp dp = { .ops = &fake_ops };
+	double *ta = calloc(nchg, sizeof(double)), *ts = calloc(nchg, sizeof(double));
+	double *tt = calloc(nchg, sizeof(double)), t0, t1, t2;
+	struct kpx_config cfg;
+	struct kpx_metrics *mt = kpx_metrics_new();
+	struct kpx_model *m;
+	struct kpx_sync *s;
+	long sets0;
+	int i, bad = 0;
+
+	if (nsvc < 1 || nsvc > 64000 || neps < 1 || neps > 240 || nchg < 1 ||
+	    !ta || !ts || !tt || !mt) {
+		fprintf(stderr, "usage: bench_sync [SERVICES<=64000 [ENDPOINTS<=240 [CHANGES]]]\n");
+		return 2;
+	}
+	kpx_log_set_fd(-1);	/* no log lines in the timings */
+	m = kpx_model_new();
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.hostname, sizeof(cfg.hostname), "node-0");
+	kpx_model_set_config(m, &cfg);
+	for (i = 0; i < nsvc; i++) {
+		struct json_object *o = service(i);
+
+		kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, o);
+		json_object_put(o);
+		o = slice(i, neps, -1, 1);
+		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, o);
+		json_object_put(o);
+	}
+	s = kpx_sync_new(m, &dp, 0, 3600 * 1000);
+	kpx_sync_set_metrics(s, mt);
+	t0 = now_ms();
+	if (kpx_sync_run(s) || sets != nsvc) {
+		fprintf(stderr, "bench_sync: initial sync failed (%ld sets)\n", sets);
+		return 1;
+	}
+	printf("bench initial_sync services=%d endpoints=%d frontends=%ld ms=%.1f\n",
+	       nsvc, nsvc * neps, sets, now_ms() - t0);
+	srand(7);
+	for (i = 0; i < nchg; i++) {
+		int svc = rand() % nsvc;
+		struct json_object *o = slice(svc, neps, rand() % neps, 2 + i);
+
+		sets0 = sets;
+		t0 = now_ms();
+		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED, o);
+		t1 = now_ms();
+		kpx_sync_run(s);
+		t2 = now_ms();
+		json_object_put(o);
+		ta[i] = t1 - t0;
+		ts[i] = t2 - t1;
+		tt[i] = t2 - t0;
+		bad += sets - sets0 != 1;
+		/* back to the original slice, not timed */
+		o = slice(svc, neps, -1, 1);
+		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED, o);
+		json_object_put(o);
+		kpx_sync_run(s);
+	}
+	printf("bench one_endpoint_change services=%d endpoints=%d changes=%d changes_not_one_set=%d dels=%ld\n",
+	       nsvc, nsvc * neps, nchg, bad, dels);
+	report("apply", ta, nchg);
+	report("sync", ts, nchg);
+	report("total", tt, nchg);
+	kpx_sync_free(s);
+	kpx_model_free(m);
+	kpx_metrics_free(mt);
+	free(ta);
+	free(ts);
+	free(tt);
+	return bad ? 1 : 0;
+}
