@@ -714,21 +714,6 @@ static void dest_of(const struct kpx_backend *b, struct kpx_ipvs_dest *d)
 	d->weight = b->weight ? b->weight : 1;
 }
 
-static const struct kpx_backend *find_be(const struct kpx_service *s,
-					 const struct kpx_backend *b)
-{
-	size_t i, alen;
-
-	if (!s)
-		return NULL;
-	alen = s->family == AF_INET ? 4 : 16;
-	for (i = 0; i < s->nbackends; i++)
-		if (s->backends[i].port == b->port &&
-		    !memcmp(&s->backends[i].addr, &b->addr, alen))
-			return &s->backends[i];
-	return NULL;
-}
-
 /* Error text of a failed IPVS call on @s. */
 static int ipvs_fail(struct dp_ipvs *v, int r, const char *what,
 		     const struct kpx_service *s)
@@ -769,7 +754,8 @@ static int apply_set(struct dp_ipvs *v, const struct kpx_service *old,
 			return ipvs_fail(v, r, "set service", s);
 	}
 	for (i = 0; i < s->nbackends; i++) {
-		const struct kpx_backend *ob = old ? find_be(old, &s->backends[i]) : NULL;
+		const struct kpx_backend *ob = kpx_ipvs_find_backend(old,
+								     &s->backends[i]);
 
 		if (ob && ob->weight == s->backends[i].weight)
 			continue;
@@ -783,7 +769,7 @@ static int apply_set(struct dp_ipvs *v, const struct kpx_service *old,
 			return ipvs_fail(v, r, "add destination to", s);
 	}
 	for (i = 0; old && i < old->nbackends; i++) {
-		if (find_be(s, &old->backends[i]))
+		if (kpx_ipvs_find_backend(s, &old->backends[i]))
 			continue;
 		dest_of(&old->backends[i], &d);
 		if (kpx_ipvs_dest_drains(s->protocol)) {
@@ -811,7 +797,7 @@ static bool backend_used(struct dp_ipvs *v, int family, uint8_t proto,
 
 	for (i = 0; i < v->ncur; i++)
 		if (v->cur[i].family == family && v->cur[i].protocol == proto &&
-		    find_be(&v->cur[i], b))
+		    kpx_ipvs_find_backend(&v->cur[i], b))
 			return true;
 	return false;
 }
@@ -963,18 +949,14 @@ static int ipvs_commit(struct kpx_dp *dp)
 		free(nl);
 		ol = nl = NULL;
 		for (j = 0; old && j < old->nbackends; j++) {
-			if (!v->pend[i].del && find_be(s, &old->backends[j]))
+			if (!v->pend[i].del && kpx_ipvs_find_backend(s, &old->backends[j]))
 				continue;
 			if ((r = gone_push(&gone, old, &old->backends[j])))
 				goto out;
 		}
-		for (j = 0; !v->pend[i].del && j < s->nbackends; j++) {
-			if (find_be(old, &s->backends[j]))
-				continue;
-			kpx_ipvs_loop_entry(s->family, s->protocol, &s->backends[j], line,
-					    sizeof(line));
-			fprintf(fa, "add %s\n", line);
-		}
+		/* hairpin entries of new backends (old is NULL for a new frontend) */
+		if (!v->pend[i].del)
+			kpx_ipvs_loop_adds(fa, old, s);
 	}
 	fflush(fa);
 	if ((r = ipset_restore(v, adds)))

@@ -159,6 +159,39 @@ void kpx_ipvs_loop_entry(int family, uint8_t protocol, const struct kpx_backend 
 		 key, a);
 }
 
+const struct kpx_backend *kpx_ipvs_find_backend(const struct kpx_service *s,
+						const struct kpx_backend *b)
+{
+	size_t i, alen;
+
+	if (!s)
+		return NULL;
+	alen = s->family == AF_INET ? 4 : 16;
+	for (i = 0; i < s->nbackends; i++)
+		if (s->backends[i].port == b->port &&
+		    !memcmp(&s->backends[i].addr, &b->addr, alen))
+			return &s->backends[i];
+	return NULL;
+}
+
+int kpx_ipvs_loop_adds(FILE *f, const struct kpx_service *old,
+		       const struct kpx_service *s)
+{
+	char line[KPX_IPVS_LINE_MAX];
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < s->nbackends; i++) {
+		if (old && kpx_ipvs_find_backend(old, &s->backends[i]))
+			continue;
+		kpx_ipvs_loop_entry(s->family, s->protocol, &s->backends[i], line,
+				    sizeof(line));
+		fprintf(f, "add %s\n", line);
+		n++;
+	}
+	return n;
+}
+
 void kpx_ipvs_ipset_create(FILE *f)
 {
 	static const int fams[] = { AF_INET, AF_INET6 };

@@ -89,6 +89,23 @@ void kpx_ipvs_loop_entry(int family, uint8_t protocol, const struct kpx_backend 
 			 char *line, size_t len);
 
 /*
+ * The backend of @s with @b's address and port (weights not compared), or
+ * NULL.  @s may be NULL: a frontend not committed yet has no backend (the
+ * first commit of every new frontend asks this; issue 6's SIGSEGV was a
+ * build whose lookup dereferenced it).
+ */
+const struct kpx_backend *kpx_ipvs_find_backend(const struct kpx_service *s,
+						const struct kpx_backend *b);
+
+/*
+ * Writes "add LINE\n" (`ipset restore` input) for the LOOP entry of each
+ * backend of @s that @old lacks; @old is the frontend as committed, NULL
+ * for a new one (then every backend).  Returns the number of lines.
+ */
+int kpx_ipvs_loop_adds(FILE *f, const struct kpx_service *old,
+		       const struct kpx_service *s);
+
+/*
  * `ipset -exist restore` input creating every set of both families
  * (idempotent).
  */

@@ -313,6 +313,69 @@ static void test_cluster_key(void)
 	   "cluster port 0 or a wrong family: -EINVAL");
 }
 
+/*
+ * Issue 6: the first commit of a new frontend (nothing committed: old is
+ * NULL) with backends.  A build whose backend lookup dereferenced the
+ * missing old frontend crashed kpx-agent --proxy-mode ipvs (SIGSEGV) at
+ * its first sync; here that would kill the test.
+ */
+static void test_new_frontend(void)
+{
+	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "10.96.0.1", 80);
+	struct kpx_service old = s, s6 = svc(AF_INET6, IPPROTO_UDP, "fd00:10:96::1", 53);
+	struct kpx_backend b[2] = { { .port = 8080, .weight = 1 }, { .port = 8080, .weight = 1 } };
+	struct kpx_backend ob = { .port = 8080, .weight = 3 }, b6 = { .port = 5353, .weight = 1 };
+	char *text = NULL;
+	size_t len;
+	FILE *f;
+	int n;
+
+	inet_pton(AF_INET, "10.200.0.1", &b[0].addr);
+	inet_pton(AF_INET, "10.201.0.1", &b[1].addr);
+	s.backends = b;
+	s.nbackends = 2;
+	ok(!kpx_ipvs_find_backend(NULL, &b[0]), "no committed frontend: no backend");
+	f = open_memstream(&text, &len);
+	n = kpx_ipvs_loop_adds(f, NULL, &s);
+	fclose(f);
+	ok(n == 2 && !strcmp(text, "add KPX-IPVS-LOOP 10.200.0.1,tcp:8080,10.200.0.1\n"
+				   "add KPX-IPVS-LOOP 10.201.0.1,tcp:8080,10.201.0.1\n"),
+	   "new frontend, 2 backends: both hairpin entries added (%d)", n);
+	free(text);
+
+	/* committed with 10.200.0.1 (another weight): only 10.201.0.1 is new */
+	ob.addr = b[0].addr;
+	old.backends = &ob;
+	old.nbackends = 1;
+	ok(kpx_ipvs_find_backend(&old, &b[0]) == &ob && !kpx_ipvs_find_backend(&old, &b[1]),
+	   "lookup by address and port, not weight");
+	text = NULL;
+	f = open_memstream(&text, &len);
+	n = kpx_ipvs_loop_adds(f, &old, &s);
+	fclose(f);
+	ok(n == 1 && !strcmp(text, "add KPX-IPVS-LOOP 10.201.0.1,tcp:8080,10.201.0.1\n"),
+	   "changed frontend: only the new backend's entry (%d)", n);
+	free(text);
+
+	/* IPv6: all 16 bytes compared */
+	inet_pton(AF_INET6, "fd00:10:244:1::10", &b6.addr);
+	s6.backends = &b6;
+	s6.nbackends = 1;
+	old = s6;
+	ob = b6;
+	ob.addr.v6.s6_addr[15] ^= 1;
+	old.backends = &ob;
+	ok(!kpx_ipvs_find_backend(&old, &b6) && kpx_ipvs_find_backend(&s6, &b6) == &b6,
+	   "IPv6 backends differing in the last byte are different");
+	text = NULL;
+	f = open_memstream(&text, &len);
+	n = kpx_ipvs_loop_adds(f, NULL, &s6);
+	fclose(f);
+	ok(n == 1 && !strcmp(text, "add KPX-IPVS6-LOOP fd00:10:244:1::10,udp:5353,fd00:10:244:1::10\n"),
+	   "IPv6 new frontend: its hairpin entry (%d)", n);
+	free(text);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -324,6 +387,7 @@ int main(void)
 	test_parse();
 	test_drain();
 	test_cluster_key();
+	test_new_frontend();
 	printf("1..%d\n", test_no);
 	return failures ? 1 : 0;
 }
