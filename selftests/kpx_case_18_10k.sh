@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # kpx_case_18_10k: shared case 18's scale variant, 10,000 ready endpoints in
-# 100 slices of 100 (the case's gen_objects.py --endpoints 10000), with the
+# 100 slices of 100 (as the case's gen_objects.py --endpoints 10000 makes
+# them; here built with jq from the case's objects.json), with the
 # real agent as node-a.  All 10,000 are programmed, and 60,000 new
 # connections to the ClusterIP are spread evenly over them: every SYN is
 # scheduled exactly once (the module's frontend and per-backend counters
@@ -25,15 +26,24 @@ VIP=10.96.120.130:80
 NEP=10000
 N=60000
 require_mode kpx
-GEN=$CASES_DIR/18-large-service-many-slices/gen_objects.py
-require_file "$GEN"
 case_init 18
 pod_add farm 10.244.250.1 && pod_add cpod 10.244.200.5 10.244.200.6 10.244.200.7 10.244.200.8 ||
 	skip "pod setup failed"
 ip route add 10.244.0.0/16 via 10.244.250.1 dev v-farm || skip "farm route failed"
-python3 "$GEN" --endpoints $NEP --per-slice 100 --out "$TMPD/big.json" || skip "gen_objects.py failed"
-assert_eq "endpoint addresses generated" $NEP \
-	"$(jq '[.items[] | select(.kind == "EndpointSlice") | .endpoints[]] | length' "$TMPD/big.json")"
+# The case's objects with its slices replaced by 100 of 100 endpoints each,
+# addresses 10.244.B.H as gen_objects.py numbers them (250 per /24 from .2).
+jq --argjson n $NEP '
+	[.items[] | select(.kind == "EndpointSlice")][0] as $sl |
+	$sl.endpoints[0] as $ep |
+	.items = [.items[] | select(.kind != "EndpointSlice")] + [range(0; $n / 100) as $s |
+		$sl | .metadata.name = "catalog-10k-\($s)" | .metadata.uid = "catalog-10k-\($s)" |
+		.endpoints = [range(0; 100) as $e | ($s * 100 + $e) as $i |
+			$ep | del(.targetRef) | .nodeName = "node-a" |
+			.addresses = ["10.244.\(($i / 250 | floor) + 1).\($i % 250 + 2)"]]]' \
+	"$OBJECTS" >"$TMPD/big.json" || skip "cannot build the objects"
+assert_eq "distinct endpoint addresses generated" $NEP \
+	"$(jq '[.items[] | select(.kind == "EndpointSlice") | .endpoints[].addresses[0]] | unique | length' \
+	"$TMPD/big.json")"
 assert_eq "EndpointSlices generated" 100 \
 	"$(jq '[.items[] | select(.kind == "EndpointSlice")] | length' "$TMPD/big.json")"
 api_start "$TMPD/big.json"
