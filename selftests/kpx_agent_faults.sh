@@ -232,7 +232,7 @@ assert_eq "stalled: the change has not arrived" absent "$(proc_backends tcp 10.9
 wait_log 'watch stalled or timed out' 20
 assert_eq "stalled: detected (3 s stall timeout)" 0 $?
 fl_fault 'stall?on=0'
-in_module "stall over" tcp 10.96.1.5:80 10.244.2.2:8080 30
+in_module "stall over" tcp 10.96.1.5:80 10.244.2.2:8080 60
 converged "stalled watch"
 counters_kept "stalled watch"
 
@@ -240,7 +240,7 @@ counters_kept "stalled watch"
 fl_fault 'http500?n=5' && kpx_apictl drop-watches >/dev/null && apply_svc f 10.96.1.6 80 10.244.1.2
 wait_log 'HTTP 500: injected by faultproxy'
 assert_eq "500s logged" 0 $?
-in_module "500 burst over" tcp 10.96.1.6:80 10.244.1.2:8080 30
+in_module "500 burst over" tcp 10.96.1.6:80 10.244.1.2:8080 60
 converged "HTTP 500 burst"
 counters_kept "HTTP 500 burst"
 
@@ -256,7 +256,7 @@ assert_gt "wrong CA: retried (TLS errors logged: $n1)" $((n0 + 1)) "$n1"
 assert_rc "wrong CA: agent still running" 0 kill -0 "$AGENT_PID"
 assert_eq "wrong CA: the change has not arrived" absent "$(proc_backends tcp 10.96.1.7:80)"
 fl_fault 'cert?alt=0'
-in_module "right CA back" tcp 10.96.1.7:80 10.244.2.2:8080 40
+in_module "right CA back" tcp 10.96.1.7:80 10.244.2.2:8080 60
 converged "wrong CA, then the right one"
 counters_kept "wrong CA"
 
@@ -267,7 +267,7 @@ fl_fault "token?file=$TMPD/new-token" && kpx_apictl drop-watches >/dev/null &&
 wait_log 'HTTP 401'
 assert_eq "old token: 401 logged" 0 $?
 cp "$TMPD/new-token" "$TMPD/sa-token.new" && mv "$TMPD/sa-token.new" "$TMPD/sa-token"
-in_module "token rotated" tcp 10.96.1.8:80 10.244.1.2:8080,10.244.2.2:8080 40
+in_module "token rotated" tcp 10.96.1.8:80 10.244.1.2:8080,10.244.2.2:8080 60
 converged "rotated token"
 counters_kept "rotated token"
 # The rotation undone: the API server's own token back in the agent's file,
