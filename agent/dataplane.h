@@ -75,8 +75,10 @@ struct kpx_dp_ops {
 	int (*open)(struct kpx_dp **out, unsigned int flags, char *err, size_t errlen);
 	void (*close)(struct kpx_dp *dp);
 	/*
-	 * The frontends this mode holds, sorted by kpx_service_key_cmp(),
-	 * each normalized; *out malloc'd, freed with kpx_services_free().
+	 * The frontends this mode holds, each normalized, in any order (the
+	 * kpx module's is insertion order; sync.c sorts the dump once for
+	 * every mode, test_sync_unsorted); *out malloc'd, freed with
+	 * kpx_services_free().
 	 * Without KPX_DP_CAP_DUMP: the state last committed (empty after
 	 * open(), so that the first sync rewrites everything, as kube-proxy's
 	 * first sync does).
