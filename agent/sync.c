@@ -167,11 +167,16 @@ int64_t kpx_sync_due(const struct kpx_sync *s)
 				s->min_period, s->period);
 }
 
+/* Backend list bytes per log line: log.c truncates lines at 4 KiB. */
+#define LOG_OP_CHUNK 3000
+
 /*
  * "[dry run: ]set 10.96.0.10:80/tcp flags=0x0 backends=[10.244.1.2:8080@1
  * 10.244.2.3:8080@1]" or "[dry run: ]del KEY": info in a dry run, else
  * debug at --v 2 (the selftests read it in the proxy modes without a
- * kpxctl to show what was programmed: selftests/mode_lib.sh).
+ * kpxctl to show what was programmed: selftests/mode_lib.sh).  A list
+ * longer than LOG_OP_CHUNK bytes goes on as "[dry run: ]set+ KEY
+ * backends=[...]" lines, in order, right after the first.
  */
 static void log_op(const struct kpx_op *op, bool dry)
 {
@@ -179,29 +184,30 @@ static void log_op(const struct kpx_op *op, bool dry)
 	const char *pre = dry ? "dry run: " : "";
 	const struct kpx_service *svc = op->service;
 	char key[KPX_SERVICE_STRLEN], be[KPX_HOSTPORT_STRLEN];
-	size_t i, len = 0, cap = svc->nbackends * (KPX_HOSTPORT_STRLEN + 12) + 1;
-	char *list = malloc(cap);
+	char list[LOG_OP_CHUNK + KPX_HOSTPORT_STRLEN + 32];
+	size_t i = 0, len;
+	bool first = true;
 
 	kpx_service_str(svc, key, sizeof(key));
-	if (op->type == KPX_OP_DEL || !list) {
-		if (op->type == KPX_OP_DEL)
-			kpx_log(lvl, "sync", "%sdel %s", pre, key);
-		else
-			kpx_log(lvl, "sync", "%sset %s (out of memory for the backend list)",
-				pre, key);
-		free(list);
+	if (op->type == KPX_OP_DEL) {
+		kpx_log(lvl, "sync", "%sdel %s", pre, key);
 		return;
 	}
-	list[0] = '\0';
-	for (i = 0; i < svc->nbackends; i++)
-		len += snprintf(list + len, cap - len, "%s%s@%" PRIu32,
-				i ? " " : "",
-				kpx_hostport_str(svc->family, &svc->backends[i].addr,
-						 svc->backends[i].port, be, sizeof(be)),
-				svc->backends[i].weight);
-	kpx_log(lvl, "sync", "%sset %s flags=0x%" PRIx32 " backends=[%s]",
-		pre, key, svc->flags, list);
-	free(list);
+	do {
+		list[0] = '\0';
+		for (len = 0; i < svc->nbackends && len < LOG_OP_CHUNK; i++)
+			len += snprintf(list + len, sizeof(list) - len, "%s%s@%" PRIu32,
+					len ? " " : "",
+					kpx_hostport_str(svc->family, &svc->backends[i].addr,
+							 svc->backends[i].port, be, sizeof(be)),
+					svc->backends[i].weight);
+		if (first)
+			kpx_log(lvl, "sync", "%sset %s flags=0x%" PRIx32 " backends=[%s]",
+				pre, key, svc->flags, list);
+		else
+			kpx_log(lvl, "sync", "%sset+ %s backends=[%s]", pre, key, list);
+		first = false;
+	} while (i < svc->nbackends);
 }
 
 /* Sends one change; returns 0 or the negative errno (logged). */

@@ -162,49 +162,59 @@ skip_assert() {
 # agent_frontend PROTO VIP:PORT: "FLAGS BACKENDS" of the frontend as the
 # agent last programmed it in a finished sync (its --v 2 log), BACKENDS
 # "addr:port,..." in the agent's (= the module's) order or "-"; "absent".
-# A mode without KPX_DP_CAP_DUMP (nftables, iptables) rewrites everything
-# in an agent's first sync: what that sync does not set is gone.
+# A long backend list continues on "set+ KEY backends=[...]" lines
+# (agent/sync.c log_op).  A mode without KPX_DP_CAP_DUMP (nftables,
+# iptables) rewrites everything in an agent's first sync: what that sync
+# does not set is gone.
 agent_frontend() {
 	[ -r "$AGENT_LOG" ] || { echo absent; return; }
 	awk -v k="$2/${1,,}" -v dump="$(mode_is ipvs && echo 1 || echo 0)" '
+	# the "[...]" list of a set or set+ message m, as " a@w b@w"
+	function blist(m,   l) {
+		l = substr(m, index(m, "backends=[") + 10)
+		sub(/\]"[^"]*$/, "", l)
+		return l == "" ? "" : " " l
+	}
 	{
 		p = index($0, "msg=\"")
 		if (!p)
 			next
 		m = substr($0, p + 5)
 		if (index(m, "set " k " flags=") == 1) {
-			cur = m
+			match(m, /flags=0x[0-9a-fA-F]+/)
+			cf = substr(m, RSTART + 6, RLENGTH - 6)
+			cl = blist(m)
 			touched = 1
+		} else if (index(m, "set+ " k " backends=") == 1) {
+			cl = cl blist(m)
 		} else if (index(m, "del " k "\"") == 1) {
-			cur = "absent"
+			cf = "absent"
 			touched = 1
 		} else if (index(m, "kpx-agent ") == 1 && index(m, " starting: ") && !dump) {
 			fresh = 1
 			touched = 0
 		} else if (index(m, "sync done\"") == 1) {
 			if (fresh && !touched)
-				cur = "absent"
+				cf = "absent"
 			fresh = 0
-			if (cur != "")
-				last = cur
+			if (cf != "") {
+				lf = cf
+				ll = cl
+			}
 		}
 	}
 	END {
-		if (last == "" || last == "absent") {
+		if (lf == "" || lf == "absent") {
 			print "absent"
 			exit
 		}
-		match(last, /flags=0x[0-9a-fA-F]+/)
-		f = substr(last, RSTART + 6, RLENGTH - 6)
-		l = substr(last, index(last, "backends=[") + 10)
-		sub(/\]"[^"]*$/, "", l)
-		n = split(l, b, " ")
+		n = split(ll, b, " ")
 		out = ""
 		for (i = 1; i <= n; i++) {
 			sub(/@[0-9]+$/, "", b[i])
 			out = out (i > 1 ? "," : "") b[i]
 		}
-		print f, (out == "" ? "-" : out)
+		print lf, (out == "" ? "-" : out)
 	}' "$AGENT_LOG"
 }
 
