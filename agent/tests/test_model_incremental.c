@@ -7,9 +7,10 @@
  * (shared ClusterIPs, NodePorts, an externalIP equal to a ClusterIP),
  * dual stack, eTP/iTP Local, health-check ports, topology hints,
  * terminating endpoints, relists, failing changes and commits) is synced
- * through a recording fake data plane; after each sync without errors the
- * fake's state must equal a from-scratch kpx_model_desired() of the same
- * model, and the partial syncs must be most of them.  Then: a one-endpoint
+ * through the recording fake data plane (fakedp.h: holding what was
+ * committed, failing sets and commits at random); after each sync without
+ * errors the fake's state must equal a from-scratch kpx_model_desired() of
+ * the same model, and the partial syncs must be most of them.  Then: a one-endpoint
  * change costs exactly one SET, with 10 and with 2,000 Services.  TAP;
  * KPX_TEST_SEED=N picks another sequence.
  */
@@ -19,26 +20,12 @@
 #include <string.h>
 
 #include "dataplane.h"
+#include "fakedp.h"
 #include "log.h"
-#include "reconcile.h"
 #include "sync.h"
 #include "testlib_model.h"
 
-/* ---- A fake data plane holding what was committed ----------------------- */
-
-struct fake {
-	struct kpx_dp dp;
-	struct kpx_service *cur, *committed;	/* sorted by key */
-	size_t ncur, ncommitted;
-	int dumps, sets, dels, commits;
-	int fail_set_pct, fail_commit_pct;	/* injected failures, percent */
-	uint64_t *rng;
-};
-
-static struct fake *F(struct kpx_dp *dp)
-{
-	return (struct fake *)dp;
-}
+/* ---- Random failures of the fake data plane (fakedp.h) ------------------ */
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -53,96 +40,39 @@ static unsigned int pick(uint64_t *s, unsigned int n)
 	return (unsigned int)(rnd(s) % n);
 }
 
-static int copy_all(struct kpx_service **out, const struct kpx_service *v,
-		    size_t n)
-{
-	size_t i;
-
-	*out = calloc(n ? n : 1, sizeof(**out));
-	for (i = 0; *out && i < n; i++)
-		if (kpx_frontend_copy(&(*out)[i], &v[i]))
-			abort();
-	return *out ? 0 : -ENOMEM;
-}
-
-static int f_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
-{
-	struct fake *f = F(dp);
-
-	f->dumps++;
-	*n = f->ncommitted;
-	return copy_all(out, f->committed, f->ncommitted);
-}
-
-static int f_set_config(struct kpx_dp *dp, const struct kpx_ns_config *c)
-{
-	return 0;
-}
-
-static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
-{
-	struct fake *f = F(dp);
-	struct kpx_op op = { KPX_OP_SET, s };
-
-	if ((int)pick(f->rng, 100) < f->fail_set_pct)
-		return kpx_dp_fail(dp, -EIO, "fake: set refused");
-	f->sets++;
-	return kpx_reconcile_apply(&f->cur, &f->ncur, &op, 1);
-}
-
-static int f_del(struct kpx_dp *dp, const struct kpx_service *key)
-{
-	struct fake *f = F(dp);
-	struct kpx_service k = *key;
-	struct kpx_op op = { KPX_OP_DEL, &k };
-
-	f->dels++;
-	k.backends = NULL;	/* @key may point into the syncer's state */
-	k.nbackends = 0;
-	k.source_ranges = NULL;
-	k.nsource_ranges = 0;
-	return kpx_reconcile_apply(&f->cur, &f->ncur, &op, 1);
-}
-
-/* All or nothing, as the batching modes. */
-static int f_commit(struct kpx_dp *dp)
-{
-	struct fake *f = F(dp);
-	bool fail = (int)pick(f->rng, 100) < f->fail_commit_pct;
-
-	f->commits++;
-	if (fail) {
-		kpx_services_free(f->cur, f->ncur);
-		copy_all(&f->cur, f->committed, f->ncommitted);
-		f->ncur = f->ncommitted;
-		return kpx_dp_fail(dp, -EIO, "fake: commit refused");
-	}
-	kpx_services_free(f->committed, f->ncommitted);
-	copy_all(&f->committed, f->cur, f->ncur);
-	f->ncommitted = f->ncur;
-	return 0;
-}
-
-/* CT_CLEANUP: sync.c must not touch the host's conntrack table. */
-static const struct kpx_dp_ops fake_ops = {
-	.name = "fake",
-	.caps = KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP,
-	.dump = f_dump,
-	.set_config = f_set_config,
-	.set_service = f_set,
-	.del_service = f_del,
-	.commit = f_commit,
+/* The fake's fail_arg: injected failures, percent of the calls. */
+struct chaos {
+	uint64_t *rng;
+	int set_pct, commit_pct;
 };
 
-static void fake_free(struct fake *f)
+/* Draws one number per set_service() and commit(), failing or not. */
+static bool random_failure(struct kpx_fakedp *f, enum kpx_fakedp_call call)
 {
-	kpx_services_free(f->cur, f->ncur);
-	kpx_services_free(f->committed, f->ncommitted);
+	struct chaos *c = f->fail_arg;
+
+	if (call == KPX_FAKEDP_SET)
+		return (int)pick(c->rng, 100) < c->set_pct;
+	if (call == KPX_FAKEDP_COMMIT)
+		return (int)pick(c->rng, 100) < c->commit_pct;
+	return false;
+}
+
+/*
+ * A fake holding what was committed, all or nothing as the batching modes;
+ * KPX_DP_CAP_CT_CLEANUP: sync.c must not touch the host's conntrack table.
+ */
+static void fake_init(struct kpx_fakedp *f, struct chaos *c)
+{
+	kpx_fakedp_init(f, "fake", KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP);
+	f->hold = true;
+	f->fail = random_failure;
+	f->fail_arg = c;
 }
 
 /* The fake's committed state equals kpx_model_desired(); else prints the
  * first difference. */
-static bool same_as_desired(struct fake *f, struct kpx_model *m)
+static bool same_as_desired(struct kpx_fakedp *f, struct kpx_model *m)
 {
 	struct kpx_service *v;
 	size_t n, i;
@@ -151,15 +81,15 @@ static bool same_as_desired(struct fake *f, struct kpx_model *m)
 
 	if (kpx_model_desired(m, &v, &n))
 		return false;
-	same = n == f->ncommitted;
+	same = n == f->ntable;
 	if (!same)
-		printf("# %zu frontends desired, %zu programmed\n", n, f->ncommitted);
+		printf("# %zu frontends desired, %zu programmed\n", n, f->ntable);
 	for (i = 0; same && i < n; i++) {
-		if (kpx_service_key_cmp(&v[i], &f->committed[i]) ||
-		    !kpx_service_same_config(&v[i], &f->committed[i])) {
+		if (kpx_service_key_cmp(&v[i], &f->table[i]) ||
+		    !kpx_service_same_config(&v[i], &f->table[i])) {
 			printf("# first difference: desired %s, programmed %s\n",
 			       kpx_service_str(&v[i], a, sizeof(a)),
-			       kpx_service_str(&f->committed[i], b, sizeof(b)));
+			       kpx_service_str(&f->table[i], b, sizeof(b)));
 			same = false;
 		}
 	}
@@ -372,14 +302,16 @@ static void rand_event(uint64_t *r, struct kpx_model *m)
 static void test_random(uint64_t seed, int steps)
 {
 	struct kpx_model *m = kpx_model_new();
-	struct fake f = { .dp = { .ops = &fake_ops } };
+	struct kpx_fakedp f;
 	uint64_t r = seed;
+	struct chaos c = { .rng = &r };
 	struct kpx_sync *s;
 	int i, e, syncs = 0, errsyncs = 0, checked = 0, bad = 0, first_bad = -1;
-	int dumps0, shared = 0;
+	int shared = 0;
+	long dumps0;
 	size_t fronts = 0;
 
-	f.rng = &r;
+	fake_init(&f, &c);
 	set_node(m, "node-a");
 	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, rand_node(&r, "node-a"));
 	s = kpx_sync_new(m, &f.dp, 0, 1000LL * 1000 * 1000);
@@ -389,8 +321,8 @@ static void test_random(uint64_t seed, int steps)
 		for (e = 0; e < nev; e++)
 			rand_event(&r, m);
 		/* failures in a tenth of the syncs */
-		f.fail_set_pct = !pick(&r, 20) ? 30 : 0;
-		f.fail_commit_pct = !pick(&r, 20) ? 100 : 0;
+		c.set_pct = !pick(&r, 20) ? 30 : 0;
+		c.commit_pct = !pick(&r, 20) ? 100 : 0;
 		ret = kpx_sync_run(s);
 		syncs++;
 		if (ret) {
@@ -398,8 +330,8 @@ static void test_random(uint64_t seed, int steps)
 			continue;
 		}
 		checked++;
-		fronts += f.ncommitted;
-		shared += claimed(m) > f.ncommitted;
+		fronts += f.ntable;
+		shared += claimed(m) > f.ntable;
 		if (!same_as_desired(&f, m)) {
 			bad++;
 			if (first_bad < 0)
@@ -412,18 +344,20 @@ static void test_random(uint64_t seed, int steps)
 	ok(shared > checked / 4 && fronts > 10 * (size_t)checked,
 	   "the states were not trivial: %zu frontends on average, a key claimed twice in %d",
 	   fronts / (checked ? checked : 1), shared);
-	ok(f.dumps < syncs / 3, "most syncs were partial: %d dumps in %d syncs",
+	ok(f.dumps < syncs / 3, "most syncs were partial: %ld dumps in %d syncs",
 	   f.dumps, syncs);
+	ok(errsyncs > 0 && f.failed >= errsyncs,
+	   "failures were injected: %ld failed sets and commits in %d syncs", f.failed, errsyncs);
 	dumps0 = f.dumps;
-	f.fail_set_pct = f.fail_commit_pct = 0;
+	c.set_pct = c.commit_pct = 0;
 	f.sets = f.dels = 0;
 	kpx_sync_run(s);
 	ok(f.sets == 0 && f.dels == 0 && f.dumps == dumps0,
-	   "a partial sync with nothing changed sends nothing (sets %d dels %d)",
+	   "a partial sync with nothing changed sends nothing (sets %ld dels %ld)",
 	   f.sets, f.dels);
 	kpx_sync_free(s);
 	kpx_model_free(m);
-	fake_free(&f);
+	kpx_fakedp_free(&f);
 }
 
 /* ---- The cost of one endpoint change ------------------------------------- */
@@ -451,12 +385,13 @@ static struct json_object *bench_slice(int i, int last)
 static void test_one_change(int nsvc)
 {
 	struct kpx_model *m = kpx_model_new();
-	struct fake f = { .dp = { .ops = &fake_ops } };
+	struct kpx_fakedp f;
 	uint64_t r = 1;
+	struct chaos c = { .rng = &r };
 	struct kpx_sync *s;
 	int i, ret;
 
-	f.rng = &r;
+	fake_init(&f, &c);
 	set_node(m, "node-a");
 	for (i = 0; i < nsvc; i++) {
 		apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, bench_service(i));
@@ -464,18 +399,18 @@ static void test_one_change(int nsvc)
 	}
 	s = kpx_sync_new(m, &f.dp, 0, 1000LL * 1000 * 1000);
 	ret = kpx_sync_run(s);
-	ok(!ret && f.sets == nsvc && f.ncommitted == (size_t)nsvc,
-	   "%d Services: first sync sets %d frontends (%d)", nsvc, nsvc, f.sets);
+	ok(!ret && f.sets == nsvc && f.ntable == (size_t)nsvc,
+	   "%d Services: first sync sets %d frontends (%ld)", nsvc, nsvc, f.sets);
 	f.sets = f.dels = 0;
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED, bench_slice(nsvc / 2, 3));
 	ret = kpx_sync_run(s);
 	ok(!ret && f.sets == 1 && f.dels == 0 && f.dumps == 1,
-	   "%d Services: one endpoint changed -> 1 SET, 0 DEL, no dump (sets %d dels %d dumps %d)",
+	   "%d Services: one endpoint changed -> 1 SET, 0 DEL, no dump (sets %ld dels %ld dumps %ld)",
 	   nsvc, f.sets, f.dels, f.dumps);
 	ok(same_as_desired(&f, m), "%d Services: programmed == desired after it", nsvc);
 	kpx_sync_free(s);
 	kpx_model_free(m);
-	fake_free(&f);
+	kpx_fakedp_free(&f);
 }
 
 /* A key of two Services: the first by namespace/name wins; when it goes,
@@ -483,11 +418,12 @@ static void test_one_change(int nsvc)
 static void test_collision(void)
 {
 	struct kpx_model *m = kpx_model_new();
-	struct fake f = { .dp = { .ops = &fake_ops } };
+	struct kpx_fakedp f;
 	uint64_t r = 1;
+	struct chaos c = { .rng = &r };
 	struct kpx_sync *s;
 
-	f.rng = &r;
+	fake_init(&f, &c);
 	set_node(m, "node-a");
 	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, bench_service(7));
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, bench_slice(7, 7));
@@ -500,23 +436,23 @@ static void test_collision(void)
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, bench_slice(8, 8));
 	s = kpx_sync_new(m, &f.dp, 0, 1000LL * 1000 * 1000);
 	kpx_sync_run(s);
-	ok(f.ncommitted == 1 && f.committed[0].nbackends == 2 &&
-	   f.committed[0].backends[1].addr.v4.s_addr == inet_addr("10.244.1.7"),
+	ok(f.ntable == 1 && f.table[0].nbackends == 2 &&
+	   f.table[0].backends[1].addr.v4.s_addr == inet_addr("10.244.1.7"),
 	   "shared 10.96.0.8:80: n/svc7 wins (backend 10.244.1.7)");
 	apply(m, KPX_KIND_SERVICE, KPX_EV_DELETED, bench_service(7));
 	f.sets = f.dels = 0;
 	kpx_sync_run(s);
-	ok(f.ncommitted == 1 && f.sets == 1 && f.dels == 0 && f.dumps == 1 &&
-	   f.committed[0].backends[1].addr.v4.s_addr == inet_addr("10.244.1.8"),
+	ok(f.ntable == 1 && f.sets == 1 && f.dels == 0 && f.dumps == 1 &&
+	   f.table[0].backends[1].addr.v4.s_addr == inet_addr("10.244.1.8"),
 	   "winner deleted: n/svc8 takes the key in a partial sync (1 SET, backend 10.244.1.8)");
 	f.sets = f.dels = 0;
 	apply(m, KPX_KIND_SERVICE, KPX_EV_DELETED, bench_service(8));
 	kpx_sync_run(s);
-	ok(f.ncommitted == 0 && f.sets == 0 && f.dels == 1,
-	   "last claimant deleted: 1 DEL (sets %d dels %d)", f.sets, f.dels);
+	ok(f.ntable == 0 && f.sets == 0 && f.dels == 1,
+	   "last claimant deleted: 1 DEL (sets %ld dels %ld)", f.sets, f.dels);
 	kpx_sync_free(s);
 	kpx_model_free(m);
-	fake_free(&f);
+	kpx_fakedp_free(&f);
 }
 
 int main(void)

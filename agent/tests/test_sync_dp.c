@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * sync.c driving a data plane (dataplane.h) through a recording fake: the
- * first sync dumps and sets every frontend then commits; a second sync with
- * nothing changed sends nothing; a changed Service sends one set; a failed
- * commit counts every change of that sync as failed and makes the next sync
- * full (dump again) and repair it; a deleted Service sends one del.  Also
+ * sync.c driving a data plane (dataplane.h) through the recording fake
+ * (fakedp.h): the first sync dumps and sets every frontend then commits; a
+ * second sync with nothing changed sends nothing; a changed Service sends
+ * one set; a failed commit counts every change of that sync as failed and
+ * makes the next sync full (dump again) and repair it; a deleted Service
+ * sends one del.  Also
  * kpx_dp_find() and kpx_dp_open() refusing an unknown mode.  TAP.
  */
 #include <errno.h>
@@ -13,68 +14,9 @@
 
 #include "dataplane.h"
 #include "duration.h"
+#include "fakedp.h"
 #include "sync.h"
 #include "testlib_model.h"
-
-struct fake {
-	struct kpx_dp dp;
-	int dumps, sets, dels, commits;
-	int fail_commit;	/* commits to fail from now */
-	char last_set[KPX_SERVICE_STRLEN];
-};
-
-static struct fake *F(struct kpx_dp *dp)
-{
-	return (struct fake *)dp;
-}
-
-static int f_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
-{
-	F(dp)->dumps++;
-	*out = NULL;
-	*n = 0;
-	return 0;
-}
-
-static int f_set_config(struct kpx_dp *dp, const struct kpx_ns_config *c)
-{
-	(void)dp;
-	(void)c;
-	return 0;
-}
-
-static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
-{
-	F(dp)->sets++;
-	kpx_service_str(s, F(dp)->last_set, sizeof(F(dp)->last_set));
-	return 0;
-}
-
-static int f_del(struct kpx_dp *dp, const struct kpx_service *key)
-{
-	(void)key;
-	F(dp)->dels++;
-	return 0;
-}
-
-static int f_commit(struct kpx_dp *dp)
-{
-	F(dp)->commits++;
-	if (F(dp)->fail_commit > 0) {
-		F(dp)->fail_commit--;
-		return kpx_dp_fail(dp, -EIO, "fake: commit refused");
-	}
-	return 0;
-}
-
-static const struct kpx_dp_ops fake_ops = {
-	.name = "fake",
-	.dump = f_dump,
-	.set_config = f_set_config,
-	.set_service = f_set,
-	.del_service = f_del,
-	.commit = f_commit,
-};
 
 #define SVC "{'apiVersion':'v1','kind':'Service','metadata':{'name':'web','namespace':'default'," \
 	"'uid':'u1','resourceVersion':'%d'},'spec':{'type':'ClusterIP','clusterIP':'10.96.0.10'," \
@@ -89,14 +31,15 @@ static const struct kpx_dp_ops fake_ops = {
 
 int main(void)
 {
-	struct fake f = { .dp = { .ops = &fake_ops } };
+	struct kpx_fakedp f;
 	struct kpx_model *m = kpx_model_new();
 	struct kpx_sync *s;
 	struct kpx_dp *dp;
-	char err[256];
+	char err[256], last[KPX_SERVICE_STRLEN];
 	int r;
 
 	printf("TAP version 13\n");
+	kpx_fakedp_init(&f, "fake", 0);
 	ok(kpx_dp_find("kpx") != NULL && !strcmp(kpx_dp_find("kpx")->name, "kpx"),
 	   "kpx mode is registered");
 	ok(kpx_dp_find("userspace") == NULL, "unknown mode not found");
@@ -111,29 +54,36 @@ int main(void)
 
 	r = kpx_sync_run(s);
 	ok(r == 0 && f.dumps == 1 && f.sets == 1 && f.dels == 0 && f.commits == 1,
-	   "first sync: dump, 1 set, commit (r %d dumps %d sets %d commits %d)", r, f.dumps, f.sets, f.commits);
-	ok(!strcmp(f.last_set, "10.96.0.10:80/tcp"), "set 10.96.0.10:80/tcp (%s)", f.last_set);
+	   "first sync: dump, 1 set, commit (r %d dumps %ld sets %ld commits %ld)",
+	   r, f.dumps, f.sets, f.commits);
+	kpx_service_str(&f.last_set, last, sizeof(last));
+	ok(!strcmp(last, "10.96.0.10:80/tcp") && f.last_set.nbackends == 1,
+	   "set 10.96.0.10:80/tcp with 1 backend (%s, %zu)", last, f.last_set.nbackends);
 
 	r = kpx_sync_run(s);
 	ok(r == 0 && f.dumps == 1 && f.sets == 1 && f.commits == 2,
 	   "unchanged: no dump, no set, one (empty) commit");
 
 	ok(!apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED, J(SVC, 2, 81)), "port changed to 81");
-	f.fail_commit = 1;
+	f.fail_commits = 1;
 	r = kpx_sync_run(s);
 	ok(r == 2 && f.sets == 2 && f.dels == 1, "failed commit: the set and the del count as failed (r %d)", r);
+	ok(f.failed == 1 && f.fail_commits == 0 && !strcmp(f.dp.errmsg, "fake: commit refused"),
+	   "the one injected failure was the commit (\"%s\")", f.dp.errmsg);
 	ok(kpx_sync_due(s) <= kpx_now_ms() + 1000, "a failed sync is retried after min-sync-period");
 	r = kpx_sync_run(s);
-	ok(r == 0 && f.dumps == 2, "retry is a full sync: dumped again (dumps %d)", f.dumps);
-	ok(f.sets == 3 && !strcmp(f.last_set, "10.96.0.10:81/tcp"),
-	   "retry re-sends the set (sets %d, %s)", f.sets, f.last_set);
+	ok(r == 0 && f.dumps == 2, "retry is a full sync: dumped again (dumps %ld)", f.dumps);
+	kpx_service_str(&f.last_set, last, sizeof(last));
+	ok(f.sets == 3 && !strcmp(last, "10.96.0.10:81/tcp"),
+	   "retry re-sends the set (sets %ld, %s)", f.sets, last);
 
 	ok(!apply(m, KPX_KIND_SERVICE, KPX_EV_DELETED, J(SVC, 3, 81)), "service deleted");
 	f.dels = 0;
 	r = kpx_sync_run(s);
-	ok(r == 0 && f.dels == 1, "deleted Service: one del (dels %d)", f.dels);
+	ok(r == 0 && f.dels == 1, "deleted Service: one del (dels %ld)", f.dels);
 
 	kpx_sync_free(s);
+	kpx_fakedp_free(&f);
 	kpx_model_free(m);
 	return done_testing();
 }

@@ -5,91 +5,17 @@
  * greater keys comes last) must see that everything is already right and
  * send nothing.  Regression test: kpx_reconcile() merges two sorted arrays,
  * so an unsorted dump made every full sync delete and re-add frontends
- * (found by selftests/kpx_agent_faults.sh).  TAP.
+ * (found by selftests/kpx_agent_faults.sh).  The fake data plane (fakedp.h)
+ * holds the desired state and dumps it in reverse key order.  TAP.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dataplane.h"
+#include "fakedp.h"
 #include "sync.h"
 #include "testlib_model.h"
-
-struct fake {
-	struct kpx_dp dp;
-	struct kpx_service *table;	/* what dump() returns, in this order */
-	size_t n;
-	int dumps, sets, dels;
-};
-
-static struct fake *F(struct kpx_dp *dp)
-{
-	return (struct fake *)dp;
-}
-
-/* The table in reverse key order, copied (sync.c frees what it gets). */
-static int f_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
-{
-	struct fake *f = F(dp);
-	struct kpx_service *v = calloc(f->n ? f->n : 1, sizeof(*v));
-	size_t i;
-
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < f->n; i++) {
-		v[i] = f->table[f->n - 1 - i];
-		v[i].backends = NULL;
-		v[i].source_ranges = NULL;
-		if (f->table[f->n - 1 - i].nbackends) {
-			size_t sz = v[i].nbackends * sizeof(*v[i].backends);
-
-			v[i].backends = malloc(sz);
-			if (!v[i].backends)
-				abort();
-			memcpy(v[i].backends, f->table[f->n - 1 - i].backends, sz);
-		}
-	}
-	f->dumps++;
-	*out = v;
-	*n = f->n;
-	return 0;
-}
-
-static int f_set_config(struct kpx_dp *dp, const struct kpx_ns_config *c)
-{
-	(void)dp;
-	(void)c;
-	return 0;
-}
-
-static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
-{
-	(void)s;
-	F(dp)->sets++;
-	return 0;
-}
-
-static int f_del(struct kpx_dp *dp, const struct kpx_service *key)
-{
-	(void)key;
-	F(dp)->dels++;
-	return 0;
-}
-
-static int f_commit(struct kpx_dp *dp)
-{
-	(void)dp;
-	return 0;
-}
-
-static const struct kpx_dp_ops fake_ops = {
-	.name = "fake-unsorted",
-	.dump = f_dump,
-	.set_config = f_set_config,
-	.set_service = f_set,
-	.del_service = f_del,
-	.commit = f_commit,
-};
 
 #define SVC "{'metadata':{'name':'%s','namespace':'t'},'spec':{'clusterIP':'%s'," \
 	"'clusterIPs':['%s'],'ports':[{'name':'p','port':80,'targetPort':8080}]}}"
@@ -106,13 +32,16 @@ int main(void)
 		{ "c", "10.96.0.3", "10.244.1.3" },
 		{ "d", "10.96.1.1", "10.244.1.4" },
 	};
-	struct fake f = { .dp = { .ops = &fake_ops } };
+	struct kpx_fakedp f;
 	struct kpx_model *m = kpx_model_new();
+	struct kpx_service *want;
 	struct kpx_sync *s;
-	size_t i;
+	size_t i, n;
 	int r;
 
 	printf("TAP version 13\n");
+	kpx_fakedp_init(&f, "fake-unsorted", 0);
+	f.dump_order = KPX_FAKEDP_DUMP_REVERSED;
 	set_node(m, "node-a");
 	for (i = 0; i < 4; i++) {
 		apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, svcs[i][0], svcs[i][1], svcs[i][1]));
@@ -120,16 +49,24 @@ int main(void)
 		      J(EPS, svcs[i][0], svcs[i][0], svcs[i][2]));
 	}
 	/* the module already holds exactly the desired state */
-	r = kpx_model_desired(m, &f.table, &f.n);
-	ok(r == 0 && f.n == 4, "4 frontends desired (r %d, n %zu)", r, f.n);
+	r = kpx_model_desired(m, &want, &n);
+	ok(r == 0 && n == 4, "4 frontends desired (r %d, n %zu)", r, n);
+	r = kpx_fakedp_load(&f, want, n);
+	kpx_services_free(want, n);
+	ok(r == 0 && f.ntable == 4, "the fake holds them (r %d, n %zu)", r, f.ntable);
 	s = kpx_sync_new(m, &f.dp, 1000, 30000);
 	r = kpx_sync_run(s);
 	ok(r == 0 && f.dumps == 1, "first sync is full: one dump (r %d)", r);
 	ok(f.sets == 0 && f.dels == 0,
-	   "a dump in reverse key order already right: no set, no del (sets %d dels %d)",
+	   "a dump in reverse key order already right: no set, no del (sets %ld dels %ld)",
 	   f.sets, f.dels);
+	r = f.dp.ops->dump(&f.dp, &want, &n);
+	ok(r == 0 && n == 4 && kpx_service_key_cmp(&want[0], &want[3]) > 0,
+	   "the fake's dump was in reverse key order (r %d, n %zu)", r, n);
+	if (!r)
+		kpx_services_free(want, n);
 	kpx_sync_free(s);
-	kpx_services_free(f.table, f.n);
+	kpx_fakedp_free(&f);
 	kpx_model_free(m);
 	return done_testing();
 }
