@@ -13,7 +13,11 @@ kernel forwards accordingly (run in the VM by guest.sh; refuses elsewhere).
       ("bpc" resp. "bpa"/"bpb", kpx_load serve's identities); a change not
       seen within CAP seconds counts as timed out.  150 ms pause between
       changes (the agent's --min-sync-period is 100 ms).  Prints JSON:
-      p50/p99/max in ms, the samples, timeouts."""
+      p50/p99/max in ms, the samples, timeouts.
+  chglat.py probe I CAP
+      Connects to Service I's VIP (gen.py's addresses) until a pod netns
+      answers or CAP seconds pass; prints the answer ("bpa", "bpb",
+      "bpc") or "none"."""
 import http.client
 import json
 import os
@@ -59,6 +63,21 @@ def probe(vip, want, deadline):
     return None
 
 
+def probe_ident(vip, deadline):
+    """Connect until any pod netns answers; its answer or None."""
+    want = {"bpa", "bpb", "bpc"}
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((vip, 80), timeout=0.5) as s:
+                ident = s.makefile().readline().strip()
+        except OSError:
+            ident = None
+        if ident in want:
+            return ident
+        time.sleep(0.01)
+    return None
+
+
 def pct(v, p):
     return v[min(len(v) - 1, int(p * (len(v) - 1) + 0.5))] if v else None
 
@@ -91,6 +110,10 @@ def changes(certs, port, n, k, cap):
 def main():
     if not os.path.exists("/etc/kpx-guest"):
         sys.exit("chglat.py: refusing to run outside the kpx test VM (/etc/kpx-guest)")
+    if sys.argv[1] == "probe":
+        i, cap = int(sys.argv[2]), float(sys.argv[3])
+        print(probe_ident(addr("vip", i), time.monotonic() + cap) or "none")
+        return
     cmd, certs, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if cmd == "apply":
         with open(sys.argv[4]) as f:
