@@ -23,7 +23,8 @@
 #include <linux/mm.h>
 #include <linux/err.h>
 #include <linux/jiffies.h>
-#include <linux/random.h>
+#include <linux/percpu.h>
+#include <linux/prandom.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/socket.h>
@@ -350,6 +351,32 @@ static void lc_get(const void *ctx, u32 i, u32 *active, u32 *weight)
 	*weight = READ_ONCE(set->be[i]->weight);
 }
 
+/*
+ * The random pick and lc's tie-breaking start need a uniform value, not a
+ * secret one: a per-CPU prandom state (seeded from the kernel's RNG at
+ * module load) costs a few shifts, where get_random_u32() runs the batched
+ * ChaCha20 with periodic refills under a local lock, more than the frontend
+ * lookup itself (bench/results/profile.md).  A softirq pick interrupting a
+ * process-context one on the same CPU may reuse or tear the state's words:
+ * that weakens the sequence, never the choice's validity (the result is
+ * still scaled into 0..n-1), as with bpf_user_rnd_u32().
+ */
+static DEFINE_PER_CPU(struct rnd_state, kpx_rnd);
+
+/** kpx_lb_init - seed the per-CPU pick state; module init, process context. */
+void kpx_lb_init(void)
+{
+	prandom_seed_full_state(&kpx_rnd);
+}
+
+static u32 kpx_rand(void)
+{
+	u32 r = prandom_u32_state(get_cpu_ptr(&kpx_rnd));
+
+	put_cpu_ptr(&kpx_rnd);
+	return r;
+}
+
 static u32 pick(struct kpx_svc *svc, const struct kpx_bset *set,
 		const u8 *client16)
 {
@@ -364,13 +391,13 @@ static u32 pick(struct kpx_svc *svc, const struct kpx_bset *set,
 				    sd->wrr_stride,
 				    atomic_inc_return(&svc->sched_ctr) - 1);
 	case KPX_SCHED_LC:
-		return kpx_pick_lc(lc_get, set, n, get_random_u32());
+		return kpx_pick_lc(lc_get, set, n, kpx_rand());
 	case KPX_SCHED_SH:
 		return kpx_pick_sh(client16, n);
 	case KPX_SCHED_MH:
 		return kpx_mh_lookup(sd->mh, sd->mh_size, client16);
 	default:
-		return kpx_pick_random(get_random_u32(), n);
+		return kpx_pick_random(kpx_rand(), n);
 	}
 }
 

@@ -27,6 +27,7 @@ struct kpx_sched_data {
 /* A frontend's ClientIP affinity table; RCU-freed, entries under lock. */
 struct kpx_affk;
 
+void kpx_lb_init(void);
 void kpx_sched_cfg_default(struct kpx_sched_cfg *scfg);
 int kpx_lb_attach(struct kpx_bset *set, const struct kpx_sched_cfg *scfg);
 void kpx_sched_data_free(struct kpx_sched_data *sd);

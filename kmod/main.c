@@ -14,6 +14,7 @@
 #include "netlink.h"
 #include "pernet.h"
 #include "masq.h"
+#include "lb.h"
 
 #define KPX_VERSION "0.1.0"
 
@@ -21,6 +22,7 @@ static int __init kpx_init(void)
 {
 	int err;
 
+	kpx_lb_init();
 	err = kpx_masq_init();
 	if (err)
 		return err;

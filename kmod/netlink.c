@@ -11,7 +11,9 @@
  * not fit one message continues in the next ones: consecutive messages with
  * the same key (and the same flags and counters) each carry a further slice
  * of its backends, and userspace concatenates them.  The dump position is
- * (frontend index, backend index) in cb->args[0..1]; the namespace's
+ * (frontend, backend index) in cb->ctx (struct kpx_dump_ctx): the next
+ * frontend's key, found again with one hash lookup, so a dump of n
+ * frontends costs O(n), not O(n^2) over its messages; the namespace's
  * generation number flags a dump that raced with a change NLM_F_DUMP_INTR.
  */
 #include <linux/kernel.h>
@@ -537,23 +539,60 @@ cancel:
 	return -EMSGSIZE;
 }
 
+/*
+ * Where a dump stopped, in cb->ctx.  @key names the frontend to resume at,
+ * found again in O(1) through the hash table while the namespace's
+ * generation is still @gen (no frontend came or went); after a change the
+ * dump resumes by index (O(n) once, and its next message says
+ * NLM_F_DUMP_INTR anyway).
+ */
+struct kpx_dump_ctx {
+	u32 idx;		/* frontends done, in list order */
+	u32 pos;		/* backends of the next frontend done */
+	u32 gen;		/* kn->gen when @key was taken; 0: no key */
+	bool end;		/* every frontend has been put */
+	struct kpx_key key;	/* the next frontend */
+};
+
+static_assert(sizeof(struct kpx_dump_ctx) <=
+	      sizeof_field(struct netlink_callback, ctx));
+
+/* The frontend to resume at, or NULL at the end of the list. */
+static struct kpx_svc *dump_resume(struct kpx_net *kn,
+				   struct kpx_dump_ctx *ctx)
+{
+	struct kpx_svc *svc;
+	u32 idx = 0;
+
+	if (ctx->end)
+		return NULL;
+	if (ctx->gen && ctx->gen == READ_ONCE(kn->gen)) {
+		svc = kpx_svc_lookup(kn, &ctx->key);
+		if (svc)
+			return svc;
+	}
+	list_for_each_entry_rcu(svc, &kn->svc_list, list)
+		if (idx++ == ctx->idx)
+			return svc;
+	return NULL;
+}
+
 static int kpx_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct kpx_net *kn = kpx_net(sock_net(skb->sk));
-	unsigned long idx = 0, skip = cb->args[0];
-	u32 pos = cb->args[1];
+	struct kpx_dump_ctx *ctx = (struct kpx_dump_ctx *)cb->ctx;
 	const struct kpx_bset *set;
 	struct kpx_svc *svc;
+	u32 pos = ctx->pos;
 	bool more = false;
 	int err = 0;
 
 	rcu_read_lock();
 	cb->seq = READ_ONCE(kn->gen);
-	list_for_each_entry_rcu(svc, &kn->svc_list, list) {
-		if (idx < skip) {
-			idx++;
-			continue;
-		}
+	svc = dump_resume(kn, ctx);
+	if (!svc)
+		goto done;
+	list_for_each_entry_from_rcu(svc, &kn->svc_list, list) {
 		set = rcu_dereference(svc->bset);
 		if (set && pos >= set->count)
 			pos = 0;	/* the set shrank meanwhile */
@@ -563,15 +602,22 @@ static int kpx_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			break;
 		}
 		pos = 0;
-		idx++;
+		ctx->idx++;
 	}
+	/* The next frontend (or this one, unfinished): O(1) to find again. */
+	if (more) {
+		ctx->key = svc->key;
+		ctx->gen = cb->seq;
+	} else {
+		ctx->end = true;
+	}
+done:
 	/* Lets the final NLMSG_DONE carry NLM_F_DUMP_INTR if needed. */
 	if (!more)
 		cb->seq = READ_ONCE(kn->gen);
 	rcu_read_unlock();
 
-	cb->args[0] = idx;
-	cb->args[1] = pos;
+	ctx->pos = pos;
 	if (err && !skb->len)
 		return err;
 	return skb->len;

@@ -4,16 +4,18 @@
  * one endpoint change at scale, in process, without an API server or a
  * kernel.  Builds a model of SERVICES ClusterIP Services (default 10,000)
  * with one EndpointSlice of ENDPOINTS ready endpoints each (default 100),
- * syncs it once into a counting fake data plane (full sync), then applies
- * CHANGES (default 100) single-endpoint changes, each an EndpointSlice
- * MODIFIED event of a random Service with one endpoint's address changed,
- * each followed by a sync (kpx_sync_run(); partial).  Prints the
- * CPU time (CLOCK_THREAD_CPUTIME_ID: the agent is single-threaded; not
+ * syncs it once (full sync) into the agent tests' fake data plane
+ * (agent/tests/fakedp.h; by default it only counts and holds nothing), then
+ * applies CHANGES (default 100) single-endpoint changes, each an
+ * EndpointSlice MODIFIED event of a random Service with one endpoint's
+ * address changed, each followed by a sync (kpx_sync_run(); partial).
+ * Prints the CPU time (CLOCK_THREAD_CPUTIME_ID: the agent is single-threaded; not
  * skewed by other load) of the initial sync and p50 / p99 / max of the event
  * apply (kpx_model_apply(): decoding the slice), of the sync, and of both,
  * in milliseconds, plus the SETs sent per change.  Metrics are on, as in
  * a real agent (per-sync metrics, no-local-endpoints gauge).  Only the agent's public
- * API is used, so the same file measures any version of libkpx.a.
+ * API is used (the fake too: dataplane.h, service.h, nl.h), so the same file
+ * measures any version of libkpx.a since the data-plane interface.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,52 +24,11 @@
 #include <json-c/json.h>
 
 #include "dataplane.h"
+#include "fakedp.h"
 #include "log.h"
 #include "metrics.h"
 #include "model.h"
 #include "sync.h"
-
-static long sets, dels;
-
-static int f_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
-{
-	*out = NULL;
-	*n = 0;
-	return 0;
-}
-
-static int f_set_config(struct kpx_dp *dp, const struct kpx_ns_config *c)
-{
-	return 0;
-}
-
-static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
-{
-	sets++;
-	return 0;
-}
-
-static int f_del(struct kpx_dp *dp, const struct kpx_service *s)
-{
-	dels++;
-	return 0;
-}
-
-static int f_commit(struct kpx_dp *dp)
-{
-	return 0;
-}
-
-/* CT_CLEANUP: never touch the host's conntrack table. */
-static const struct kpx_dp_ops fake_ops = {
-	.name = "bench",
-	.caps = KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP,
-	.dump = f_dump,
-	.set_config = f_set_config,
-	.set_service = f_set,
-	.del_service = f_del,
-	.commit = f_commit,
-};
 
 static double now_ms(void)
 {
@@ -149,7 +110,7 @@ int main(int argc, char **argv)
 	int nsvc = argc > 1 ? atoi(argv[1]) : 10000;
 	int neps = argc > 2 ? atoi(argv[2]) : 100;
 	int nchg = argc > 3 ? atoi(argv[3]) : 100;
-	struct kpx_dp dp = { .ops = &fake_ops };
+	struct kpx_fakedp f;
 	double *ta = calloc(nchg, sizeof(double)), *ts = calloc(nchg, sizeof(double));
 	double *tt = calloc(nchg, sizeof(double)), t0, t1, t2;
 	struct kpx_config cfg;
@@ -165,6 +126,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kpx_log_set_fd(-1);	/* no log lines in the timings */
+	/* CT_CLEANUP: never touch the host's conntrack table. */
+	kpx_fakedp_init(&f, "bench", KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP);
 	m = kpx_model_new();
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.hostname, sizeof(cfg.hostname), "node-0");
@@ -178,21 +141,21 @@ int main(int argc, char **argv)
 		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, o);
 		json_object_put(o);
 	}
-	s = kpx_sync_new(m, &dp, 0, 3600 * 1000);
+	s = kpx_sync_new(m, &f.dp, 0, 3600 * 1000);
 	kpx_sync_set_metrics(s, mt);
 	t0 = now_ms();
-	if (kpx_sync_run(s) || sets != nsvc) {
-		fprintf(stderr, "bench_sync: initial sync failed (%ld sets)\n", sets);
+	if (kpx_sync_run(s) || f.sets != nsvc) {
+		fprintf(stderr, "bench_sync: initial sync failed (%ld sets)\n", f.sets);
 		return 1;
 	}
 	printf("bench initial_sync services=%d endpoints=%d frontends=%ld ms=%.1f\n",
-	       nsvc, nsvc * neps, sets, now_ms() - t0);
+	       nsvc, nsvc * neps, f.sets, now_ms() - t0);
 	srand(7);
 	for (i = 0; i < nchg; i++) {
 		int svc = rand() % nsvc;
 		struct json_object *o = slice(svc, neps, rand() % neps, 2 + i);
 
-		sets0 = sets;
+		sets0 = f.sets;
 		t0 = now_ms();
 		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED, o);
 		t1 = now_ms();
@@ -202,7 +165,7 @@ int main(int argc, char **argv)
 		ta[i] = t1 - t0;
 		ts[i] = t2 - t1;
 		tt[i] = t2 - t0;
-		bad += sets - sets0 != 1;
+		bad += f.sets - sets0 != 1;
 		/* back to the original slice, not timed */
 		o = slice(svc, neps, -1, 1);
 		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED, o);
@@ -210,13 +173,14 @@ int main(int argc, char **argv)
 		kpx_sync_run(s);
 	}
 	printf("bench one_endpoint_change services=%d endpoints=%d changes=%d changes_not_one_set=%d dels=%ld\n",
-	       nsvc, nsvc * neps, nchg, bad, dels);
+	       nsvc, nsvc * neps, nchg, bad, f.dels);
 	report("apply", ta, nchg);
 	report("sync", ts, nchg);
 	report("total", tt, nchg);
 	kpx_sync_free(s);
 	kpx_model_free(m);
 	kpx_metrics_free(mt);
+	kpx_fakedp_free(&f);
 	free(ta);
 	free(ts);
 	free(tt);

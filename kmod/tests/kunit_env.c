@@ -15,6 +15,7 @@
 #include "netlink.h"
 #include "pernet.h"
 #include "masq.h"
+#include "lb.h"
 #include "kunit_env.h"
 
 /**
@@ -26,6 +27,7 @@ int kpx_test_up(void)
 {
 	int err;
 
+	kpx_lb_init();
 	err = kpx_masq_init();
 	if (err)
 		return err;

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bench_kpx [SERVICES [ENDPOINTS [STEP]]] (issue 7): the first full sync of
+ * kpx-agent --proxy-mode kpx against the real module, without an API
+ * server.  Builds the model of bench_sync.c (SERVICES ClusterIP Services,
+ * default 10,000, one EndpointSlice of ENDPOINTS ready endpoints each,
+ * default 100), flushes the module's table, and runs kpx_sync_run() through
+ * the kpx data plane (dp_kpx.c, nl.c: one SET per frontend).  Prints:
+ *   - "bench kpx_first_sync": wall and thread CPU ms (user + system: the
+ *     module's SET handler runs in the sending thread) of that sync, then
+ *     its phases: the dump, the plan (model to changes), the SETs, the rest;
+ *   - "bench kpx_sets": the wall ms of each further STEP SETs (default
+ *     1000), so that a cost growing with the table size shows up as
+ *     growing steps;
+ *   - "bench kpx_noop_sync": a second full sync (dump + reconcile, no SET);
+ *   - "bench kpx_flush": the flush of the table.
+ * With KPX_BENCH_STOP set, stops itself (SIGSTOP) after building the model,
+ * so that a profiler can be started for the syncs alone.
+ * Programs the kernel: refuses to run outside the test VM (/etc/kpx-guest).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "dataplane.h"
+#include "log.h"
+#include "model.h"
+#include "sync.h"
+
+static struct kpx_dp *real;
+static long sets, step = 1000;
+static double t_last;
+/* phases of the last sync: dump start / end, first SET start, last SET end */
+static double t_dump0, t_dump1, t_set0, t_set1;
+
+static double clock_ms(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double wall_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+/* The wrapper data plane: the real one, timing every @step SETs. */
+static int w_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
+{
+	int r;
+
+	t_dump0 = wall_ms();
+	r = real->ops->dump(real, out, n);
+	t_dump1 = t_set0 = t_set1 = wall_ms();
+	return r;
+}
+
+static int w_set_config(struct kpx_dp *dp, const struct kpx_ns_config *c)
+{
+	return real->ops->set_config(real, c);
+}
+
+static int w_set(struct kpx_dp *dp, const struct kpx_service *s)
+{
+	int r;
+
+	if (!sets)
+		t_set0 = t_last = wall_ms();
+	r = real->ops->set_service(real, s);
+	t_set1 = wall_ms();
+	if (r)
+		snprintf(dp->errmsg, sizeof(dp->errmsg), "%s", real->errmsg);
+	if (!r && ++sets % step == 0) {
+		double t = wall_ms();
+
+		printf("bench kpx_sets upto=%ld ms=%.1f\n", sets, t - t_last);
+		t_last = t;
+	}
+	return r;
+}
+
+static int w_del(struct kpx_dp *dp, const struct kpx_service *s)
+{
+	return real->ops->del_service(real, s);
+}
+
+static int w_commit(struct kpx_dp *dp)
+{
+	return real->ops->commit(real);
+}
+
+static const struct kpx_dp_ops wrap_ops = {
+	.name = "kpx",
+	.caps = KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP,
+	.dump = w_dump,
+	.set_config = w_set_config,
+	.set_service = w_set,
+	.del_service = w_del,
+	.commit = w_commit,
+};
+
+static struct json_object *parse(const char *s)
+{
+	struct json_object *o = json_tokener_parse(s);
+
+	if (!o) {
+		fprintf(stderr, "bench_kpx: bad JSON: %.200s\n", s);
+		exit(2);
+	}
+	return o;
+}
+
+/* The phases of the last sync, after its "bench" line. */
+static void phases(const char *what, double end)
+{
+	printf("bench %s_phases dump_ms=%.1f plan_ms=%.1f sets_ms=%.1f after_ms=%.1f\n",
+	       what, t_dump1 - t_dump0, t_set0 - t_dump1, t_set1 - t_set0,
+	       end - t_set1);
+}
+
+/* Service @i: ClusterIP 10.96.x.y:80/TCP -> targetPort 8080. */
+static struct json_object *service(int i)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"svc%d\","
+		 "\"namespace\":\"bench\",\"uid\":\"u%d\",\"resourceVersion\":\"1\"},"
+		 "\"spec\":{\"type\":\"ClusterIP\",\"clusterIP\":\"10.96.%d.%d\","
+		 "\"clusterIPs\":[\"10.96.%d.%d\"],\"ports\":[{\"name\":\"http\","
+		 "\"protocol\":\"TCP\",\"port\":80,\"targetPort\":8080}]}}",
+		 i, i, i / 250, 1 + i % 250, i / 250, 1 + i % 250);
+	return parse(buf);
+}
+
+/* Service @i's slice: endpoints 10.(64 + i / 256).(i % 256).(1..neps). */
+static struct json_object *slice(int i, int neps)
+{
+	size_t cap = 512 + (size_t)neps * 96, n;
+	char *buf = malloc(cap);
+	struct json_object *o;
+	int e;
+
+	if (!buf)
+		exit(2);
+	n = snprintf(buf, cap,
+		     "{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\","
+		     "\"metadata\":{\"name\":\"svc%d-1\",\"namespace\":\"bench\",\"uid\":\"e%d\","
+		     "\"resourceVersion\":\"1\",\"labels\":{\"kubernetes.io/service-name\":\"svc%d\"}},"
+		     "\"addressType\":\"IPv4\",\"ports\":[{\"name\":\"http\",\"protocol\":\"TCP\","
+		     "\"port\":8080}],\"endpoints\":[", i, i, i);
+	for (e = 0; e < neps; e++)
+		n += snprintf(buf + n, cap - n,
+			      "%s{\"addresses\":[\"10.%d.%d.%d\"],\"nodeName\":\"node-%d\","
+			      "\"conditions\":{\"ready\":true}}", e ? "," : "",
+			      64 + i / 256, i % 256, e + 1, e % 8);
+	snprintf(buf + n, cap - n, "]}");
+	o = parse(buf);
+	free(buf);
+	return o;
+}
+
+int main(int argc, char **argv)
+{
+	int nsvc = argc > 1 ? atoi(argv[1]) : 10000;
+	int neps = argc > 2 ? atoi(argv[2]) : 100;
+	struct kpx_dp dp = { .ops = &wrap_ops };
+	struct kpx_config cfg;
+	struct kpx_model *m;
+	struct kpx_sync *s;
+	double w0, c0, t1;
+	char err[256];
+	int i, r;
+
+	if (argc > 3)
+		step = atol(argv[3]);
+	if (nsvc < 1 || nsvc > 60000 || neps < 1 || neps > 250 || step < 1) {
+		fprintf(stderr, "usage: bench_kpx [SERVICES<=60000 [ENDPOINTS<=250 [STEP]]]\n");
+		return 2;
+	}
+	if (access("/etc/kpx-guest", F_OK)) {
+		fprintf(stderr, "bench_kpx: programs the kpx module: only in the test VM (/etc/kpx-guest)\n");
+		return 2;
+	}
+	kpx_log_set_fd(-1);	/* no log lines in the timings */
+	r = kpx_dp_open("kpx", &real, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "bench_kpx: %s\n", err);
+		return 1;
+	}
+	if (real->ops->cleanup(real)) {
+		fprintf(stderr, "bench_kpx: flush: %s\n", real->errmsg);
+		return 1;
+	}
+	m = kpx_model_new();
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.hostname, sizeof(cfg.hostname), "node-0");
+	kpx_model_set_config(m, &cfg);
+	for (i = 0; i < nsvc; i++) {
+		struct json_object *o = service(i);
+
+		kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, o);
+		json_object_put(o);
+		o = slice(i, neps);
+		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, o);
+		json_object_put(o);
+	}
+	/* period 0: every kpx_sync_run() is a full one */
+	s = kpx_sync_new(m, &dp, 0, 0);
+	/* KPX_BENCH_STOP: wait for a SIGCONT (kpx_vm.sh starts perf) */
+	if (getenv("KPX_BENCH_STOP"))
+		raise(SIGSTOP);
+	w0 = wall_ms();
+	c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+	r = kpx_sync_run(s);
+	t1 = wall_ms();
+	printf("bench kpx_first_sync services=%d endpoints=%d sets=%ld errors=%d wall_ms=%.1f cpu_ms=%.1f\n",
+	       nsvc, nsvc * neps, sets, r, t1 - w0,
+	       clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0);
+	phases("kpx_first_sync", t1);
+	if (r || sets != nsvc)
+		return 1;
+	sets = 0;
+	w0 = wall_ms();
+	c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+	r = kpx_sync_run(s);
+	t1 = wall_ms();
+	printf("bench kpx_noop_sync services=%d sets=%ld errors=%d wall_ms=%.1f cpu_ms=%.1f\n",
+	       nsvc, sets, r, t1 - w0, clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0);
+	phases("kpx_noop_sync", t1);
+	w0 = wall_ms();
+	if (real->ops->cleanup(real))
+		r = 1;
+	printf("bench kpx_flush services=%d wall_ms=%.1f\n", nsvc, wall_ms() - w0);
+	kpx_sync_free(s);
+	kpx_model_free(m);
+	real->ops->close(real);
+	return r || sets ? 1 : 0;
+}
