@@ -132,11 +132,14 @@ api_down() {
 	API_PID=
 }
 
+# agent_up MODE LOG: at --v 1, so that the log holds the "sync done" and
+# "listed" lines the harness polls, not a line per programmed frontend (at
+# --v 2 the 0.1 s polls of wait_sets would re-read O(N) lines each).
 agent_up() { # MODE LOG
 	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" --hostname-override node-a \
 		--cluster-cidr 10.0.0.0/8 --proxy-mode "$1" --min-sync-period 100ms \
 		--kube-api-qps 0 --healthz-bind-address 127.0.0.1:0 \
-		--metrics-bind-address 127.0.0.1:0 --v 2 >"$2" 2>&1 &
+		--metrics-bind-address 127.0.0.1:0 --v 1 >"$2" 2>&1 &
 	AGENT_PID=$!
 }
 agent_down() {
