@@ -251,9 +251,20 @@ flow_results() {
 # now_ms: the wall clock in epoch milliseconds (as the flow lines).
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 
-# ct_count PATTERN: conntrack entries (/proc/net/nf_conntrack) matching the
-# extended regex PATTERN.
-ct_count() { grep -cE "$1" /proc/net/nf_conntrack 2>/dev/null; }
+# ct_count PATTERN: conntrack entries matching the extended regex PATTERN,
+# from a ctnetlink dump ("conntrack -L"; the lines read as in
+# /proc/net/nf_conntrack without the family columns).  Not the /proc file:
+# its reader resumes each chunk by counting entries from the table's start,
+# so entries that expire meanwhile (a former test's TIME_WAITs) make it
+# skip live ones (kpx_ctclean missed its own flow's entry that way); a
+# ctnetlink dump resumes after the last entry it sent.  "conntrack-failed"
+# (never a count) when the dump fails.
+ct_count() {
+	local l
+
+	l=$(conntrack -L 2>/dev/null) || { echo conntrack-failed; return; }
+	grep -cE "$1" <<<"$l"
+}
 
 # peer_addrs: the distinct source addresses (no port) the backends saw in
 # the last client run, sorted, comma separated.

@@ -80,7 +80,7 @@ assert_ne "the flow sticks to one pod before the change ($gone)" "" "$keep"
 [ -n "$keep" ] || ksft_exit
 c=$(ct_count "udp .*src=10\.244\.3\.7 dst=$VIP .*src=${goneip//./\\.} ")
 assert_eq "its conntrack entry is translated to $gone" 1 "$c"
-[ "$c" = 1 ] || { log "udp conntrack entries now:"; grep udp /proc/net/nf_conntrack | sed 's/^/#   /'; }
+[ "$c" = 1 ] || { log "udp conntrack entries now:"; conntrack -L -p udp 2>/dev/null | sed 's/^/#   /'; }
 objects "$TMPD/one.json" $keepip
 assert_rc "apply the slice without $gone" 0 apictl apply "$TMPD/one.json"
 expect_backends udp $VIP:53 $keepip:5353 30
