@@ -9,6 +9,12 @@
  *
  *   masquerade (KPX_SVC_F_MASQ, _MASQ_NONLOCAL, hairpin) by mark 0x4000 and
  *   MASQUERADE; source ranges and KPX_SVC_F_DROP_EMPTY by DROP in mangle;
+ *   new connections to other ports of an address on kpx-ipvs0 REJECTed in
+ *   filter INPUT (ipset KPX-IPVS-IPS kept equal to the link's addresses), as
+ *   kube-proxy's KUBE-IPVS-FILTER, after the CVE-2020-8558 martian drop
+ *   (route_localnet: main.c sets it for localhost NodePorts in every mode);
+ *   loopback frontends (127.0.0.1 NodePorts) are not programmed (IPVS
+ *   cannot serve them: kpx_ipvs_serves());
  *   a frontend with no destination is rejected by IPVS itself (ip_vs_leave()
  *   answers ICMP / ICMPv6 port unreachable); schedulers rr, wrr, lc, sh, mh
  *   are IPVS's, "random" becomes rr (logged once); ClientIP affinity is IPVS
@@ -70,8 +76,9 @@ struct dp_ipvs {
 	size_t ndrain, capdrain;
 	struct kpx_ns_config cfg;
 	bool rules_ok;		/* sets, chains, jumps, sysctls written */
-	bool localnet;		/* route_localnet set */
+	bool ips_synced;	/* KPX-IPVS(6)-IPS known equal to kpx-ipvs0's addresses */
 	bool warned_random;
+	bool warned_loopback;
 };
 
 static struct dp_ipvs *to_ipvs(struct kpx_dp *dp)
@@ -693,6 +700,19 @@ static int ipvs_set_service(struct kpx_dp *dp, const struct kpx_service *s)
 
 	if (!kpx_ipvs_sched(s->scheduler, &fb))
 		return kpx_dp_fail(dp, -EINVAL, "scheduler \"%s\" is not supported", s->scheduler);
+	if (!kpx_ipvs_serves(s)) {
+		char key[KPX_SERVICE_STRLEN];
+
+		/*
+		 * Not programmed, so refused at once on the node (nothing
+		 * listens); one an older agent programmed is deleted.
+		 */
+		if (!v->warned_loopback)
+			kpx_warn("dataplane", "ipvs: loopback frontends such as %s (127.0.0.1 NodePorts) are not served in this mode: IPVS drops loopback-sourced connections to other hosts (kubernetes#96879, as kube-proxy's IPVS mode): refused on the node; other hosts' packets to 127.0.0.0/8 are dropped (KPX-IPVS-INPUT, CVE-2020-8558); use --proxy-mode iptables or kpx for localhost NodePorts",
+				 kpx_service_str(s, key, sizeof(key)));
+		v->warned_loopback = true;
+		return pend_push(v, s, true);
+	}
 	if (fb && !v->warned_random) {
 		v->warned_random = true;
 		kpx_warn("dataplane", "ipvs: scheduler \"%s\" is not supported in this mode; IPVS \"rr\" is used instead (kube-proxy's IPVS default)",
@@ -802,12 +822,51 @@ static bool backend_used(struct dp_ipvs *v, int family, uint8_t proto,
 	return false;
 }
 
+/*
+ * Keeps KPX-IPVS-IPS / KPX-IPVS6-IPS equal to kpx-ipvs0's addresses
+ * (sorted @want: to be on it, sorted @on: on it now).  @adding: the
+ * additions (before the addresses are added), else the deletions (after
+ * they are removed).  The first time, both sets are flushed and refilled
+ * from @want (a set left by an earlier run may hold anything).
+ */
+static int ips_update(struct dp_ipvs *v, const struct kpx_ipvs_ip *want, size_t nwant,
+		      const struct kpx_ipvs_ip *on, size_t non, bool adding)
+{
+	char *text = NULL;
+	size_t len, i;
+	FILE *f;
+	int r;
+
+	if (!adding && !v->ips_synced) {
+		v->ips_synced = true;	/* the additions were a full refill */
+		return 0;
+	}
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	if (adding && !v->ips_synced)
+		kpx_ipvs_ips_flush(f);
+	if (adding) {
+		for (i = 0; i < nwant; i++)
+			if (!v->ips_synced ||
+			    !(non && bsearch(&want[i], on, non, sizeof(*on), kpx_ipvs_ip_cmp)))
+				kpx_ipvs_ips_cmd(f, "add", want[i].family, &want[i].addr);
+	} else {
+		for (i = 0; i < non; i++)
+			if (!(nwant && bsearch(&on[i], want, nwant, sizeof(*want), kpx_ipvs_ip_cmp)))
+				kpx_ipvs_ips_cmd(f, "del", on[i].family, &on[i].addr);
+	}
+	fclose(f);
+	r = ipset_restore(v, text);
+	free(text);
+	return r;
+}
+
 /* Adds the VIPs of cur to kpx-ipvs0, removes the others from it. */
 static int sync_addrs(struct dp_ipvs *v)
 {
 	struct kpx_ipvs_ip *want = NULL, *on = NULL, *other = NULL;
 	size_t nwant = 0, non = 0, nother = 0, i;
-	bool localnet = false;
 	int r;
 
 	if (v->ifindex <= 0 || kpx_ipvs_link_index(v->rt) != v->ifindex) {
@@ -828,12 +887,8 @@ static int sync_addrs(struct dp_ipvs *v)
 		struct kpx_ipvs_ip ip = { .family = v->cur[i].family };
 
 		memcpy(&ip.addr, &v->cur[i].addr, sizeof(ip.addr));
-		if (ip.family == AF_INET && (ntohl(ip.addr.v4.s_addr) >> 24) == 127) {
-			localnet = true;	/* a 127.0.0.1 NodePort: lo has it */
-			continue;
-		}
-		if (ip.family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&ip.addr.v6))
-			continue;
+		if (!kpx_ipvs_serves(&v->cur[i]))
+			continue;	/* adopted from an older agent: lo has it */
 		/* the node's own address (NodePorts): not ours to hold */
 		if (nother && bsearch(&ip, other, nother, sizeof(*other), kpx_ipvs_ip_cmp))
 			continue;
@@ -841,6 +896,10 @@ static int sync_addrs(struct dp_ipvs *v)
 	}
 	if (nwant)
 		qsort(want, nwant, sizeof(*want), kpx_ipvs_ip_cmp);
+	/* KPX-IPVS-IPS first: a new VIP never answers on a host port */
+	r = ips_update(v, want, nwant, on, non, true);
+	if (r)
+		goto out;
 	for (i = 0; i < nwant; i++) {
 		if ((i && !kpx_ipvs_ip_cmp(&want[i - 1], &want[i])) ||
 		    (non && bsearch(&want[i], on, non, sizeof(*on), kpx_ipvs_ip_cmp)))
@@ -860,15 +919,10 @@ static int sync_addrs(struct dp_ipvs *v)
 			goto out;
 		}
 	}
-	if (localnet && !v->localnet) {
-		/* 127.0.0.1 NodePorts are DNATed off lo, as kube-proxy's iptables mode */
-		r = sysctl_set("net/ipv4/conf/all/route_localnet", "1");
-		if (r)
-			kpx_warn("dataplane", "ipvs: route_localnet: %s", strerror(-r));
-		v->localnet = true;
-	}
-	r = 0;
+	r = ips_update(v, want, nwant, on, non, false);
 out:
+	if (r)
+		v->ips_synced = false;	/* rewritten whole by the next commit */
 	free(want);
 	free(on);
 	free(other);
@@ -1139,6 +1193,7 @@ static int ipvs_cleanup(struct kpx_dp *dp)
 	free(svcs);
 	cur_clear(v);
 	v->rules_ok = false;
+	v->ips_synced = false;
 	return first;
 }
 

@@ -20,6 +20,8 @@
 #define NAT_TOP_NONLOCAL "KPX-MASQ-NONLOCAL"
 #define NAT_TOP_MARK "KPX-MARK-MASQ"
 #define NAT_TOP_POST "KPX-POSTROUTING"
+/* Chains of the ipvs mode (ipvs_rules.c): its own to keep or clean up. */
+#define IPVS_PREFIX "KPX-IPVS"
 
 /* The jump rules from the built-in chains, as written and as saved. */
 static const struct {
@@ -199,6 +201,12 @@ static void cidr_str(const struct kpx_cidr *c, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", addr_str(c->family, &c->addr, a, sizeof(a)), c->len);
 }
 
+void kpx_ipt_localnet_drop(struct kpx_strbuf *b, const char *chain)
+{
+	kpx_strbuf_printf(b, "-A %s ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n",
+			  chain);
+}
+
 /* filter KPX-SERVICES: rejects, drops, the source-range firewall. */
 static void filter_rules(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 {
@@ -215,7 +223,7 @@ static void filter_rules(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 	 * the node itself may reach 127.0.0.0/8, and only DNATed.
 	 */
 	if (localhost) {
-		kpx_strbuf_printf(b, "-A KPX-SERVICES ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n");
+		kpx_ipt_localnet_drop(b, "KPX-SERVICES");
 		/*
 		 * That rule lets DNAT through, for the node's own clients;
 		 * another host's connection to 127.0.0.1:NodePort is DNATed
@@ -469,7 +477,7 @@ int kpx_ipt_parse_save(const char *text, struct kpx_ipt_saved *out)
 		len = (size_t)(e - l);
 		if (l[0] == '*') {
 			snprintf(table, sizeof(table), "%.*s", (int)(len - 1), l + 1);
-		} else if (!strncmp(l, ":KPX-", 5)) {
+		} else if (!strncmp(l, ":KPX-", 5) && strncmp(l, ":" IPVS_PREFIX, 1 + strlen(IPVS_PREFIX))) {
 			const char *sp = memchr(l, ' ', len);
 			size_t nl = sp ? (size_t)(sp - l - 1) : len - 1;
 			char name[KPX_IPT_CHAIN_LEN];
@@ -487,8 +495,8 @@ int kpx_ipt_parse_save(const char *text, struct kpx_ipt_saved *out)
 			const char *gt = memmem(l, len, " -g KPX-", 8);
 			int r = 0;
 
-			if (!j && !gt)
-				continue;
+			if ((!j && !gt) || memmem(l, len, " KPX-IPVS", 9))
+				continue;	/* not ours, or the ipvs mode's */
 			for (h = 0; h < KPX_IPT_NHOOKS; h++) {
 				size_t cl = strlen(hooks[h].chain);
 

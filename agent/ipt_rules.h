@@ -115,7 +115,11 @@ struct kpx_ipt_gen {
  */
 int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_strbuf *out);
 
-/* What iptables-save output says about our state in one family. */
+/*
+ * What iptables-save output says about our state in one family: the KPX-
+ * chains and jumps, but not the ipvs mode's KPX-IPVS* ones (dp_ipvs.c keeps
+ * and cleans those), so neither mode deletes a chain the other references.
+ */
 struct kpx_ipt_saved {
 	kpx_ipt_chain_t *nat, *filter;	/* KPX- chains declared */
 	size_t nnat, nfilter;
@@ -135,6 +139,17 @@ void kpx_ipt_saved_free(struct kpx_ipt_saved *s);
  * when there is nothing.  0 or -ENOMEM.
  */
 int kpx_ipt_cleanup_text(const struct kpx_ipt_saved *s, struct kpx_strbuf *out);
+
+/*
+ * The martian drop kube-proxy installs with route_localnet=1 (CVE-2020-8558,
+ * kubernetes#90259): appends to filter chain @chain (hooked where new
+ * connections are seen: INPUT at least) the iptables-restore rule dropping
+ * packets to 127.0.0.0/8 whose source is outside 127.0.0.0/8 unless their
+ * conntrack state is RELATED, ESTABLISHED or DNAT: only the node itself may
+ * use a loopback destination.  IPv4 only.  Used by the iptables and ipvs
+ * modes.
+ */
+void kpx_ipt_localnet_drop(struct kpx_strbuf *b, const char *chain);
 
 /* True when an IPv4 frontend's VIP is in 127.0.0.0/8 (needs route_localnet). */
 bool kpx_ipt_is_localhost(const struct kpx_service *s);

@@ -13,7 +13,9 @@
 #include <linux/kpx.h>
 
 #include "addr.h"
+#include "ipt_rules.h"
 #include "ipvs_rules.h"
+#include "strbuf.h"
 
 static const struct {
 	const char *name, *type;
@@ -25,13 +27,16 @@ static const struct {
 	[KPX_IPVS_SET_FW] = { "FW", "hash:ip,port" },
 	[KPX_IPVS_SET_FW_SRC] = { "FW-SRC", "hash:ip,port,net" },
 	[KPX_IPVS_SET_LOOP] = { "LOOP", "hash:ip,port,ip" },
+	[KPX_IPVS_SET_IPS] = { "IPS", "hash:ip" },
 };
 
 static const char *const set_names[2][KPX_IPVS_SET_N] = {
 	{ "KPX-IPVS-SVC", "KPX-IPVS-MASQ", "KPX-IPVS-MASQ-NONLOCAL",
-	  "KPX-IPVS-EMPTY-DROP", "KPX-IPVS-FW", "KPX-IPVS-FW-SRC", "KPX-IPVS-LOOP" },
+	  "KPX-IPVS-EMPTY-DROP", "KPX-IPVS-FW", "KPX-IPVS-FW-SRC", "KPX-IPVS-LOOP",
+	  "KPX-IPVS-IPS" },
 	{ "KPX-IPVS6-SVC", "KPX-IPVS6-MASQ", "KPX-IPVS6-MASQ-NONLOCAL",
-	  "KPX-IPVS6-EMPTY-DROP", "KPX-IPVS6-FW", "KPX-IPVS6-FW-SRC", "KPX-IPVS6-LOOP" },
+	  "KPX-IPVS6-EMPTY-DROP", "KPX-IPVS6-FW", "KPX-IPVS6-FW-SRC", "KPX-IPVS6-LOOP",
+	  "KPX-IPVS6-IPS" },
 };
 
 const char *kpx_ipvs_set_name(int family, enum kpx_ipvs_set set)
@@ -258,6 +263,7 @@ const struct kpx_ipvs_jump kpx_ipvs_jumps[] = {
 	{ "nat", "POSTROUTING", "KPX-IPVS-POSTROUTING" },
 	{ "mangle", "PREROUTING", "KPX-IPVS-FILTER" },
 	{ "mangle", "OUTPUT", "KPX-IPVS-FILTER" },
+	{ "filter", "INPUT", "KPX-IPVS-INPUT" },
 };
 const size_t kpx_ipvs_njumps = sizeof(kpx_ipvs_jumps) / sizeof(kpx_ipvs_jumps[0]);
 
@@ -265,6 +271,46 @@ static const char *const nat_chains[] = {
 	"KPX-IPVS-PREROUTING", "KPX-IPVS-OUTPUT", "KPX-IPVS-NONLOCAL",
 	"KPX-IPVS-NONLOCAL-OUT", "KPX-IPVS-MARK-MASQ", "KPX-IPVS-POSTROUTING",
 };
+
+void kpx_ipvs_ips_cmd(FILE *f, const char *verb, int family, const void *addr)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(family, addr, a, sizeof(a));
+	fprintf(f, "%s %s %s\n", verb, kpx_ipvs_set_name(family, KPX_IPVS_SET_IPS), a);
+}
+
+void kpx_ipvs_ips_flush(FILE *f)
+{
+	fprintf(f, "flush %s\nflush %s\n", set_names[0][KPX_IPVS_SET_IPS],
+		set_names[1][KPX_IPVS_SET_IPS]);
+}
+
+/* filter KPX-IPVS-INPUT: martian drop, then host ports of kpx-ipvs0 refused. */
+static void input_rules(FILE *f, int fi)
+{
+	fprintf(f, "*filter\n:KPX-IPVS-INPUT - [0:0]\n");
+	if (!fi) {
+		struct kpx_strbuf b = { 0 };
+
+		kpx_ipt_localnet_drop(&b, "KPX-IPVS-INPUT");
+		if (b.s)
+			fputs(b.s, f);
+		kpx_strbuf_free(&b);
+	}
+	fprintf(f, "-A KPX-IPVS-INPUT -m set --match-set %s dst,dst -j RETURN\n",
+		set_names[fi][KPX_IPVS_SET_SVC]);
+	fprintf(f, "-A KPX-IPVS-INPUT -m conntrack --ctstate NEW -m set --match-set %s dst -j REJECT\n",
+		set_names[fi][KPX_IPVS_SET_IPS]);
+	fprintf(f, "COMMIT\n");
+}
+
+bool kpx_ipvs_serves(const struct kpx_service *s)
+{
+	if (s->family == AF_INET)
+		return (ntohl(s->addr.v4.s_addr) >> 24) != 127;
+	return !IN6_IS_ADDR_LOOPBACK(&s->addr.v6);
+}
 
 void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c)
 {
@@ -312,6 +358,7 @@ void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c)
 		set_names[fi][KPX_IPVS_SET_FW],
 		set_names[fi][KPX_IPVS_SET_FW_SRC]);
 	fprintf(f, "COMMIT\n");
+	input_rules(f, fi);
 }
 
 void kpx_ipvs_iptables_delete(FILE *f)
@@ -324,6 +371,7 @@ void kpx_ipvs_iptables_delete(FILE *f)
 	for (i = 0; i < sizeof(nat_chains) / sizeof(nat_chains[0]); i++)
 		fprintf(f, "-X %s\n", nat_chains[i]);
 	fprintf(f, "COMMIT\n*mangle\n:KPX-IPVS-FILTER - [0:0]\n-X KPX-IPVS-FILTER\nCOMMIT\n");
+	fprintf(f, "*filter\n:KPX-IPVS-INPUT - [0:0]\n-X KPX-IPVS-INPUT\nCOMMIT\n");
 }
 
 /* Parses "ADDR" into @addr for @family; 0 or -EINVAL. */
@@ -353,6 +401,8 @@ int kpx_ipvs_parse_save_line(const char *line, struct kpx_ipvs_entry *e)
 				goto found;
 	return 0;
 found:
+	if (set == KPX_IPVS_SET_IPS)
+		return 0;	/* addresses of kpx-ipvs0, not frontends */
 	memset(e, 0, sizeof(*e));
 	e->set = set;
 	e->family = fam ? AF_INET6 : AF_INET;

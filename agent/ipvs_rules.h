@@ -25,6 +25,22 @@
  *                      EMPTY-DROP frontend, or to an FW frontend from a
  *                      source not in FW-SRC, are dropped (before IPVS: its
  *                      LOCAL_OUT hook runs before the filter table's)
+ *   filter INPUT    -> KPX-IPVS-INPUT (kube-proxy's KUBE-IPVS-FILTER,
+ *                      kubernetes#72236): first (IPv4) the CVE-2020-8558
+ *                      martian drop (kpx_ipt_localnet_drop(); a no-op
+ *                      unless route_localnet is set: the agent sets it for
+ *                      localhost NodePorts, which this mode does not serve,
+ *                      see kpx_ipvs_serves()); then packets
+ *                      to a frontend (SVC dst,dst) RETURN, and new
+ *                      connections to any other port or protocol of an
+ *                      address on kpx-ipvs0 (IPS dst) are REJECTed, so a
+ *                      host daemon on 0.0.0.0 does not answer on a
+ *                      ClusterIP / external / LB IP and undefined ports of
+ *                      a ClusterIP are refused.  The filter table's INPUT
+ *                      (priority 0) runs before IPVS's LOCAL_IN hooks, so
+ *                      the destination there is still the VIP; a node
+ *                      client's packets to a VIP that IPVS does not take in
+ *                      LOCAL_OUT go through lo and INPUT too.
  */
 #ifndef KPX_IPVS_RULES_H
 #define KPX_IPVS_RULES_H
@@ -43,6 +59,7 @@ enum kpx_ipvs_set {
 	KPX_IPVS_SET_FW,	  /* hash:ip,port: frontends with source ranges */
 	KPX_IPVS_SET_FW_SRC,	  /* hash:ip,port,net: (VIP, port, allowed source) */
 	KPX_IPVS_SET_LOOP,	  /* hash:ip,port,ip: (backend, port, backend) hairpin */
+	KPX_IPVS_SET_IPS,	  /* hash:ip: every address on kpx-ipvs0 (KUBE-IPVS-IPS) */
 	KPX_IPVS_SET_N
 };
 
@@ -121,12 +138,32 @@ void kpx_ipvs_ipset_diff(FILE *adds, FILE *dels,
 			 char (*new)[KPX_IPVS_LINE_MAX], int nnew);
 
 /*
+ * `ipset -exist restore` input for the IPS set of @family: "VERB SET ADDR"
+ * with @verb "add" or "del", @addr in network order (4 or 16 bytes).
+ */
+void kpx_ipvs_ips_cmd(FILE *f, const char *verb, int family, const void *addr);
+
+/* `ipset restore` input emptying both families' IPS sets. */
+void kpx_ipvs_ips_flush(FILE *f);
+
+/*
  * `iptables-restore --noflush` (family AF_INET) or ip6tables-restore
  * (AF_INET6) input for the whole constant ruleset: every KPX-IPVS chain
  * declared (so flushed) and filled; @c says what a local source is.  The
  * jumps from the built-in chains are not in it (kpx_ipvs_jumps).
  */
 void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c);
+
+/*
+ * Can IPVS serve frontend @s?  Not on a loopback address (127.0.0.0/8,
+ * ::1: the 127.0.0.1 NodePorts of --nodeport-addresses): IPVS's NAT
+ * transmit refuses a loopback source towards a non-local destination
+ * (crosses_local_route_boundary()), so a node client would hang and only
+ * other hosts (with route_localnet=1, CVE-2020-8558) could use it.
+ * kube-proxy's IPVS mode does not create them either (kubernetes#96879,
+ * PR #101023).
+ */
+bool kpx_ipvs_serves(const struct kpx_service *s);
 
 /* The jumps from built-in chains: table, chain, target. */
 struct kpx_ipvs_jump {
@@ -154,8 +191,8 @@ struct kpx_ipvs_entry {
 
 /*
  * Parses one line of `ipset save`.  1 = an entry of our sets in @e, 0 =
- * another line (create, other sets), -EINVAL = one of our sets but
- * malformed.
+ * another line (create, other sets, our IPS sets: addresses, not
+ * frontends), -EINVAL = one of our sets but malformed.
  */
 int kpx_ipvs_parse_save_line(const char *line, struct kpx_ipvs_entry *e);
 

@@ -267,6 +267,8 @@ static const char save_text[] =
 	":INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 	":KPX-SERVICES - [0:0]\n"
 	":KUBE-SERVICES - [0:0]\n"
+	":KPX-IPVS-INPUT - [0:0]\n"
+	"-A INPUT -j KPX-IPVS-INPUT\n"
 	"-A INPUT -m conntrack --ctstate NEW -m comment --comment \"kpx service portals\" -j KPX-SERVICES\n"
 	"-A INPUT -j KUBE-SERVICES\n"
 	"-A OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kpx service portals\" -j KPX-SERVICES\n"
@@ -287,7 +289,8 @@ static void test_save_and_cleanup(void)
 			    (1U << KPX_IPT_HOOK_NAT_PREROUTING) | (1U << KPX_IPT_HOOK_NAT_POSTROUTING);
 
 	ok(kpx_ipt_parse_save(save_text, &s) == 0, "iptables-save output parsed");
-	ok(s.nfilter == 1 && !strcmp(s.filter[0], "KPX-SERVICES"), "filter: our chain only (not KUBE-)");
+	ok(s.nfilter == 1 && !strcmp(s.filter[0], "KPX-SERVICES"),
+	   "filter: our chain only (not KUBE-, not the ipvs mode's KPX-IPVS-)");
 	ok(s.nnat == 3 && !strcmp(s.nat[1], "KPX-SVC-AHIFKRU6V7LPT6DE"), "nat: 3 KPX- chains");
 	ok(s.hooks == want, "hooks present: 0x%x (want 0x%x: nat OUTPUT and filter FORWARD missing)",
 	   s.hooks, want);
@@ -300,6 +303,7 @@ static void test_save_and_cleanup(void)
 	   has(b.s, "-D POSTROUTING -m comment --comment \"kpx postrouting rules\" -j KPX-POSTROUTING\n"),
 	   "cleanup: nat chains deleted, POSTROUTING jump deleted");
 	ok(!has(b.s, "KUBE-"), "cleanup leaves kube-proxy's chains alone");
+	ok(!has(b.s, "KPX-IPVS"), "and the ipvs mode's (its own cleanup removes them)");
 	kpx_strbuf_free(&b);
 	kpx_ipt_saved_free(&s);
 	memset(&b, 0, sizeof(b));

@@ -2,7 +2,8 @@
 /*
  * ipvs_rules.c: scheduler mapping, IPVS service of a frontend, ipset
  * entries and their minimal diff, the iptables ruleset text, `ipset save`
- * parsing and the comment round trip.  Pure; TAP.
+ * parsing, the comment round trip, the KPX-IPVS-INPUT host-port filter,
+ * the IPS set and the martian drop.  Pure; TAP.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -13,7 +14,9 @@
 #include <linux/ip_vs.h>
 #include <linux/kpx.h>
 
+#include "ipt_rules.h"
 #include "ipvs_rules.h"
+#include "strbuf.h"
 
 #include "tap.h"
 
@@ -213,6 +216,24 @@ static void test_rules(void)
 	   "source ranges drop new connections from other sources");
 	ok(strstr(t, "-A KPX-IPVS-OUTPUT -m set --match-set KPX-IPVS-SVC src,dst -j KPX-IPVS-MARK-MASQ\n") != NULL,
 	   "node clients with the VIP as source are masqueraded");
+	{
+		struct kpx_strbuf b = { 0 };
+		char *want = NULL;
+
+		kpx_ipt_localnet_drop(&b, "KPX-IPVS-INPUT");
+		if (asprintf(&want, "*filter\n:KPX-IPVS-INPUT - [0:0]\n%s"
+			     "-A KPX-IPVS-INPUT -m set --match-set KPX-IPVS-SVC dst,dst -j RETURN\n"
+			     "-A KPX-IPVS-INPUT -m conntrack --ctstate NEW -m set --match-set KPX-IPVS-IPS dst -j REJECT\n"
+			     "COMMIT\n", b.s ? b.s : "") < 0)
+			want = NULL;
+		ok(want && strstr(t, want),
+		   "filter INPUT: the iptables mode's martian drop, frontends return, new connections to other ports of kpx-ipvs0 addresses rejected (KUBE-IPVS-FILTER)");
+		ok(b.s && strstr(b.s, "-A KPX-IPVS-INPUT ! -s 127.0.0.0/8 -d 127.0.0.0/8 ") &&
+		   strstr(b.s, "-m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n"),
+		   "martian drop: non-loopback sources to 127.0.0.0/8 unless DNAT/established (CVE-2020-8558)");
+		free(want);
+		kpx_strbuf_free(&b);
+	}
 	free(t);
 	t = NULL;
 	f = open_memstream(&t, &len);
@@ -220,6 +241,43 @@ static void test_rules(void)
 	fclose(f);
 	ok(strstr(t, "-s fd00:10:244::/48 -j RETURN") && strstr(t, "KPX-IPVS6-EMPTY-DROP dst,dst") &&
 	   !strstr(t, "10.244."), "IPv6 ruleset: IPv6 sets and CIDRs");
+	ok(strstr(t, "--match-set KPX-IPVS6-SVC dst,dst -j RETURN\n") &&
+	   strstr(t, "--match-set KPX-IPVS6-IPS dst -j REJECT\n") && !strstr(t, "127.0.0.0/8"),
+	   "IPv6 KPX-IPVS-INPUT: IPv6 sets, no IPv4 martian drop");
+	free(t);
+	t = NULL;
+	f = open_memstream(&t, &len);
+	kpx_ipvs_iptables_delete(f);
+	fclose(f);
+	ok(strstr(t, "*filter\n:KPX-IPVS-INPUT - [0:0]\n-X KPX-IPVS-INPUT\nCOMMIT\n") != NULL,
+	   "delete input removes the filter chain too");
+	free(t);
+	{
+		size_t i;
+		bool input = false;
+
+		for (i = 0; i < kpx_ipvs_njumps; i++)
+			input |= !strcmp(kpx_ipvs_jumps[i].table, "filter") &&
+				 !strcmp(kpx_ipvs_jumps[i].chain, "INPUT") &&
+				 !strcmp(kpx_ipvs_jumps[i].target, "KPX-IPVS-INPUT");
+		ok(input, "jump filter INPUT -> KPX-IPVS-INPUT (inserted, deleted by cleanup)");
+	}
+	t = NULL;
+	f = open_memstream(&t, &len);
+	{
+		struct in_addr a4;
+		struct in6_addr a6;
+
+		inet_pton(AF_INET, "10.96.0.10", &a4);
+		inet_pton(AF_INET6, "fd00:10:96::a", &a6);
+		kpx_ipvs_ips_flush(f);
+		kpx_ipvs_ips_cmd(f, "add", AF_INET, &a4);
+		kpx_ipvs_ips_cmd(f, "del", AF_INET6, &a6);
+	}
+	fclose(f);
+	ok(!strcmp(t, "flush KPX-IPVS-IPS\nflush KPX-IPVS6-IPS\n"
+		   "add KPX-IPVS-IPS 10.96.0.10\ndel KPX-IPVS6-IPS fd00:10:96::a\n"),
+	   "IPS set restore lines");
 	free(t);
 	t = NULL;
 	f = open_memstream(&t, &len);
@@ -227,9 +285,27 @@ static void test_rules(void)
 	fclose(f);
 	ok(strstr(t, "create KPX-IPVS-SVC hash:ip,port family inet comment\n") &&
 	   strstr(t, "create KPX-IPVS6-FW-SRC hash:ip,port,net family inet6\n") &&
-	   strstr(t, "create KPX-IPVS-LOOP hash:ip,port,ip family inet\n"),
-	   "ipset create lines");
+	   strstr(t, "create KPX-IPVS-LOOP hash:ip,port,ip family inet\n") &&
+	   strstr(t, "create KPX-IPVS-IPS hash:ip family inet\n") &&
+	   strstr(t, "create KPX-IPVS6-IPS hash:ip family inet6\n"),
+	   "ipset create lines (IPS: hash:ip, both families)");
 	free(t);
+}
+
+/* Loopback frontends (127.0.0.1 NodePorts) are not IPVS services. */
+static void test_serves(void)
+{
+	struct kpx_service a = svc(AF_INET, IPPROTO_TCP, "127.0.0.1", 30700);
+	struct kpx_service b = svc(AF_INET, IPPROTO_TCP, "127.1.2.3", 30700);
+	struct kpx_service c = svc(AF_INET6, IPPROTO_TCP, "::1", 30700);
+	struct kpx_service d = svc(AF_INET, IPPROTO_TCP, "192.0.2.11", 30700);
+	struct kpx_service e = svc(AF_INET6, IPPROTO_TCP, "::ffff:127.0.0.1", 30700);
+	struct kpx_service g = svc(AF_INET, IPPROTO_TCP, "128.0.0.1", 80);
+
+	ok(!kpx_ipvs_serves(&a) && !kpx_ipvs_serves(&b) && !kpx_ipvs_serves(&c),
+	   "127.0.0.0/8 and ::1 frontends are not programmed (kubernetes#96879)");
+	ok(kpx_ipvs_serves(&d) && kpx_ipvs_serves(&e) && kpx_ipvs_serves(&g),
+	   "node, v4-mapped and 128.0.0.1 frontends are");
 }
 
 static void test_parse(void)
@@ -242,6 +318,9 @@ static void test_parse(void)
 	   "create line ignored");
 	ok(kpx_ipvs_parse_save_line("add KUBE-CLUSTER-IP 10.96.0.1,tcp:443", &e) == 0,
 	   "other sets ignored");
+	ok(kpx_ipvs_parse_save_line("add KPX-IPVS-IPS 10.96.0.10", &e) == 0 &&
+	   kpx_ipvs_parse_save_line("add KPX-IPVS6-IPS fd00:10:96::a", &e) == 0,
+	   "IPS entries (addresses, not frontends) are not read back as entries");
 	ok(kpx_ipvs_parse_save_line("add KPX-IPVS-SVC 10.96.0.10,udp:53 comment \"f=1 s=- m=0 x=0\"", &e) == 1 &&
 	   e.set == KPX_IPVS_SET_SVC && e.family == AF_INET && e.protocol == IPPROTO_UDP &&
 	   e.port == 53 && e.addr.v4.s_addr == inet_addr("10.96.0.10") &&
@@ -385,6 +464,7 @@ int main(void)
 	test_diff();
 	test_rules();
 	test_parse();
+	test_serves();
 	test_drain();
 	test_cluster_key();
 	test_new_frontend();

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """HTTP handler of the kpx test API server: list, get, watch and /_test/ control."""
 
+import bisect
 import hmac
 import json
 import select
@@ -208,7 +209,7 @@ class Handler(BaseHTTPRequestHandler):
         if cont:
             rv, start = decode_continue(cont)
             try:
-                at, objs = store.snapshot(kind, rv)
+                at, objs, keys = store.snapshot_keys(kind, rv)
             except StoreError as e:
                 if e.code != 410:
                     raise
@@ -229,13 +230,33 @@ class Handler(BaseHTTPRequestHandler):
             rvq = q.get("resourceVersion", "")
             if rvq not in ("", "0") and q.get("resourceVersionMatch") == "Exact":
                 want = self._rv(rvq)
-            at, objs = store.snapshot(kind, want)
-        items = [o for o in objs if match(o) and (start is None or obj_key(o) > start)]
+            at, objs, keys = store.snapshot_keys(kind, want)
+        # the namespace's objects are one range of the sorted keys
+        lo, hi = 0, len(objs)
+        if ns is not None:
+            lo = bisect.bisect_left(keys, (kind, ns, ""))
+            hi = bisect.bisect_left(keys, (kind, ns + "\0", ""))
+        first = lo if start is None else max(lo, bisect.bisect_right(keys, tuple(start)))
+        objs = objs[:hi]
         md = {"resourceVersion": str(at)}
-        if limit > 0 and len(items) > limit:
-            md["continue"] = encode_continue(at, obj_key(items[limit - 1]))
-            md["remainingItemCount"] = len(items) - limit
-            items = items[:limit]
+        if limit > 0 and not q.get("labelSelector") and not q.get("fieldSelector"):
+            items = objs[first:first + limit]
+            rest = len(objs) - first - len(items)
+            if rest > 0:
+                # as the API server: a count only when nothing is filtered
+                md["continue"] = encode_continue(at, obj_key(items[-1]))
+                md["remainingItemCount"] = rest
+        elif limit > 0:
+            items = []
+            for i in range(first, len(objs)):
+                if not match(objs[i]):
+                    continue
+                if len(items) == limit:
+                    md["continue"] = encode_continue(at, obj_key(items[-1]))
+                    break
+                items.append(objs[i])
+        else:
+            items = [o for o in objs[first:] if match(o)]
         self.send_json(200, {"kind": kind + "List", "apiVersion": api_version,
                              "metadata": md, "items": [_strip(o) for o in items]})
 

@@ -95,6 +95,7 @@ class Store:
         self.steps = {}               # step number -> list of objects
         self.next_step = 1
         self.counts = {"list": {}, "watch": {}, "get": {}}
+        self._sorted = {}             # kind -> (rv, keys, objects) at rv
 
     # -- loading and changes -------------------------------------------------
 
@@ -206,27 +207,41 @@ class Store:
 
         Returns (rv, [objects]); raises StoreError 410 when rv is compacted.
         """
+        return self.snapshot_keys(kind, rv)[0::2]
+
+    def snapshot_keys(self, kind, rv=None):
+        """As snapshot(), plus the objects' sorted keys: (rv, [objects], [keys]).
+
+        The current revision's is cached until the next change, so that the
+        pages of a long paginated list (each resumes at its continue key by
+        bisection) do not each sort the whole store again.
+        """
         with self.cond:
-            cur = {k: o for k, o in self.objects.items() if k[0] == kind}
             if rv is None or rv >= self.rv:
-                at = self.rv
-            else:
-                if rv < self.compacted:
-                    raise StoreError(410, "Expired",
-                                     "too old resource version: %d (%d)"
-                                     % (rv, self.compacted))
-                at = rv
-                for ev in reversed(self.history):
-                    if ev.rv <= rv:
-                        break
-                    if ev.obj["kind"] != kind:
-                        continue
-                    key = obj_key(ev.obj)
-                    if ev.prev is None:
-                        cur.pop(key, None)
-                    else:
-                        cur[key] = ev.prev
-            return at, [cur[k] for k in sorted(cur)]
+                hit = self._sorted.get(kind)
+                if hit is not None and hit[0] == self.rv:
+                    return hit[0], hit[2], hit[1]
+                keys = sorted(k for k in self.objects if k[0] == kind)
+                objs = [self.objects[k] for k in keys]
+                self._sorted[kind] = (self.rv, keys, objs)
+                return self.rv, objs, keys
+            if rv < self.compacted:
+                raise StoreError(410, "Expired",
+                                 "too old resource version: %d (%d)"
+                                 % (rv, self.compacted))
+            cur = {k: o for k, o in self.objects.items() if k[0] == kind}
+            for ev in reversed(self.history):
+                if ev.rv <= rv:
+                    break
+                if ev.obj["kind"] != kind:
+                    continue
+                key = obj_key(ev.obj)
+                if ev.prev is None:
+                    cur.pop(key, None)
+                else:
+                    cur[key] = ev.prev
+            keys = sorted(cur)
+            return rv, [cur[k] for k in keys], keys
 
     def get(self, kind, ns, name):
         with self.cond:
