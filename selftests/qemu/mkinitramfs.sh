@@ -59,6 +59,6 @@ done
 
 cp "$here/stub-init.sh" "$root/init"
 chmod +x "$root/init"
-(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp"
-mv "$out.tmp" "$out"
+(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp.$$"
+mv "$out.tmp.$$" "$out"	# per process: runs from two trees may rebuild at once
 echo "$out"
