@@ -62,7 +62,9 @@ converged() {
 	local want got
 
 	want=$(truth)
-	for _ in $(seq 100); do
+	# up to 45 s: after several faults in a row a resource's retry backoff
+	# reaches its 30 s cap (k8s.c: the next try 15-30 s later)
+	for _ in $(seq 225); do
 		got=$(replay "$tmp/agent.log")
 		[ "$got" = "$want" ] && break
 		sleep 0.2
