@@ -50,7 +50,9 @@ require_mode() {
 # (KPX_SVC_F_CLUSTER_IP: undefined ports of a ClusterIP refused) and
 # clusterip-host-ports (a host daemon does not answer on a ClusterIP) and
 # etp-local-shortcut (kpx_case_04: in-cluster clients of an eTP Local LB
-# IP / NodePort served by any endpoint).
+# IP / NodePort served by any endpoint) and affinity-idle-expiry
+# (kpx_case_03: a ClientIP affinity entry expires timeoutSeconds after the
+# client's last connection).
 declare -A MODE_LACKS=(
 	["nftables sched-rr"]="nftables mode schedules with numgen random only (kube-proxy's nftables mode)"
 	["nftables sched-wrr"]="nftables mode schedules with numgen random only (kube-proxy's nftables mode)"
@@ -63,6 +65,7 @@ declare -A MODE_LACKS=(
 	["iptables sched-sh"]="iptables mode schedules with -m statistic random only (kube-proxy's iptables mode)"
 	["iptables sched-mh"]="iptables mode schedules with -m statistic random only (kube-proxy's iptables mode)"
 	["iptables clusterip-reject"]="undefined ClusterIP ports are not rejected in iptables mode (kube-proxy's nftables mode alone does, kubernetes#122692)"
+	["ipvs affinity-idle-expiry"]="IPVS keeps a persistence template while a connection it placed is in its table, TIME_WAIT included (2 min, not settable): ClientIP affinity outlives timeoutSeconds by up to 2 min after the last connection, as in kube-proxy's ipvs mode"
 	["nftables etp-local-shortcut"]="in-cluster clients of an eTP Local LB IP/NodePort reach any endpoint only in kpx mode"
 	["iptables etp-local-shortcut"]="in-cluster clients of an eTP Local LB IP/NodePort reach any endpoint only in kpx mode"
 	["ipvs etp-local-shortcut"]="in-cluster clients of an eTP Local LB IP/NodePort reach any endpoint only in kpx mode"
