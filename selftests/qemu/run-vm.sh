@@ -72,7 +72,10 @@ boot_tmo=${KPX_VM_BOOT_TIMEOUT:-180}
 
 # boot_once: one QEMU run; streams the console; sets qrc (124 = timeout)
 # and hung=1 if the guest did not reach stage 2 within boot_tmo seconds
-# (TCG on a loaded host occasionally loses timer interrupts while booting).
+# (TCG on a loaded host occasionally loses timer interrupts while booting),
+# or died of an oops before it (TCG's cross-modifying code: an "Oops: int3"
+# while the kernel patches its text at boot, seen once with 6.12 on a
+# loaded host; nothing of kpx runs before "guest ready").
 boot_once() {
 	local qpid tpid t=0 booted=0
 
@@ -110,13 +113,19 @@ boot_once() {
 	wait $qpid
 	[ -n "$qrc" ] || qrc=$?
 	wait $tpid 2>/dev/null
+	if [ $hung = 0 ] && ! grep -a -q 'KPX-VM: guest ready' "$raw" &&
+	   grep -a -q -E 'Kernel panic|Oops' "$raw"; then
+		hung=1
+		tr -d '\r' <"$raw" >"$log.boot-oops"
+		echo "run-vm: the kernel oopsed before the guest was ready (console: $log.boot-oops)" >&2
+	fi
 }
 
 start=$(date +%s.%N)
 for try in 1 2; do
 	boot_once
 	[ $hung = 1 ] || break
-	echo "run-vm: guest did not boot within $boot_tmo s (try $try)" >&2
+	echo "run-vm: guest did not boot (try $try)" >&2
 done
 end=$(date +%s.%N)
 tr -d '\r' <"$raw" >"$log"
