@@ -31,6 +31,7 @@
 #include "log.h"
 #include "model.h"
 #include "sync.h"
+#include "benchobj.h"
 
 static struct kpx_dp *real;
 static long sets, step = 1000;
@@ -106,65 +107,12 @@ static const struct kpx_dp_ops wrap_ops = {
 	.commit = w_commit,
 };
 
-static struct json_object *parse(const char *s)
-{
-	struct json_object *o = json_tokener_parse(s);
-
-	if (!o) {
-		fprintf(stderr, "bench_kpx: bad JSON: %.200s\n", s);
-		exit(2);
-	}
-	return o;
-}
-
 /* The phases of the last sync, after its "bench" line. */
 static void phases(const char *what, double end)
 {
 	printf("bench %s_phases dump_ms=%.1f plan_ms=%.1f sets_ms=%.1f after_ms=%.1f\n",
 	       what, t_dump1 - t_dump0, t_set0 - t_dump1, t_set1 - t_set0,
 	       end - t_set1);
-}
-
-/* Service @i: ClusterIP 10.96.x.y:80/TCP -> targetPort 8080. */
-static struct json_object *service(int i)
-{
-	char buf[1024];
-
-	snprintf(buf, sizeof(buf),
-		 "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"svc%d\","
-		 "\"namespace\":\"bench\",\"uid\":\"u%d\",\"resourceVersion\":\"1\"},"
-		 "\"spec\":{\"type\":\"ClusterIP\",\"clusterIP\":\"10.96.%d.%d\","
-		 "\"clusterIPs\":[\"10.96.%d.%d\"],\"ports\":[{\"name\":\"http\","
-		 "\"protocol\":\"TCP\",\"port\":80,\"targetPort\":8080}]}}",
-		 i, i, i / 250, 1 + i % 250, i / 250, 1 + i % 250);
-	return parse(buf);
-}
-
-/* Service @i's slice: endpoints 10.(64 + i / 256).(i % 256).(1..neps). */
-static struct json_object *slice(int i, int neps)
-{
-	size_t cap = 512 + (size_t)neps * 96, n;
-	char *buf = malloc(cap);
-	struct json_object *o;
-	int e;
-
-	if (!buf)
-		exit(2);
-	n = snprintf(buf, cap,
-		     "{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\","
-		     "\"metadata\":{\"name\":\"svc%d-1\",\"namespace\":\"bench\",\"uid\":\"e%d\","
-		     "\"resourceVersion\":\"1\",\"labels\":{\"kubernetes.io/service-name\":\"svc%d\"}},"
-		     "\"addressType\":\"IPv4\",\"ports\":[{\"name\":\"http\",\"protocol\":\"TCP\","
-		     "\"port\":8080}],\"endpoints\":[", i, i, i);
-	for (e = 0; e < neps; e++)
-		n += snprintf(buf + n, cap - n,
-			      "%s{\"addresses\":[\"10.%d.%d.%d\"],\"nodeName\":\"node-%d\","
-			      "\"conditions\":{\"ready\":true}}", e ? "," : "",
-			      64 + i / 256, i % 256, e + 1, e % 8);
-	snprintf(buf + n, cap - n, "]}");
-	o = parse(buf);
-	free(buf);
-	return o;
 }
 
 int main(int argc, char **argv)
@@ -204,11 +152,11 @@ int main(int argc, char **argv)
 	snprintf(cfg.hostname, sizeof(cfg.hostname), "node-0");
 	kpx_model_set_config(m, &cfg);
 	for (i = 0; i < nsvc; i++) {
-		struct json_object *o = service(i);
+		struct json_object *o = bench_service("bench_kpx", i);
 
 		kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, o);
 		json_object_put(o);
-		o = slice(i, neps);
+		o = bench_slice("bench_kpx", i, neps, -1, 1);
 		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, o);
 		json_object_put(o);
 	}

@@ -29,6 +29,7 @@
 #include "metrics.h"
 #include "model.h"
 #include "sync.h"
+#include "benchobj.h"
 
 static double now_ms(void)
 {
@@ -36,58 +37,6 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static struct json_object *parse(const char *s)
-{
-	struct json_object *o = json_tokener_parse(s);
-
-	if (!o) {
-		fprintf(stderr, "bench_sync: bad JSON: %.200s\n", s);
-		exit(2);
-	}
-	return o;
-}
-
-static struct json_object *service(int i)
-{
-	char buf[1024];
-
-	snprintf(buf, sizeof(buf),
-		 "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"svc%d\","
-		 "\"namespace\":\"bench\",\"uid\":\"u%d\",\"resourceVersion\":\"1\"},"
-		 "\"spec\":{\"type\":\"ClusterIP\",\"clusterIP\":\"10.96.%d.%d\","
-		 "\"clusterIPs\":[\"10.96.%d.%d\"],\"ports\":[{\"name\":\"http\","
-		 "\"protocol\":\"TCP\",\"port\":80,\"targetPort\":8080}]}}",
-		 i, i, i / 250, 1 + i % 250, i / 250, 1 + i % 250);
-	return parse(buf);
-}
-
-/* Service @i's slice; endpoint @moved has address .250 instead of its own. */
-static struct json_object *slice(int i, int neps, int moved, int gen)
-{
-	size_t cap = 512 + (size_t)neps * 96, n;
-	char *buf = malloc(cap);
-	struct json_object *o;
-	int e;
-
-	if (!buf)
-		exit(2);
-	n = snprintf(buf, cap,
-		     "{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\","
-		     "\"metadata\":{\"name\":\"svc%d-1\",\"namespace\":\"bench\",\"uid\":\"e%d\","
-		     "\"resourceVersion\":\"%d\",\"labels\":{\"kubernetes.io/service-name\":\"svc%d\"}},"
-		     "\"addressType\":\"IPv4\",\"ports\":[{\"name\":\"http\",\"protocol\":\"TCP\","
-		     "\"port\":8080}],\"endpoints\":[", i, i, gen, i);
-	for (e = 0; e < neps; e++)
-		n += snprintf(buf + n, cap - n,
-			      "%s{\"addresses\":[\"10.%d.%d.%d\"],\"nodeName\":\"node-%d\","
-			      "\"conditions\":{\"ready\":true}}", e ? "," : "",
-			      64 + i / 256, i % 256, e == moved ? 250 : e + 1, e % 8);
-	snprintf(buf + n, cap - n, "]}");
-	o = parse(buf);
-	free(buf);
-	return o;
 }
 
 static int dcmp(const void *a, const void *b)
@@ -133,11 +82,11 @@ int main(int argc, char **argv)
 	snprintf(cfg.hostname, sizeof(cfg.hostname), "node-0");
 	kpx_model_set_config(m, &cfg);
 	for (i = 0; i < nsvc; i++) {
-		struct json_object *o = service(i);
+		struct json_object *o = bench_service("bench_sync", i);
 
 		kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, o);
 		json_object_put(o);
-		o = slice(i, neps, -1, 1);
+		o = bench_slice("bench_sync", i, neps, -1, 1);
 		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, o);
 		json_object_put(o);
 	}
@@ -153,7 +102,7 @@ int main(int argc, char **argv)
 	srand(7);
 	for (i = 0; i < nchg; i++) {
 		int svc = rand() % nsvc;
-		struct json_object *o = slice(svc, neps, rand() % neps, 2 + i);
+		struct json_object *o = bench_slice("bench_sync", svc, neps, rand() % neps, 2 + i);
 
 		sets0 = f.sets;
 		t0 = now_ms();
@@ -167,7 +116,7 @@ int main(int argc, char **argv)
 		tt[i] = t2 - t0;
 		bad += f.sets - sets0 != 1;
 		/* back to the original slice, not timed */
-		o = slice(svc, neps, -1, 1);
+		o = bench_slice("bench_sync", svc, neps, -1, 1);
 		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED, o);
 		json_object_put(o);
 		kpx_sync_run(s);
