@@ -49,8 +49,8 @@ def post(certs, port, body):
     return t0
 
 
-def probe(vip, want, deadline):
-    """Connect until an answer in want; the time of that answer or None."""
+def probe(vip, want, deadline, pause=0.001):
+    """Connect until an answer in want: (its time, the answer) or None."""
     while time.monotonic() < deadline:
         try:
             with socket.create_connection((vip, 80), timeout=0.5) as s:
@@ -58,23 +58,8 @@ def probe(vip, want, deadline):
         except OSError:
             ident = None
         if ident in want:
-            return time.monotonic()
-        time.sleep(0.001)
-    return None
-
-
-def probe_ident(vip, deadline):
-    """Connect until any pod netns answers; its answer or None."""
-    want = {"bpa", "bpb", "bpc"}
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((vip, 80), timeout=0.5) as s:
-                ident = s.makefile().readline().strip()
-        except OSError:
-            ident = None
-        if ident in want:
-            return ident
-        time.sleep(0.01)
+            return time.monotonic(), ident
+        time.sleep(pause)
     return None
 
 
@@ -94,7 +79,8 @@ def changes(certs, port, n, k, cap):
             body, want = eslice(i, "C"), {"bpc"}
             moved.add(i)
         t0 = post(certs, port, body)
-        t1 = probe(addr("vip", i), want, t0 + cap)
+        got = probe(addr("vip", i), want, t0 + cap)
+        t1 = got[0] if got else None
         if t1 is None:
             timeouts += 1
         else:
@@ -112,7 +98,8 @@ def main():
         sys.exit("chglat.py: refusing to run outside the kpx test VM (/etc/kpx-guest)")
     if sys.argv[1] == "probe":
         i, cap = int(sys.argv[2]), float(sys.argv[3])
-        print(probe_ident(addr("vip", i), time.monotonic() + cap) or "none")
+        got = probe(addr("vip", i), {"bpa", "bpb", "bpc"}, time.monotonic() + cap, 0.01)
+        print(got[1] if got else "none")
         return
     cmd, certs, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if cmd == "apply":
