@@ -72,8 +72,9 @@ run_case "tcp6 node" node "\\[$NODE6\\]" 30 "[$V6]:80"
 run_case "udp6 cli" cli "\\[$CLI6\\]" 30 -u "[$V6]:53"
 run_case "udp6 node" node "\\[$NODE6\\]" 30 -u "[$V6]:53"
 
-# Counters: one per new connection (a UDP attempt uses a new source port,
-# so a new conntrack entry), and each backend's equals the answers it gave.
+# Counters: one per new connection (kpx_client gives each UDP attempt a
+# source port of its own, so a new conntrack entry), and each backend's equals
+# the answers it gave.
 kpx_snapshot
 log "kpxctl list --json: $KS_JSON"
 log "/proc/net/kpx/services:"

@@ -14,6 +14,11 @@
  *     ident ID COUNT                   one line per distinct answering ID
  *     error ERRNO COUNT                one line per distinct failure
  *
+ * Each UDP attempt uses a source port no earlier attempt of this run used, so
+ * that it is a new conntrack entry (the kernel picks ephemeral ports at
+ * random, and a reused port within the UDP timeout would join the old flow
+ * and its backend without a new scheduling decision).
+ *
  * --hold keeps one TCP connection open instead and exchanges a line with the
  * echo server every --every ms:
  *
@@ -53,6 +58,10 @@ struct opts {
 };
 
 static struct counter idents[MAX_KEYS], errors[MAX_KEYS];
+
+/* UDP source ports used so far (host byte order), see the header comment. */
+static unsigned char udp_ports_used[65536 / 8];
+#define UDP_PORT_TRIES 64
 
 static void usage(FILE *f, int status)
 {
@@ -165,6 +174,51 @@ static int read_line(int fd, char *buf, size_t size, double deadline,
 	return 0;
 }
 
+/* The local port of a connected socket (host byte order), 0 if unknown. */
+static unsigned int local_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+/*
+ * A new UDP flow: a connected socket whose source port this run has not used
+ * yet (after UDP_PORT_TRIES reused ports it takes the last one).
+ */
+static int open_udp(const struct opts *o, const char **stage)
+{
+	unsigned int port = 0, try;
+	int fd = -1;
+
+	for (try = 0; try < UDP_PORT_TRIES; try++) {
+		if (fd >= 0)
+			close(fd);
+		*stage = "socket";
+		fd = socket(o->dst.ss_family,
+			    SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		*stage = "connect";
+		if (connect(fd, (const struct sockaddr *)&o->dst, o->dstlen)) {
+			int err = errno;
+
+			close(fd);
+			return -err;
+		}
+		port = local_port(fd);
+		if (!(udp_ports_used[port / 8] & (1u << (port % 8))))
+			break;
+	}
+	udp_ports_used[port / 8] |= 1u << (port % 8);
+	return fd;
+}
+
 /*
  * Connects a new non-blocking socket to the destination; returns the fd or
  * -errno, with *@stage naming the step that failed.
@@ -175,6 +229,8 @@ static int open_conn(const struct opts *o, double deadline,
 	int fd, err;
 	socklen_t elen = sizeof(err);
 
+	if (o->udp)
+		return open_udp(o, stage);
 	*stage = "socket";
 	fd = socket(o->dst.ss_family,
 		    (o->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK |
