@@ -11,6 +11,7 @@
 
 #include "addr.h"
 #include "fecache.h"
+#include "model_nolocal.h"
 #include "nl.h"		/* kpx_services_free() */
 
 /* ---- A chained hash table of intrusive links --------------------------- */
@@ -69,12 +70,15 @@ static void tab_del(struct table *t, struct link *l)
 
 /* ---- Entries ------------------------------------------------------------ */
 
-/* One Service's frontends (first member: the link). */
+/* One Service's frontends and status (first member: the link). */
 struct fe_svc {
 	struct link l;
 	char *name;			/* "namespace/name" */
 	struct kpx_service *v;		/* sorted by key, unique */
 	size_t n;
+	struct kpx_no_local nl;		/* its no-local-endpoints counts */
+	struct kpx_hc_service *hc;	/* its health-check server, or NULL */
+	struct fe_svc *hc_next, *hc_prev;	/* the Services with one */
 };
 
 /* One frontend key and the Services with a frontend of that key. */
@@ -87,6 +91,9 @@ struct fe_key {
 
 struct kpx_fecache {
 	struct table svcs, keys;
+	struct kpx_no_local nl;		/* sum over svcs */
+	struct fe_svc *hc_head;		/* the svcs with an hc */
+	size_t nhc;
 	bool valid;
 };
 
@@ -261,16 +268,77 @@ static void keyvec_unique(struct keyvec *kv)
 
 /* ---- Updates ------------------------------------------------------------ */
 
+/* Counts @svc's status into the totals (@sign 1) or out of them (-1). */
+static void status_account(struct kpx_fecache *c, struct fe_svc *svc,
+			   int sign)
+{
+	if (sign > 0) {
+		c->nl.internal += svc->nl.internal;
+		c->nl.external += svc->nl.external;
+	} else {
+		c->nl.internal -= svc->nl.internal;
+		c->nl.external -= svc->nl.external;
+	}
+	if (!svc->hc)
+		return;
+	if (sign > 0) {
+		svc->hc_prev = NULL;
+		svc->hc_next = c->hc_head;
+		if (c->hc_head)
+			c->hc_head->hc_prev = svc;
+		c->hc_head = svc;
+		c->nhc++;
+		return;
+	}
+	if (svc->hc_prev)
+		svc->hc_prev->hc_next = svc->hc_next;
+	else
+		c->hc_head = svc->hc_next;
+	if (svc->hc_next)
+		svc->hc_next->hc_prev = svc->hc_prev;
+	c->nhc--;
+}
+
+static void svc_free(struct fe_svc *svc)
+{
+	kpx_services_free(svc->v, svc->n);
+	free(svc->hc);
+	free(svc->name);
+	free(svc);
+}
+
 static void svc_drop(struct kpx_fecache *c, struct fe_svc *svc)
 {
 	size_t i;
 
 	for (i = 0; i < svc->n; i++)
 		unclaim(c, svc, &svc->v[i]);
+	status_account(c, svc, -1);
 	tab_del(&c->svcs, &svc->l);
-	kpx_services_free(svc->v, svc->n);
-	free(svc->name);
-	free(svc);
+	svc_free(svc);
+}
+
+/*
+ * Service @name's status from @m: its no-local-endpoints counts into *nl,
+ * its health-check server into *hc (malloc'd; NULL when none).  Returns 0
+ * or -ENOMEM.
+ */
+static int status_of(const struct kpx_model *m, const char *name,
+		     struct kpx_no_local *nl, struct kpx_hc_service **hc)
+{
+	struct kpx_hc_service one;
+	int r;
+
+	*hc = NULL;
+	kpx_model_service_no_local(m, name, nl);
+	r = kpx_model_service_healthcheck(m, name, &one);
+	if (r <= 0)
+		return r;
+	*hc = malloc(sizeof(**hc));
+	if (!*hc)
+		return -ENOMEM;
+	**hc = one;
+	return 0;
 }
 
 /*
@@ -281,6 +349,8 @@ static int svc_update(struct kpx_fecache *c, const struct kpx_model *m,
 		      const char *name, struct keyvec *kv)
 {
 	struct fe_svc *svc = svc_find(c, name);
+	struct kpx_hc_service *hc;
+	struct kpx_no_local nl;
 	struct kpx_service *v;
 	size_t n, i;
 	int r;
@@ -288,13 +358,15 @@ static int svc_update(struct kpx_fecache *c, const struct kpx_model *m,
 	r = kpx_model_service_frontends(m, name, &v, &n);
 	if (r)
 		return r;
+	if (status_of(m, name, &nl, &hc))
+		goto nomem;
 	if (kv && svc && keyvec_add(kv, svc->v, svc->n))
 		goto nomem;
 	if (kv && keyvec_add(kv, v, n))
 		goto nomem;
 	if (svc)
 		svc_drop(c, svc);
-	if (!n)
+	if (!n && !hc && !nl.internal && !nl.external)
 		return 0;
 	svc = calloc(1, sizeof(*svc));
 	if (!svc || !(svc->name = strdup(name)))
@@ -304,6 +376,9 @@ static int svc_update(struct kpx_fecache *c, const struct kpx_model *m,
 		goto nomem_svc;
 	svc->v = v;
 	svc->n = n;
+	svc->nl = nl;
+	svc->hc = hc;
+	status_account(c, svc, 1);
 	for (i = 0; i < n; i++)
 		if (claim(c, svc, &v[i]))
 			return -ENOMEM;	/* c invalid: rebuilt next time */
@@ -313,6 +388,7 @@ nomem_svc:
 		free(svc->name);
 	free(svc);
 nomem:
+	free(hc);
 	kpx_services_free(v, n);
 	return -ENOMEM;
 }
@@ -327,9 +403,7 @@ static void clear(struct kpx_fecache *c)
 			struct fe_svc *svc = (struct fe_svc *)l;
 
 			next = l->next;
-			kpx_services_free(svc->v, svc->n);
-			free(svc->name);
-			free(svc);
+			svc_free(svc);
 		}
 	}
 	for (i = 0; i < c->keys.nb; i++) {
@@ -429,6 +503,34 @@ const struct kpx_service *kpx_fecache_get(const struct kpx_fecache *c,
 size_t kpx_fecache_count(const struct kpx_fecache *c)
 {
 	return c->keys.n;
+}
+
+void kpx_fecache_no_local(const struct kpx_fecache *c,
+			  struct kpx_no_local *out)
+{
+	*out = c->nl;
+}
+
+int kpx_fecache_healthchecks(const struct kpx_fecache *c,
+			     struct kpx_hc_service **out, size_t *n)
+{
+	struct kpx_hc_service *v = NULL;
+	const struct fe_svc *svc;
+	size_t k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!c->nhc)
+		return 0;
+	v = malloc(c->nhc * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (svc = c->hc_head; svc && k < c->nhc; svc = svc->hc_next)
+		v[k++] = *svc->hc;
+	qsort(v, k, sizeof(*v), kpx_hc_service_cmp);
+	*out = v;
+	*n = k;
+	return 0;
 }
 
 int kpx_fecache_desired(const struct kpx_fecache *c, struct kpx_service **out,

@@ -9,7 +9,12 @@
  * it goes, the next claimant takes the key.  kpx_fecache_sync() recomputes
  * the Services the model marked dirty (kpx_model_take_dirty()), or all of
  * them, and tells which keys may have changed; kpx_fecache_ops() turns those
- * into changes against the programmed state.  Pure: no I/O.
+ * into changes against the programmed state.
+ *
+ * Per Service it also keeps what is published after each sync: the
+ * no-local-endpoints counts (model_nolocal.h) and the health-check server
+ * (kpx_model_healthchecks()), so that those too cost O(changes) per sync,
+ * not a walk over every Service.  Pure: no I/O.
  */
 #ifndef KPX_FECACHE_H
 #define KPX_FECACHE_H
@@ -17,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "model.h"
+#include "model_nolocal.h"
 #include "reconcile.h"
 #include "service.h"
 
@@ -48,6 +54,21 @@ const struct kpx_service *kpx_fecache_get(const struct kpx_fecache *c,
 
 /* The number of desired frontends (distinct keys). */
 size_t kpx_fecache_count(const struct kpx_fecache *c);
+
+/*
+ * kpx_model_no_local_endpoints() of the model as of the last
+ * kpx_fecache_sync(), summed per Service as it was recomputed.  O(1).
+ */
+void kpx_fecache_no_local(const struct kpx_fecache *c,
+			  struct kpx_no_local *out);
+
+/*
+ * kpx_model_healthchecks() of the model as of the last kpx_fecache_sync():
+ * the same sorted, malloc'd vector (NULL when *n is 0).  O(h log h) in the
+ * h Services that want a server.  Returns 0 or -ENOMEM.
+ */
+int kpx_fecache_healthchecks(const struct kpx_fecache *c,
+			     struct kpx_hc_service **out, size_t *n);
 
 /*
  * The whole desired state, as kpx_model_desired() would compute it: deep

@@ -83,6 +83,14 @@ int kpx_model_healthchecks(const struct kpx_model *m,
 			   struct kpx_hc_service **out, size_t *n);
 
 /*
+ * kpx_model_healthchecks() for one Service ("namespace/name"): 1 with *out
+ * filled when it wants a health-check server, 0 when not (or unknown),
+ * -ENOMEM.  For incremental syncs (fecache.h).
+ */
+int kpx_model_service_healthcheck(const struct kpx_model *m, const char *name,
+				  struct kpx_hc_service *out);
+
+/*
  * The node's NodePort addresses (--nodeport-addresses over the own Node's
  * InternalIP/ExternalIP addresses; never 127.0.0.1) as numeric text into
  * out[0..max-1]: where kube-proxy binds the health-check ports.  Returns

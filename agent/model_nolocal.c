@@ -5,7 +5,6 @@
  */
 #include <string.h>
 
-#include "metrics.h"
 #include "model_nolocal.h"
 #include "model_priv.h"
 
@@ -57,43 +56,48 @@ static void scan(const struct slice_group *g, const struct kpx_api_port *sp,
 	}
 }
 
+/* Adds the Service port counts of @node's Service to *out. */
+static void service_no_local(const struct kpx_model *m,
+			     const struct hnode *node, struct kpx_no_local *out)
+{
+	const struct kpx_api_service *svc = &((const struct m_service *)node)->o;
+	const struct slice_group *g;
+	size_t j, k;
+	bool any, local;
+
+	if (svc->skip || !(svc->itp_local || svc->etp_local))
+		return;
+	g = (const struct slice_group *)ht_find(&m->groups, node->key);
+	for (j = 0; j < svc->nips; j++) {
+		for (k = 0; k < svc->nports; k++) {
+			scan(g, &svc->ports[k], svc->ips[j].family,
+			     m->cfg.hostname, &any, &local);
+			if (!any || local)
+				continue;
+			out->internal += svc->itp_local;
+			out->external += svc->etp_local;
+		}
+	}
+}
+
+void kpx_model_service_no_local(const struct kpx_model *m, const char *name,
+				struct kpx_no_local *out)
+{
+	const struct hnode *node = ht_find(&m->objs[KPX_KIND_SERVICE], name);
+
+	memset(out, 0, sizeof(*out));
+	if (node)
+		service_no_local(m, node, out);
+}
+
 void kpx_model_no_local_endpoints(const struct kpx_model *m,
 				  struct kpx_no_local *out)
 {
 	const struct htab *t = &m->objs[KPX_KIND_SERVICE];
 	struct hnode *node, *tmp;
-	size_t b, j, k;
-	bool any, local;
+	size_t b;
 
 	memset(out, 0, sizeof(*out));
-	ht_for_each_safe(t, b, node, tmp) {
-		const struct kpx_api_service *svc =
-			&((const struct m_service *)node)->o;
-		const struct slice_group *g;
-
-		if (svc->skip || !(svc->itp_local || svc->etp_local))
-			continue;
-		g = (const struct slice_group *)ht_find(&m->groups, node->key);
-		for (j = 0; j < svc->nips; j++) {
-			for (k = 0; k < svc->nports; k++) {
-				scan(g, &svc->ports[k], svc->ips[j].family,
-				     m->cfg.hostname, &any, &local);
-				if (!any || local)
-					continue;
-				out->internal += svc->itp_local;
-				out->external += svc->etp_local;
-			}
-		}
-	}
-}
-
-void kpx_metrics_no_local_endpoints_of(struct kpx_metrics *mt,
-				       const struct kpx_model *m)
-{
-	struct kpx_no_local nl;
-
-	if (!mt || !m)
-		return;
-	kpx_model_no_local_endpoints(m, &nl);
-	kpx_metrics_no_local_endpoints(mt, nl.internal, nl.external);
+	ht_for_each_safe(t, b, node, tmp)
+		service_no_local(m, node, out);
 }

@@ -3,6 +3,9 @@
  * The Services whose Local traffic policy finds no endpoint on this node,
  * for kube-proxy's kubeproxy_sync_proxy_rules_no_local_endpoints_total
  * gauge (pkg/proxy/metrics, label traffic_policy "internal"|"external").
+ * sync.c publishes it after each sync, as kube-proxy's proxiers set it in
+ * syncProxyRules, from per-Service counts kept by fecache.h (recomputed for
+ * the changed Services only); the whole-model walk is the tests' reference.
  */
 #ifndef KPX_MODEL_NOLOCAL_H
 #define KPX_MODEL_NOLOCAL_H
@@ -31,14 +34,9 @@ struct kpx_no_local {
 void kpx_model_no_local_endpoints(const struct kpx_model *m,
 				  struct kpx_no_local *out);
 
-struct kpx_metrics;
-
-/*
- * Publishes kpx_model_no_local_endpoints(@m) as kube-proxy's gauge
- * (kpx_metrics_no_local_endpoints()); nothing when @mt is NULL.  Called by
- * sync.c after each sync, as kube-proxy's proxiers set it in syncProxyRules.
- */
-void kpx_metrics_no_local_endpoints_of(struct kpx_metrics *mt,
-				       const struct kpx_model *m);
+/* kpx_model_no_local_endpoints() of one Service ("namespace/name"; zero
+ * when unknown), for incremental syncs (fecache.h).  O(its endpoints). */
+void kpx_model_service_no_local(const struct kpx_model *m, const char *name,
+				struct kpx_no_local *out);
 
 #endif

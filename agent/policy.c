@@ -890,26 +890,58 @@ static long local_ready(const struct kpx_model *m, const struct hnode *node,
 	return (long)uniq;
 }
 
+/*
+ * The health-check server @node's Service wants into *out: 1, or 0 when it
+ * wants none, or -ENOMEM.
+ */
+static int service_healthcheck(const struct kpx_model *m,
+			       const struct hnode *node,
+			       struct kpx_hc_service *out)
+{
+	const struct kpx_api_service *svc = &((const struct m_service *)node)->o;
+	const char *slash = strchr(node->key, '/');
+	long local;
+
+	if (svc->skip || !svc->hc_node_port)
+		return 0;
+	local = local_ready(m, node, svc);
+	if (local < 0)
+		return (int)local;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->namespace, sizeof(out->namespace), "%.*s",
+		 (int)(slash - node->key), node->key);
+	snprintf(out->name, sizeof(out->name), "%s", slash + 1);
+	out->port = svc->hc_node_port;
+	out->local_endpoints = (unsigned int)local;
+	out->healthy = true;
+	return 1;
+}
+
+int kpx_model_service_healthcheck(const struct kpx_model *m, const char *name,
+				  struct kpx_hc_service *out)
+{
+	const struct hnode *node = ht_find(&m->objs[KPX_KIND_SERVICE], name);
+
+	return node ? service_healthcheck(m, node, out) : 0;
+}
+
 int kpx_model_healthchecks(const struct kpx_model *m,
 			   struct kpx_hc_service **out, size_t *n)
 {
 	const struct htab *t = &m->objs[KPX_KIND_SERVICE];
-	struct kpx_hc_service *v = NULL, *nv;
+	struct kpx_hc_service *v = NULL, *nv, one;
 	struct hnode *node, *tmp;
 	size_t i, cnt = 0, cap = 0;
-	const char *slash;
-	long local;
+	int r;
 
 	*out = NULL;
 	*n = 0;
 	ht_for_each_safe(t, i, node, tmp) {
-		const struct kpx_api_service *svc = &((struct m_service *)node)->o;
-
-		if (svc->skip || !svc->hc_node_port)
-			continue;
-		local = local_ready(m, node, svc);
-		if (local < 0)
+		r = service_healthcheck(m, node, &one);
+		if (r < 0)
 			goto nomem;
+		if (!r)
+			continue;
 		if (cnt == cap) {
 			cap = cap ? 2 * cap : 16;
 			nv = realloc(v, cap * sizeof(*v));
@@ -917,15 +949,7 @@ int kpx_model_healthchecks(const struct kpx_model *m,
 				goto nomem;
 			v = nv;
 		}
-		memset(&v[cnt], 0, sizeof(v[cnt]));
-		slash = strchr(node->key, '/');
-		snprintf(v[cnt].namespace, sizeof(v[cnt].namespace), "%.*s",
-			 (int)(slash - node->key), node->key);
-		snprintf(v[cnt].name, sizeof(v[cnt].name), "%s", slash + 1);
-		v[cnt].port = svc->hc_node_port;
-		v[cnt].local_endpoints = (unsigned int)local;
-		v[cnt].healthy = true;
-		cnt++;
+		v[cnt++] = one;
 	}
 	if (cnt)
 		qsort(v, cnt, sizeof(*v), kpx_hc_service_cmp);

@@ -90,7 +90,7 @@ static void sync_healthchecks(struct kpx_sync *s, unsigned int errors)
 	for (i = 0; i < n; i++)
 		ptrs[i] = ips[i];
 	kpx_hc_set_addrs(s->hc, ptrs, n);
-	if (kpx_model_healthchecks(s->model, &v, &n)) {
+	if (kpx_fecache_healthchecks(s->fc, &v, &n)) {
 		kpx_err("sync", "health checks: out of memory");
 		return;
 	}
@@ -116,6 +116,19 @@ static double mono_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The calling thread's CPU time in milliseconds: user and system, so the
+ * kernel's handling of the netlink messages it sends (run in its context)
+ * counts, time spent waiting for the CPU does not.
+ */
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_dp *dp,
@@ -347,14 +360,14 @@ static long plan(struct kpx_sync *s, bool full, struct kpx_service **desired,
 int kpx_sync_run(struct kpx_sync *s)
 {
 	int64_t t0 = kpx_now_ms();
-	double t0s = mono_s();
+	double t0s = mono_s(), cpu0 = thread_cpu_ms();
 	bool full = !s->synced || s->need_full || t0 - s->last_full >= s->period;
 	struct kpx_service *desired = NULL;
 	size_t ndesired = 0, i;
 	struct kpx_op *ops = NULL;
 	bool *applied = NULL;
 	unsigned int sets = 0, dels = 0, errors = 0, nserr;
-	char b[5][24];
+	char b[6][24];
 	long nops;
 	int r;
 
@@ -414,7 +427,13 @@ int kpx_sync_run(struct kpx_sync *s)
 	ndesired = kpx_fecache_count(s->fc);
 	errors += nserr;
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
-	kpx_metrics_no_local_endpoints_of(s->metrics, s->model);	/* issue 5 */
+	if (s->metrics) {	/* issue 5 */
+		struct kpx_no_local nl;
+
+		kpx_fecache_no_local(s->fc, &nl);
+		kpx_metrics_no_local_endpoints(s->metrics, nl.internal,
+					       nl.external);
+	}
 	/* in a dry run s->actual is the desired state; unchanged if no op */
 	if (!s->dp && s->metrics && (desired || nops))
 		kpx_metrics_set_frontends(s->metrics, s->actual, s->nactual);
@@ -431,9 +450,10 @@ int kpx_sync_run(struct kpx_sync *s)
 	snprintf(b[2], sizeof(b[2]), "%u", sets);
 	snprintf(b[3], sizeof(b[3]), "%u", dels);
 	snprintf(b[4], sizeof(b[4]), "%u", errors);
+	snprintf(b[5], sizeof(b[5]), "%.3f", thread_cpu_ms() - cpu0);
 	/* In a real run the list ends before "dry_run". */
 	kpx_logkv(errors ? KPX_LOG_WARN : KPX_LOG_INFO, "sync", "sync done",
-		  "duration_ms", b[0], "full", full ? "true" : "false",
+		  "duration_ms", b[0], "cpu_ms", b[5], "full", full ? "true" : "false",
 		  "frontends", b[1], "sets", b[2], "dels", b[3], "errors", b[4],
 		  s->dp ? NULL : "dry_run", "true", NULL);
 	return (int)errors;

@@ -62,7 +62,8 @@ int64_t kpx_sync_due(const struct kpx_sync *s);
  * health-check servers are updated.  Each failed change
  * is logged with the kernel's extack message and retried at the next
  * (then full) sync; it does not stop the others.  Logs one "sync done"
- * line.  Returns the number of failed changes, or a negative errno when
+ * line: duration_ms (wall), cpu_ms (the thread's CPU time, netlink
+ * handling in the kernel included), full, frontends, sets, dels, errors.  Returns the number of failed changes, or a negative errno when
  * the sync could not be done at all (dump or model failure).
  */
 int kpx_sync_run(struct kpx_sync *s);

@@ -10,7 +10,10 @@
  * through the recording fake data plane (fakedp.h: holding what was
  * committed, failing sets and commits at random); after each sync without
  * errors the fake's state must equal a from-scratch kpx_model_desired() of
- * the same model, and the partial syncs must be most of them.  Then: a one-endpoint
+ * the same model, and the partial syncs must be most of them.  The same
+ * events drive the frontend cache alone, whose per-Service status (the
+ * no-local-endpoints counts and the health-check servers) must equal the
+ * model's full walks after every step.  Then: a one-endpoint
  * change costs exactly one SET, with 10 and with 2,000 Services.  TAP;
  * KPX_TEST_SEED=N picks another sequence.
  */
@@ -21,6 +24,7 @@
 
 #include "dataplane.h"
 #include "fakedp.h"
+#include "fecache.h"
 #include "log.h"
 #include "sync.h"
 #include "testlib_model.h"
@@ -455,6 +459,77 @@ static void test_collision(void)
 	kpx_fakedp_free(&f);
 }
 
+/* Whether two health-check lists are equal, field by field. */
+static bool same_hcs(const struct kpx_hc_service *a, size_t na,
+		     const struct kpx_hc_service *b, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (kpx_hc_service_cmp(&a[i], &b[i]) || a[i].port != b[i].port ||
+		    a[i].local_endpoints != b[i].local_endpoints ||
+		    a[i].healthy != b[i].healthy)
+			return false;
+	return true;
+}
+
+/*
+ * The cache's status sums (kpx_fecache_no_local(), kpx_fecache_healthchecks())
+ * against the model's walks after each of @steps random steps, partial
+ * updates between occasional full ones.
+ */
+static void test_status(uint64_t seed, int steps)
+{
+	struct kpx_model *m = kpx_model_new();
+	struct kpx_fecache *fc = kpx_fecache_new();
+	struct kpx_hc_service *hv, *wv;
+	struct kpx_no_local nl, want;
+	struct kpx_service *keys;
+	size_t hn, wn, nkeys;
+	uint64_t r = seed;
+	int i, e, bad = 0, first_bad = -1, with_nl = 0, with_hc = 0, partial = 0;
+	unsigned int max_nl = 0;
+
+	set_node(m, "node-a");
+	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, rand_node(&r, "node-a"));
+	for (i = 0; i < steps; i++) {
+		int nev = 1 + (int)pick(&r, 4);
+
+		for (e = 0; e < nev; e++)
+			rand_event(&r, m);
+		partial += !kpx_fecache_sync(fc, m, !pick(&r, 50), &keys, &nkeys);
+		free(keys);
+		kpx_fecache_no_local(fc, &nl);
+		kpx_model_no_local_endpoints(m, &want);
+		if (kpx_fecache_healthchecks(fc, &hv, &hn) ||
+		    kpx_model_healthchecks(m, &wv, &wn)) {
+			fprintf(stderr, "test_status: out of memory\n");
+			exit(1);
+		}
+		if (nl.internal != want.internal || nl.external != want.external ||
+		    !same_hcs(hv, hn, wv, wn)) {
+			bad++;
+			if (first_bad < 0)
+				first_bad = i;
+		}
+		with_nl += want.internal + want.external > 0;
+		with_hc += wn > 0;
+		if (want.internal + want.external > max_nl)
+			max_nl = want.internal + want.external;
+		free(hv);
+		free(wv);
+	}
+	ok(!bad, "seed %llu: %d steps: the cache's no-local counts and health checks == the model's walks after each (%d differ, first at step %d)",
+	   (unsigned long long)seed, steps, bad, first_bad);
+	ok(partial > steps / 2 && with_nl > steps / 4 && with_hc > steps / 4 && max_nl > 2,
+	   "the states were not trivial: %d partial updates, no-local Service ports in %d steps (up to %u), health checks in %d",
+	   partial, with_nl, max_nl, with_hc);
+	kpx_fecache_free(fc);
+	kpx_model_free(m);
+}
+
 int main(void)
 {
 	const char *e = getenv("KPX_TEST_SEED");
@@ -464,6 +539,7 @@ int main(void)
 	kpx_log_set_fd(-1);
 	test_random(seed, 3000);
 	test_random(seed * 3 + 1, 1500);
+	test_status(seed, 3000);
 	test_collision();
 	test_one_change(10);
 	test_one_change(2000);

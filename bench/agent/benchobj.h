@@ -40,8 +40,9 @@ static inline struct json_object *bench_service(const char *prog, int i)
 
 /*
  * Service @i's slice, resourceVersion @gen: @neps ready endpoints
- * 10.(64 + i / 256).(i % 256).(1..neps) on node-0..7; endpoint @moved (-1:
- * none) has address .250 instead of its own.
+ * 10.(i / 256, skipping 96: the ClusterIPs' range).(i % 256).(1..neps) on
+ * node-0..7 (valid for every i < 64,000); endpoint @moved (-1: none) has
+ * address .250 instead of its own.
  */
 static inline struct json_object *bench_slice(const char *prog, int i, int neps,
 					      int moved, int gen)
@@ -49,7 +50,7 @@ static inline struct json_object *bench_slice(const char *prog, int i, int neps,
 	size_t cap = 512 + (size_t)neps * 96, n;
 	char *buf = malloc(cap);
 	struct json_object *o;
-	int e;
+	int e, o2 = i / 256 >= 96 ? i / 256 + 1 : i / 256;
 
 	if (!buf)
 		exit(2);
@@ -63,7 +64,7 @@ static inline struct json_object *bench_slice(const char *prog, int i, int neps,
 		n += snprintf(buf + n, cap - n,
 			      "%s{\"addresses\":[\"10.%d.%d.%d\"],\"nodeName\":\"node-%d\","
 			      "\"conditions\":{\"ready\":true}}", e ? "," : "",
-			      64 + i / 256, i % 256, e == moved ? 250 : e + 1, e % 8);
+			      o2, i % 256, e == moved ? 250 : e + 1, e % 8);
 	snprintf(buf + n, cap - n, "]}");
 	o = bench_parse(prog, buf);
 	free(buf);

@@ -32,7 +32,8 @@
 #     durations over the same changes, split by sync_kind() into the
 #     partial syncs that carried a change (issue 7's "agent time per
 #     change"), the periodic full resyncs (--sync-period) and the idle
-#     partial syncs; agent VmHWM.
+#     partial syncs, and the agent's CPU time (cpu_ms) of the first kind;
+#     agent VmHWM.
 # Then, with KPX_BENCH_BIG=1, the full-sync step for each of
 # KPX_BENCH_BIG_MODES: big() below.
 # A step over KPX_BENCH_CAP seconds is recorded as "> cap" and the mode's
@@ -155,17 +156,18 @@ sync_field() {
 		sed -n "s/.* $3=\([0-9]*\).*/\1/p"
 }
 
-# sync_kind LOG FROM KIND: duration_ms of the "sync done" lines after line
-# FROM of one kind: "change" = partial (full=false) with at least one set
+# sync_kind LOG FROM KIND [FIELD]: FIELD (default duration_ms, the wall
+# time; cpu_ms is the agent thread's CPU time) of the "sync done" lines
+# after line FROM of one kind: "change" = partial (full=false) with at least one set
 # or del (a sync that carried a change), "idle" = partial without any,
 # "full" = full=true (the first sync, the periodic --sync-period resync,
 # or a repair after an error), with or without changes.
 sync_kind() {
-	tail -n +"$(($2 + 1))" "$1" | grep 'msg="sync done"' | awk -v k="$3" '{
+	tail -n +"$(($2 + 1))" "$1" | grep 'msg="sync done"' | awk -v k="$3" -v fld="${4:-duration_ms}" '{
 		d = f = s = x = ""
 		for (i = 1; i <= NF; i++) {
 			split($i, kv, "=")
-			if (kv[1] == "duration_ms") d = kv[2]
+			if (kv[1] == fld) d = kv[2]
 			else if (kv[1] == "full") f = kv[2]
 			else if (kv[1] == "sets") s = kv[2]
 			else if (kv[1] == "dels") x = kv[2]
@@ -327,6 +329,7 @@ one() {
 	cms=$(sync_kind "$lg" "$from" change | stats_json)
 	cfull=$(sync_kind "$lg" "$from" full | stats_json)
 	cidle=$(sync_kind "$lg" "$from" idle | stats_json)
+	ccpu=$(sync_kind "$lg" "$from" change cpu_ms | stats_json)
 	rss=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$AGENT_PID/status")
 	agent_down
 	api_down
@@ -336,6 +339,7 @@ one() {
 		"$c," \
 		"\"chg\":$(json_or_null "$chg"),\"chg_agent_ms\":$cms," \
 		"\"chg_agent_full_ms\":$cfull,\"chg_agent_idle_ms\":$cidle," \
+		"\"chg_agent_cpu_ms\":$ccpu," \
 		"\"agent_rss_mib\":${rss:-null}}"
 	state_flush "$mode"
 	return 0
