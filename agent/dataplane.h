@@ -38,6 +38,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "service.h"
 
 struct kpx_dp;
@@ -89,6 +90,15 @@ struct kpx_dp_ops {
 	/* Only the key of @key (family, protocol, addr, port) is used. */
 	int (*del_service)(struct kpx_dp *dp, const struct kpx_service *key);
 	int (*commit)(struct kpx_dp *dp);
+	/*
+	 * Optional (NULL or -EOPNOTSUPP: not supported): the data plane's
+	 * change generation into *gen, never 0 (kpx: KPX_STATS_A_GENERATION).
+	 * It grows by exactly one with every applied set_service() and every
+	 * del_service() of a frontend that existed, whoever made it, so that
+	 * the syncer can tell that nobody else changed the data plane since
+	 * its last sync without a dump() (sync.h).
+	 */
+	int (*generation)(struct kpx_dp *dp, uint32_t *gen);
 	/*
 	 * kpx-agent --cleanup: removes every trace of this mode from the
 	 * node (module frontends; the nft table; the chains and jumps; IPVS

@@ -97,6 +97,17 @@ static int kpx_commit(struct kpx_dp *dp)
 	return 0;
 }
 
+static int kpx_generation(struct kpx_dp *dp, uint32_t *gen)
+{
+	struct kpx_nl_stats st;
+	int r = kpx_nl_stats(to_kpx(dp)->nl, &st);
+
+	if (r)
+		return nl_result(to_kpx(dp), r);
+	*gen = st.generation;
+	return st.generation ? 0 : -EOPNOTSUPP;	/* an older module */
+}
+
 static int kpx_cleanup(struct kpx_dp *dp)
 {
 	return nl_result(to_kpx(dp), kpx_nl_flush(to_kpx(dp)->nl));
@@ -112,5 +123,6 @@ const struct kpx_dp_ops kpx_dp_kpx = {
 	.set_service = kpx_set_service,
 	.del_service = kpx_del_service,
 	.commit = kpx_commit,
+	.generation = kpx_generation,
 	.cleanup = kpx_cleanup,
 };

@@ -633,15 +633,18 @@ static int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 				       json_object_new_uint64(st.drops));
 		json_object_object_add(o, "filtered",
 				       json_object_new_uint64(filtered));
+		json_object_object_add(o, "generation",
+				       json_object_new_uint64(st.generation));
 		print_json(o);
 		json_object_put(o);
 	} else {
 		printf("services: %u\nbackends: %u\nconns: %llu\n"
-		       "rejects: %llu\ndrops: %llu\nfiltered: %llu\n",
+		       "rejects: %llu\ndrops: %llu\nfiltered: %llu\n"
+		       "generation: %u\n",
 		       st.services, st.backends, (unsigned long long)st.conns,
 		       (unsigned long long)st.rejects,
 		       (unsigned long long)st.drops,
-		       (unsigned long long)filtered);
+		       (unsigned long long)filtered, st.generation);
 	}
 	return 0;
 }

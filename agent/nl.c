@@ -852,6 +852,7 @@ static struct nla_policy stats_policy[KPX_STATS_A_MAX + 1] = {
 	[KPX_STATS_A_CONNS] = { .type = NLA_U64 },
 	[KPX_STATS_A_REJECTS] = { .type = NLA_U64 },
 	[KPX_STATS_A_DROPS] = { .type = NLA_U64 },
+	[KPX_STATS_A_GENERATION] = { .type = NLA_U32 },
 };
 
 int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
@@ -874,6 +875,8 @@ int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
 		out->rejects = nla_get_u64(st[KPX_STATS_A_REJECTS]);
 	if (st[KPX_STATS_A_DROPS])
 		out->drops = nla_get_u64(st[KPX_STATS_A_DROPS]);
+	if (st[KPX_STATS_A_GENERATION])
+		out->generation = nla_get_u32(st[KPX_STATS_A_GENERATION]);
 	return 0;
 }
 

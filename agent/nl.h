@@ -15,6 +15,7 @@ struct kpx_nl;
 struct kpx_nl_stats {
 	uint32_t services, backends;
 	uint64_t conns, rejects, drops;
+	uint32_t generation;	/* KPX_STATS_A_GENERATION; 0: an older module */
 };
 
 /*

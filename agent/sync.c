@@ -37,6 +37,8 @@ struct kpx_sync {
 	struct kpx_ctclean *ct;		/* conntrack cleanup, opened on first use */
 	bool ct_known;			/* actual is a real previous state */
 	struct kpx_fecache *fc;		/* desired frontends per Service */
+	bool gen_ok;			/* actual is the data plane at gen */
+	uint32_t gen;			/* dp->ops->generation() */
 };
 
 void kpx_sync_set_healthchecks(struct kpx_sync *s, struct kpx_hc *hc,
@@ -306,8 +308,39 @@ static int sync_failed(struct kpx_sync *s, int64_t t0, int err, double t0s,
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, 0, 1);
 	s->synced = true;
 	s->need_full = true;
+	s->gen_ok = false;
 	s->last = t0;
 	return err;
+}
+
+/* The data plane's generation into *gen: false when it has none. */
+static bool dp_generation(struct kpx_sync *s, uint32_t *gen)
+{
+	*gen = 0;
+	return s->dp && s->dp->ops->generation &&
+	       !s->dp->ops->generation(s->dp, gen) && *gen;
+}
+
+/*
+ * Whether this sync must dump the data plane: the first sync, a repair after
+ * errors, and each sync-period; but where the data plane has a generation,
+ * the periodic one only when the generation (@have_g0, @g0: read before
+ * this sync) is not the one the last sync left, i.e. another writer changed
+ * it.  Such a change also makes any other sync a full one.
+ */
+static bool wants_dump(struct kpx_sync *s, int64_t t0, bool have_g0,
+		       uint32_t g0)
+{
+	bool unchanged = have_g0 && s->gen_ok && g0 == s->gen;
+
+	if (!s->synced || s->need_full)
+		return true;
+	if (have_g0 && s->gen_ok && !unchanged) {
+		kpx_info("sync", "the %s data plane was changed by another writer (generation %u, this agent left %u): full sync",
+			 s->dp->ops->name, g0, s->gen);
+		return true;
+	}
+	return t0 - s->last_full >= s->period && !unchanged;
 }
 
 static int service_qsort_cmp(const void *a, const void *b)
@@ -361,7 +394,10 @@ int kpx_sync_run(struct kpx_sync *s)
 {
 	int64_t t0 = kpx_now_ms();
 	double t0s = mono_s(), cpu0 = thread_cpu_ms();
-	bool full = !s->synced || s->need_full || t0 - s->last_full >= s->period;
+	uint32_t g0, g1;
+	bool have_g0 = dp_generation(s, &g0);
+	bool full = wants_dump(s, t0, have_g0, g0);
+	bool periodic = t0 - s->last_full >= s->period;
 	struct kpx_service *desired = NULL;
 	size_t ndesired = 0, i;
 	struct kpx_op *ops = NULL;
@@ -441,8 +477,12 @@ int kpx_sync_run(struct kpx_sync *s)
 	s->synced = true;
 	s->need_full = errors > 0;
 	s->last = t0;
-	if (full)
+	if (full || periodic)	/* dumped, or checked by generation */
 		s->last_full = t0;
+	/* the data plane is s->actual if only this sync's changes moved it */
+	s->gen_ok = have_g0 && !errors && dp_generation(s, &g1) &&
+		    g1 - g0 == sets + dels;
+	s->gen = s->gen_ok ? g1 : 0;
 	sync_healthchecks(s, errors);
 
 	snprintf(b[0], sizeof(b[0]), "%" PRId64, kpx_now_ms() - t0);

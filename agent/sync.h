@@ -4,8 +4,17 @@
  * BoundedFrequencyRunner timing: a change is synced at once if the last
  * sync was at least min-sync-period ago, else at last + min-sync-period;
  * and everything is re-checked every sync-period (a "full" sync, which
- * re-reads the data plane's state with its dump()).  Between full syncs the
- * last known module state is kept, so a sync sends only changes.
+ * re-reads the data plane's state with its dump() and recomputes the
+ * desired state).  Between full syncs the last known module state is kept,
+ * so a sync sends only changes.
+ *
+ * Where the data plane has a generation (kpx: KPX_STATS_A_GENERATION), the
+ * syncer reads it before and after each sync.  When it moved by exactly
+ * the changes this sync applied, the kept state is the data plane's; the
+ * periodic re-check is then one generation read, and a dump happens only
+ * when the generation shows another writer (kpxctl, a module reload): at
+ * the next sync, not at the next sync-period.  So at 50,000 Services the
+ * periodic re-check costs O(1), not a dump of every frontend.
  */
 #ifndef KPX_SYNC_H
 #define KPX_SYNC_H
@@ -56,7 +65,9 @@ int64_t kpx_sync_due(const struct kpx_sync *s);
 
 /*
  * Runs one sync now: full (dump first) when sync-period has passed since
- * the last full one or the previous sync had errors.  First the namespace
+ * the last full one (unless the generation shows no other writer, see
+ * above), when another writer changed the data plane, or when the previous
+ * sync had errors.  First the namespace
  * settings (kpx_model_ns_config()) are sent if they differ from the last
  * ones sent (KPX_CMD_SET_CONFIG), then the frontend changes, then the
  * health-check servers are updated.  Each failed change

@@ -424,7 +424,8 @@ static int kpx_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u64_64bit(msg, KPX_STATS_A_DROPS,
 			      atomic64_read(&kn->drops), KPX_STATS_A_PAD) ||
 	    nla_put_u64_64bit(msg, KPX_STATS_A_FILTERED,
-			      atomic64_read(&kn->filtered), KPX_STATS_A_PAD))
+			      atomic64_read(&kn->filtered), KPX_STATS_A_PAD) ||
+	    nla_put_u32(msg, KPX_STATS_A_GENERATION, READ_ONCE(kn->gen)))
 		goto nospace;
 	nla_nest_end(msg, nest);
 	genlmsg_end(msg, hdr);

@@ -141,17 +141,19 @@ static int pending_set(struct kpx_fakedp *f, const struct kpx_service *s)
 	return 0;
 }
 
-static void pending_del(struct kpx_fakedp *f, const struct kpx_service *key)
+/* Returns whether @key was there. */
+static bool pending_del(struct kpx_fakedp *f, const struct kpx_service *key)
 {
 	bool found;
 	size_t at = lower_bound(f, key, &found);
 
 	if (!found)
-		return;
+		return false;
 	kpx_service_free(&f->pending[at]);
 	memmove(&f->pending[at], &f->pending[at + 1],
 		(f->npending - at - 1) * sizeof(*f->pending));
 	f->npending--;
+	return true;
 }
 
 static int f_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
@@ -188,6 +190,8 @@ static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
 	f->last_set.source_ranges = NULL;
 	if (f->hold && pending_set(f, s))
 		return kpx_dp_fail(dp, -ENOMEM, "fake: set: out of memory");
+	f->pending_changed = true;
+	f->generation++;
 	return 0;
 }
 
@@ -199,8 +203,21 @@ static int f_del(struct kpx_dp *dp, const struct kpx_service *key)
 	f->dels++;
 	if (injected(f, KPX_FAKEDP_DEL, "del"))
 		return -EIO;
-	if (f->hold)
-		pending_del(f, key);
+	if (f->hold && pending_del(f, key)) {
+		f->pending_changed = true;
+		f->generation++;
+	}
+	return 0;
+}
+
+static int f_generation(struct kpx_dp *dp, uint32_t *gen)
+{
+	struct kpx_fakedp *f = F(dp);
+
+	f->generations++;
+	if (!f->has_generation)
+		return -EOPNOTSUPP;
+	*gen = f->generation;
 	return 0;
 }
 
@@ -219,6 +236,9 @@ static int f_commit(struct kpx_dp *dp)
 	}
 	if (!f->hold)
 		return fail ? -EIO : 0;
+	if (!f->pending_changed)	/* nothing to apply or to lose */
+		return fail ? -EIO : 0;
+	f->pending_changed = false;
 	if (fail) {	/* every change since the last commit is lost */
 		if (replace_all(&f->pending, &f->npending, &f->cap_pending,
 				f->table, f->ntable))
@@ -237,6 +257,7 @@ static const struct kpx_dp_ops fake_ops = {
 	.set_service = f_set,
 	.del_service = f_del,
 	.commit = f_commit,
+	.generation = f_generation,
 };
 
 void kpx_fakedp_init(struct kpx_fakedp *f, const char *name, unsigned int caps)
@@ -246,6 +267,7 @@ void kpx_fakedp_init(struct kpx_fakedp *f, const char *name, unsigned int caps)
 	f->ops.name = name;
 	f->ops.caps = caps;
 	f->dp.ops = &f->ops;
+	f->generation = 1;
 }
 
 static int key_qsort_cmp(const void *a, const void *b)

@@ -15,6 +15,11 @@
  *     (all or nothing, as the batching modes nftables and iptables).
  * dump() returns a deep copy of @table in @dump_order (the kpx module dumps
  * in insertion order, which sync.c must sort: test_sync_unsorted).
+ * With @has_generation, generation() returns @generation (1 after init()),
+ * which, like the kpx module's, grows by one with each successful
+ * set_service() and each del_service() of a frontend that was there (with
+ * @hold; a test that edits @table as "another writer" bumps it itself);
+ * without, it fails with -EOPNOTSUPP (the fallback modes).
  *
  * Failures: @fail_commits fails that many next commit() calls; @fail, when
  * set, is asked before every other op (and before a commit() that
@@ -31,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dataplane.h"
 #include "service.h"
@@ -56,13 +62,15 @@ struct kpx_fakedp {
 
 	/* Options: set after kpx_fakedp_init(), before the first sync. */
 	bool hold;			/* see the top comment */
+	bool has_generation;		/* see the top comment */
+	uint32_t generation;
 	enum kpx_fakedp_order dump_order;
 	int fail_commits;		/* commit() calls to fail from now */
 	bool (*fail)(struct kpx_fakedp *f, enum kpx_fakedp_call call);
 	void *fail_arg;			/* for @fail */
 
 	/* Records: calls of each op, the failed ones included. */
-	long dumps, set_configs, sets, dels, commits;
+	long dumps, set_configs, sets, dels, commits, generations;
 	long failed;			/* ops failed by injection */
 	/* The last set_service()'s frontend, its pointers NULL: the key,
 	 * flags and nbackends. */
@@ -75,6 +83,7 @@ struct kpx_fakedp {
 	/* With @hold: the state since the last commit(). */
 	struct kpx_service *pending;
 	size_t npending, cap_pending;
+	bool pending_changed;		/* since the last commit() */
 };
 
 /*

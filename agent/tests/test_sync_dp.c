@@ -5,7 +5,10 @@
  * second sync with nothing changed sends nothing; a changed Service sends
  * one set; a failed commit counts every change of that sync as failed and
  * makes the next sync full (dump again) and repair it; a deleted Service
- * sends one del.  Also
+ * sends one del.  With a data plane generation (the kpx module's): the
+ * periodic re-check dumps nothing while only the agent changed the data
+ * plane, and another writer's change is found at the next sync and
+ * repaired; without one every periodic re-check dumps.  Also
  * kpx_dp_find() and kpx_dp_open() refusing an unknown mode.  TAP.
  */
 #include <errno.h>
@@ -28,6 +31,75 @@
 	"'ports':[{'name':'http','protocol':'TCP','port':8080}]}"
 #define NODE "{'apiVersion':'v1','kind':'Node','metadata':{'name':'node-a','uid':'n1','resourceVersion':'1'}," \
 	"'status':{'addresses':[{'type':'InternalIP','address':'192.0.2.11'}]}}"
+
+/* Every sync due as periodic (sync-period 0) over @g; returns the syncer. */
+static struct kpx_sync *periodic_syncer(struct kpx_model *m, struct kpx_fakedp *g,
+					bool generation, int64_t period)
+{
+	kpx_fakedp_init(g, generation ? "fake-gen" : "fake-nogen",
+			KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP);
+	g->hold = true;
+	g->has_generation = generation;
+	return kpx_sync_new(m, &g->dp, 0, period);
+}
+
+static void test_generation(void)
+{
+	struct kpx_model *m = kpx_model_new();
+	struct kpx_fakedp g;
+	struct kpx_sync *s;
+	int r;
+
+	set_node(m, "node-a");
+	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, J(NODE));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, 1, 80));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(EPS));
+
+	s = periodic_syncer(m, &g, true, 0);
+	r = kpx_sync_run(s);
+	ok(r == 0 && g.dumps == 1 && g.sets == 1 && g.generation == 2,
+	   "generation: first sync dumps and sets (dumps %ld sets %ld generation %u)",
+	   g.dumps, g.sets, g.generation);
+	r = kpx_sync_run(s);
+	r |= kpx_sync_run(s);
+	ok(r == 0 && g.dumps == 1 && g.sets == 1 && g.generations == 6,
+	   "generation unchanged: two periodic re-checks read it and dump nothing (dumps %ld, generation reads %ld)",
+	   g.dumps, g.generations);
+	apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED, J(SVC, 2, 81));
+	r = kpx_sync_run(s);
+	r |= kpx_sync_run(s);
+	ok(r == 0 && g.dumps == 1 && g.sets == 2 && g.dels == 1 && g.generation == 4,
+	   "the agent's own set and del move it by 2; the next re-check still dumps nothing (dumps %ld generation %u)",
+	   g.dumps, g.generation);
+	kpx_sync_free(s);
+
+	/* another writer, with a sync-period of an hour: found at the next sync */
+	s = periodic_syncer(m, &g, true, 3600 * 1000);
+	kpx_fakedp_load(&g, NULL, 0);
+	r = kpx_sync_run(s);
+	ok(r == 0 && g.dumps == 1 && g.sets == 1 && g.ntable == 1, "second syncer: programmed");
+	kpx_fakedp_load(&g, NULL, 0);	/* kpxctl flush */
+	g.generation++;
+	r = kpx_sync_run(s);
+	ok(r == 0 && g.dumps == 2 && g.sets == 2 && g.ntable == 1,
+	   "another writer's flush: the next sync dumps and repairs it (dumps %ld sets %ld frontends %zu)",
+	   g.dumps, g.sets, g.ntable);
+	r = kpx_sync_run(s);
+	ok(r == 0 && g.dumps == 2 && g.sets == 2, "then quiet again (dumps %ld)", g.dumps);
+	kpx_sync_free(s);
+	kpx_fakedp_free(&g);
+
+	s = periodic_syncer(m, &g, false, 0);
+	r = kpx_sync_run(s);
+	r |= kpx_sync_run(s);
+	r |= kpx_sync_run(s);
+	ok(r == 0 && g.dumps == 3 && g.sets == 1,
+	   "without a generation every periodic re-check dumps (dumps %ld sets %ld)",
+	   g.dumps, g.sets);
+	kpx_sync_free(s);
+	kpx_fakedp_free(&g);
+	kpx_model_free(m);
+}
 
 int main(void)
 {
@@ -85,5 +157,6 @@ int main(void)
 	kpx_sync_free(s);
 	kpx_fakedp_free(&f);
 	kpx_model_free(m);
+	test_generation();
 	return done_testing();
 }

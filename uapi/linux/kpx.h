@@ -76,6 +76,14 @@
  *       KPX_STATS_A_DROPS: u64, new connections dropped (no backend and
  *                          KPX_SVC_F_DROP_EMPTY, or NAT setup failure)
  *       KPX_STATS_A_FILTERED: u64, new connections dropped by source ranges
+ *       KPX_STATS_A_GENERATION: u32, the frontend table's generation: it
+ *                          changes, by exactly 1 (skipping 0 when it wraps),
+ *                          with every successful KPX_CMD_SET_SERVICE,
+ *                          KPX_CMD_DEL_SERVICE and KPX_CMD_FLUSH of the
+ *                          namespace, whoever sends it.  A writer that
+ *                          counts its own changes can tell from it that
+ *                          nobody else changed the table, without a dump.
+ *                          Never 0; absent from modules before it.
  *
  * KPX_CMD_FLUSH (doit; CAP_NET_ADMIN)
  *   Deletes every frontend of the namespace.
@@ -297,6 +305,7 @@ enum kpx_stats_attr {
 	KPX_STATS_A_REJECTS,	/* u64 */
 	KPX_STATS_A_DROPS,	/* u64 */
 	KPX_STATS_A_FILTERED,	/* u64, dropped by source ranges */
+	KPX_STATS_A_GENERATION,	/* u32, frontend table generation, never 0 */
 	__KPX_STATS_A_MAX
 };
 #define KPX_STATS_A_MAX (__KPX_STATS_A_MAX - 1)
