@@ -20,6 +20,9 @@
  *	    kpx_model_desired(m, &v, &n);	// frontends, via kpx_sync_run()
  *	    kpx_model_healthchecks(m, &hv, &hn);	// then kpx_hc_sync()
  *	    kpx_model_nodeport_ips(m, ips, n);	// -> kpx_hc_set_addrs()
+ *	(sync.c gets the frontends and health checks of the changed Services
+ *	only, through fecache.h and the per-Service kpx_model_service_*();
+ *	the whole-model functions are the reference its tests compare with)
  */
 #ifndef KPX_MODEL_H
 #define KPX_MODEL_H
