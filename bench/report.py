@@ -374,7 +374,8 @@ def markdown(res):
             r = modes[mode][n]
             if r.get("capped"):
                 why = r["capped"]
-                tag = "unavailable" if why.startswith("agent exited") else "> cap"
+                tag = ("unavailable" if why.startswith("agent exited") else
+                       "not run" if why.startswith("skipped: KPX_BENCH_MAX_N") else "> cap")
                 L.append("| %s | %d | %s: %s | | | | | | | | |" % (mode, n, tag, why))
                 continue
             c = r.get("conn") or {}
@@ -400,7 +401,9 @@ def markdown(res):
         for n in sorted(modes[mode]):
             r = modes[mode][n]
             if r.get("capped"):
-                L.append("| %s | %d | > cap | | | | | | | | | |" % (mode, n))
+                L.append("| %s | %d | %s | | | | | | | | | |" %
+                         (mode, n, "not run" if r["capped"].startswith("skipped: KPX_BENCH_MAX_N")
+                          else "> cap"))
                 continue
             b = (r.get("bulk") or {}).get("mbit_s")
             fb = (r.get("bulk_pod") or {}).get("mbit_s")

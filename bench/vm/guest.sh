@@ -48,7 +48,9 @@
 # default 0), KPX_BENCH_BIG_S and KPX_BENCH_BIG_E (its Services and
 # endpoints per Service, 10000 and 100; gen.py big's files must exist),
 # KPX_BENCH_BIG_MODES (default "kpx nftables"), KPX_BENCH_BIG_CAP (its
-# cap, seconds, default KPX_BENCH_CAP).
+# cap, seconds, default KPX_BENCH_CAP), KPX_BENCH_MAX_N ("MODE:N ...", e.g.
+# "iptables:10000": the largest N a mode runs at; its larger N are recorded
+# as skipped, not run).
 
 . "$(dirname "$0")/../../selftests/lib.sh"
 . "$(dirname "$0")/topo.sh"
@@ -70,6 +72,7 @@ BIG_S=${KPX_BENCH_BIG_S:-10000}
 BIG_E=${KPX_BENCH_BIG_E:-100}
 BIG_MODES=${KPX_BENCH_BIG_MODES:-kpx nftables}
 BIG_CAP=${KPX_BENCH_BIG_CAP:-$CAP}
+MAX_N=${KPX_BENCH_MAX_N:-}
 CHG=$REPO/bench/vm/chglat.py
 APIDIR=$SELFTESTS/apiserver
 CERTS=$TMPD/certs
@@ -435,7 +438,7 @@ big() {
 }
 
 main() {
-	local mode n stop
+	local mode n stop lim
 
 	setup_trap 'agent_down; api_down'
 	ulimit -n 65536
@@ -460,6 +463,10 @@ main() {
 		[ "$mode" = kpx ] && { load_kpx || { capped kpx 0 "kpx.ko did not load"; continue; }; }
 		stop=
 		for n in $NS; do
+			for lim in $MAX_N; do
+				[ "${lim%%:*}" = "$mode" ] && [ "$n" -gt "${lim#*:}" ] &&
+					stop="skipped: KPX_BENCH_MAX_N $lim"
+			done
 			if [ -n "$stop" ]; then
 				capped "$mode" "$n" "$stop"
 				continue
