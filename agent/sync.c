@@ -323,12 +323,12 @@ static bool dp_generation(struct kpx_sync *s, uint32_t *gen)
 
 /*
  * Whether this sync must dump the data plane: the first sync, a repair after
- * errors, and each sync-period; but where the data plane has a generation,
+ * errors, and each sync-period (@periodic); but where the data plane has a generation,
  * the periodic one only when the generation (@have_g0, @g0: read before
  * this sync) is not the one the last sync left, i.e. another writer changed
  * it.  Such a change also makes any other sync a full one.
  */
-static bool wants_dump(struct kpx_sync *s, int64_t t0, bool have_g0,
+static bool wants_dump(struct kpx_sync *s, bool periodic, bool have_g0,
 		       uint32_t g0)
 {
 	bool unchanged = have_g0 && s->gen_ok && g0 == s->gen;
@@ -340,7 +340,7 @@ static bool wants_dump(struct kpx_sync *s, int64_t t0, bool have_g0,
 			 s->dp->ops->name, g0, s->gen);
 		return true;
 	}
-	return t0 - s->last_full >= s->period && !unchanged;
+	return periodic && !unchanged;
 }
 
 static int service_qsort_cmp(const void *a, const void *b)
@@ -396,8 +396,8 @@ int kpx_sync_run(struct kpx_sync *s)
 	double t0s = mono_s(), cpu0 = thread_cpu_ms();
 	uint32_t g0, g1;
 	bool have_g0 = dp_generation(s, &g0);
-	bool full = wants_dump(s, t0, have_g0, g0);
 	bool periodic = t0 - s->last_full >= s->period;
+	bool full = wants_dump(s, periodic, have_g0, g0);
 	struct kpx_service *desired = NULL;
 	size_t ndesired = 0, i;
 	struct kpx_op *ops = NULL;

@@ -188,49 +188,15 @@ static unsigned int local_port(int fd)
 }
 
 /*
- * A new UDP flow: a connected socket whose source port this run has not used
- * yet (after UDP_PORT_TRIES reused ports it takes the last one).
- */
-static int open_udp(const struct opts *o, const char **stage)
-{
-	unsigned int port = 0, try;
-	int fd = -1;
-
-	for (try = 0; try < UDP_PORT_TRIES; try++) {
-		if (fd >= 0)
-			close(fd);
-		*stage = "socket";
-		fd = socket(o->dst.ss_family,
-			    SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -errno;
-		*stage = "connect";
-		if (connect(fd, (const struct sockaddr *)&o->dst, o->dstlen)) {
-			int err = errno;
-
-			close(fd);
-			return -err;
-		}
-		port = local_port(fd);
-		if (!(udp_ports_used[port / 8] & (1u << (port % 8))))
-			break;
-	}
-	udp_ports_used[port / 8] |= 1u << (port % 8);
-	return fd;
-}
-
-/*
  * Connects a new non-blocking socket to the destination; returns the fd or
  * -errno, with *@stage naming the step that failed.
  */
-static int open_conn(const struct opts *o, double deadline,
-		     const char **stage)
+static int connect_once(const struct opts *o, double deadline,
+			const char **stage)
 {
 	int fd, err;
 	socklen_t elen = sizeof(err);
 
-	if (o->udp)
-		return open_udp(o, stage);
 	*stage = "socket";
 	fd = socket(o->dst.ss_family,
 		    (o->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK |
@@ -250,6 +216,30 @@ static int open_conn(const struct opts *o, double deadline,
 		return fd;
 	close(fd);
 	return -err;
+}
+
+/*
+ * connect_once(); for UDP, a socket whose source port this run has not used
+ * yet (after UDP_PORT_TRIES reused ports it takes the last one).
+ */
+static int open_conn(const struct opts *o, double deadline,
+		     const char **stage)
+{
+	unsigned int port = 0, try;
+	int fd = -1;
+
+	for (try = 0; try < UDP_PORT_TRIES; try++) {
+		if (fd >= 0)
+			close(fd);
+		fd = connect_once(o, deadline, stage);
+		if (fd < 0 || !o->udp)
+			return fd;
+		port = local_port(fd);
+		if (!(udp_ports_used[port / 8] & (1u << (port % 8))))
+			break;
+	}
+	udp_ports_used[port / 8] |= 1u << (port % 8);
+	return fd;
 }
 
 /* One attempt: connect (TCP) or send (UDP), read the answer line. */
