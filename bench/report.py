@@ -388,12 +388,15 @@ def markdown(res):
          "per N before any mode." % (" ".join(res.get("loadavg") or []), res.get("commit"),
                                      meta.get("rounds", "-")), "",
          "## New-connection cost (TCP connect, µs; ratios of p50)", "",
+         "Agent CPU: the agent's CPU time over the connection rounds' wall time, in % of one "
+         "vCPU (of 2): an agent busy with its own syncs takes CPU from the data path, and the "
+         "mode's VIP and pod rounds both pay for it.", "",
          "| mode | N | p50 | p99 | conn/s | errors | vs floor | vs nftables | "
-         "pod p50 (same mode) | VIP/pod (same mode) | round p50 max/min |",
-         "|---|---|---|---|---|---|---|---|---|---|---|"]
+         "pod p50 (same mode) | VIP/pod (same mode) | round p50 max/min | agent CPU % |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for n in d["ns"]:
         c = (floor.get(n) or {}).get("conn") or {}
-        L.append("| floor | %d | %s | %s | %s | %s | 1 | - | - | - | - |" %
+        L.append("| floor | %d | %s | %s | %s | %s | 1 | - | - | - | - | - |" %
                  (n, fmt(c.get("p50_us")), fmt(c.get("p99_us")), fmt(c.get("cps"), 0),
                   fmt(c.get("errors"))))
     for mode in [m for m in MODES if m in modes] + [m for m in modes if m not in MODES]:
@@ -403,16 +406,18 @@ def markdown(res):
                 why = r["capped"]
                 tag = ("unavailable" if why.startswith("agent exited") else
                        "not run" if why.startswith("skipped: KPX_BENCH_MAX_N") else "> cap")
-                L.append("| %s | %d | %s: %s | | | | | | | | |" % (mode, n, tag, why))
+                L.append("| %s | %d | %s: %s | | | | | | | | | |" % (mode, n, tag, why))
                 continue
             c = r.get("conn") or {}
-            L.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" %
+            ac = r.get("agent_conn") or {}
+            acpu = (100.0 * ac["cpu_s"] / ac["wall_s"]) if ac.get("wall_s") else None
+            L.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" %
                      (mode, n, fmt(c.get("p50_us")), fmt(c.get("p99_us")), fmt(c.get("cps"), 0),
                       fmt(c.get("errors")), fmt(d["vs_floor"][mode].get(n), 3),
                       fmt(d["vs_nftables"][mode].get(n), 3),
                       fmt((r.get("conn_pod") or {}).get("p50_us")),
                       fmt(d["vs_pod_same_mode"][mode].get(n), 3),
-                      fmt(spread(r.get("conn_rounds"), "p50_us"), 2)))
+                      fmt(spread(r.get("conn_rounds"), "p50_us"), 2), fmt(acpu, 0)))
     L += ["", "## Established flow, control plane, memory", "",
           "Bulk: medians of the runs through VIP 0 and straight to its pod A_0, run in "
           "interleaved pairs; VIP/pod per pair as median [min..max] so that noise can be told "

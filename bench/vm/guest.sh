@@ -146,6 +146,12 @@ agent_up() { # MODE LOG
 		--metrics-bind-address 127.0.0.1:0 --v 1 >"$2" 2>&1 &
 	AGENT_PID=$!
 }
+# agent_cpu_s: the agent's CPU time so far (utime + stime of all its
+# threads, /proc/PID/stat fields 14 and 15), seconds.
+agent_cpu_s() {
+	awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" \
+		'{ printf "%.2f", ($14 + $15) / hz }' "/proc/$AGENT_PID/stat" 2>/dev/null || echo 0
+}
 agent_down() {
 	[ -n "$AGENT_PID" ] || return 0
 	kill -TERM "$AGENT_PID" 2>/dev/null
@@ -243,16 +249,24 @@ conn_vips() { ip netns exec cli "$LOAD" conn -d "$2" -c "$CONC" 10.96.0.1:80+"$1
 # straight to A_0, in the order VIP, pod in even pairs and pod, VIP in odd
 # ones (so that a drift of the host's load over a pair cancels out over
 # two).  Prints JSON arrays: "conn":[..],"conn_pod":[..],"bulk":[..],
-# "bulk_pod":[..] (bulk[k] and bulk_pod[k] are pair k).
+# "bulk_pod":[..] (bulk[k] and bulk_pod[k] are pair k), and
+# "agent_conn":{"cpu_s":..,"wall_s":..}: the agent's CPU time (user and
+# system, all threads) over the connection rounds' wall time (a mode whose
+# agent is busy, e.g. with periodic resyncs, takes CPU from the data path
+# on this 2-vCPU guest: its VIP and pod rounds both pay for it).
 interleaved() {
 	local n=$1 r t=$(awk -v s="$SECS" -v r="$ROUNDS" 'BEGIN { printf "%.2f", s / r }')
-	local cv=() cp=() bv=() bp=() v p
+	local cv=() cp=() bv=() bp=() v p c0 c1 w0
 
+	c0=$(agent_cpu_s) w0=$(mono)
 	for ((r = 0; r < ROUNDS; r++)); do
 		conntrack -F >/dev/null 2>&1
 		cv+=("$(json_or_null "$(conn_vips "$n" "$t")")")
 		cp+=("$(json_or_null "$(conn_pods "$n" "$t")")")
 	done
+	c1=$(agent_cpu_s)
+	echo -n "\"agent_conn\":{\"cpu_s\":$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.2f", b - a }')," \
+		"\"wall_s\":$(elapsed "$w0" "$(mono)")},"
 	for ((r = 0; r < BULK_ROUNDS; r++)); do
 		if ((r % 2)); then
 			p=$(ip netns exec cli "$LOAD" bulk -d "$BULK" 10.200.0.1:8080)
