@@ -16,8 +16,8 @@
 # $KPX_BENCH_WORK/bin first, so that rebuilds in the tree during the run do
 # not change what is measured.  Also KPX_BENCH_NS, KPX_BENCH_SECS,
 # KPX_BENCH_BULK_SECS (per bulk run), KPX_BENCH_BULK_ROUNDS, KPX_BENCH_CONC,
-# KPX_BENCH_ROUNDS, KPX_BENCH_CHANGES, KPX_BENCH_CAP, KPX_BENCH_MAX_N
-# (see guest.sh).  KPX_BENCH_COMMIT labels the source in the report when
+# KPX_BENCH_ROUNDS, KPX_BENCH_CHANGES, KPX_BENCH_CAP, KPX_BENCH_MAX_N,
+# KPX_BENCH_SKIP_N (see guest.sh).  KPX_BENCH_COMMIT labels the source in the report when
 # the tree is a copy without .git (git archive).
 #
 # The full-sync step (issue 7's 10,000 Services x 100 endpoints, last in
@@ -64,7 +64,7 @@ fi
 export KPX_BENCH_NS KPX_BENCH_SECS KPX_BENCH_ROUNDS=${KPX_BENCH_ROUNDS:-3} KPX_BENCH_CHANGES KPX_BENCH_CAP \
 	KPX_BENCH_BULK_SECS KPX_BENCH_BULK_ROUNDS KPX_BENCH_MODES \
 	KPX_BENCH_BIG KPX_BENCH_BIG_S KPX_BENCH_BIG_E KPX_BENCH_BIG_MODES KPX_BENCH_BIG_CAP \
-	KPX_BENCH_MAX_N=${KPX_BENCH_MAX_N:-}
+	KPX_BENCH_MAX_N=${KPX_BENCH_MAX_N:-} KPX_BENCH_SKIP_N=${KPX_BENCH_SKIP_N:-}
 export KPX_BENCH_DATA=$KPX_BENCH_WORK/data
 
 step() { echo "bench: $*" >&2; }

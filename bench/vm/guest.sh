@@ -50,7 +50,9 @@
 # KPX_BENCH_BIG_MODES (default "kpx nftables"), KPX_BENCH_BIG_CAP (its
 # cap, seconds, default KPX_BENCH_CAP), KPX_BENCH_MAX_N ("MODE:N ...", e.g.
 # "iptables:10000": the largest N a mode runs at; its larger N are recorded
-# as skipped, not run).
+# as skipped, not run), KPX_BENCH_SKIP_N ("MODE:N ...", e.g.
+# "nftables:10000": single points recorded as skipped, not run; a run that
+# repeats only some points of an earlier one).
 
 . "$(dirname "$0")/../../selftests/lib.sh"
 . "$(dirname "$0")/topo.sh"
@@ -73,6 +75,7 @@ BIG_E=${KPX_BENCH_BIG_E:-100}
 BIG_MODES=${KPX_BENCH_BIG_MODES:-kpx nftables}
 BIG_CAP=${KPX_BENCH_BIG_CAP:-$CAP}
 MAX_N=${KPX_BENCH_MAX_N:-}
+SKIP_N=${KPX_BENCH_SKIP_N:-}
 CHG=$REPO/bench/vm/chglat.py
 APIDIR=$SELFTESTS/apiserver
 CERTS=$TMPD/certs
@@ -483,6 +486,10 @@ main() {
 			done
 			if [ -n "$stop" ]; then
 				capped "$mode" "$n" "$stop"
+				continue
+			fi
+			if [[ " $SKIP_N " == *" $mode:$n "* ]]; then
+				capped "$mode" "$n" "skipped: KPX_BENCH_SKIP_N $mode:$n"
 				continue
 			fi
 			log "$(now) mode $mode N=$n"
