@@ -244,6 +244,12 @@ def big_ratio(big, meta):
         return None, False, "kpx sync time missing"
     if not n.get("capped"):
         return ratio(n.get("sync_agent_ms"), kms), False, ""
+    if n.get("unfinished_after_s") is not None and n.get("list_s") is not None:
+        # capped, or the agent died (the OOM killer) before its sync ended:
+        # it had synced for this long after its own lists without finishing
+        left = n["unfinished_after_s"] - n["list_s"]
+        return (round(left * 1000.0 / kms, 1), True,
+                "nftables unfinished after %.0f s of sync: %s" % (left, n["capped"]))
     cap = (meta.get("big") or {}).get("cap_s") or meta.get("cap_s")
     if not n["capped"].startswith("sync >") or not cap:
         return None, False, "nftables: %s" % n["capped"]
@@ -263,9 +269,9 @@ def big_target(big, meta):
     text = ("%s: nftables/kpx agent sync time = %s%sx (%s ms vs %s; wall from agent start, "
             "API lists included: %sx)%s" %
             (name, ">= " if lower else "", r, k.get("sync_agent_ms"),
-             "> cap" if lower else "%s ms" % n.get("sync_agent_ms"),
+             "unfinished" if lower else "%s ms" % n.get("sync_agent_ms"),
              wall if wall is not None else "-", "; " + why if why else ""))
-    text = text.replace("included: -x", "included: nftables > cap")
+    text = text.replace("included: -x", "included: nftables unfinished")
     if k.get("probe") not in PODS:
         return verdict(False, text + "; but kpx did not forward the probe to a pod (%s)" % k.get("probe"))
     if size != BIG_TARGET:

@@ -373,9 +373,18 @@ log_s() {
 		awk '{ split(substr($1, 12, 12), t, ":"); printf "%.3f\n", t[1] * 3600 + t[2] * 60 + t[3] }'
 }
 
-# big_capped MODE WHY
+# list_end_s LOG T0: seconds from T0 (date +%s.%N) to the agent's last
+# "listed" line in LOG, or null.
+list_end_s() {
+	awk -v a="$2" -v b="$(log_s "$1" ' msg="[a-z]+: listed ' last)" 'BEGIN {
+		if (b == "") { print "null"; exit }
+		split(a, x, "."); d = b - (x[1] % 86400 + ("0." x[2]))
+		printf "%.3f\n", d }'
+}
+
+# big_capped MODE WHY [EXTRA]: EXTRA, more JSON members (",\"k\":v").
 big_capped() {
-	emit "{\"kind\":\"big\",\"mode\":\"$1\",\"services\":$BIG_S,\"endpoints\":$BIG_E,\"capped\":$(jstr "$2")}"
+	emit "{\"kind\":\"big\",\"mode\":\"$1\",\"services\":$BIG_S,\"endpoints\":$BIG_E,\"capped\":$(jstr "$2")${3:-}}"
 	diag "$1" big
 }
 
@@ -419,6 +428,9 @@ big() {
 	agent_up "$mode" "$lg"
 	w=$(wait_sets "$lg" 0 "$BIG_S")
 	if [ "$w" = dead ] || [ "$w" = cap ]; then
+		# how long the sync ran without finishing (a lower bound of its time)
+		t=$(elapsed "$t0" "$(mono)")
+		list_s=$(list_end_s "$lg" "$ta")
 		if [ "$w" = cap ]; then
 			w="sync > ${CAP}s"
 		elif dmesg | grep -q "Killed process $AGENT_PID "; then
@@ -429,16 +441,13 @@ big() {
 		agent_down
 		api_down
 		state_flush "$mode"
-		big_capped "$mode" "$w"
+		big_capped "$mode" "$w" ",\"unfinished_after_s\":$t,\"list_s\":$list_s"
 		return 1
 	fi
 	t=$(elapsed "$t0" "$(mono)")
 	sync_ms=$(sync_field "$lg" 0 duration_ms | awk '{ s += $1 } END { print s + 0 }')
 	nsync=$(grep -c 'msg="sync done"' "$lg")
-	list_s=$(awk -v a="$ta" -v b="$(log_s "$lg" ' msg="[a-z]+: listed ' last)" 'BEGIN {
-		if (b == "") { print "null"; exit }
-		split(a, x, "."); d = b - (x[1] % 86400 + ("0." x[2]))
-		printf "%.3f\n", d }')
+	list_s=$(list_end_s "$lg" "$ta")
 	probe=$(ip netns exec cli python3 "$CHG" probe $((BIG_S - 1)) 10)
 	sleep 1
 	s1=$(slab_bytes) v1=$(vmalloc_bytes)
