@@ -48,7 +48,8 @@
 # default 0), KPX_BENCH_BIG_S and KPX_BENCH_BIG_E (its Services and
 # endpoints per Service, 10000 and 100; gen.py big's files must exist),
 # KPX_BENCH_BIG_MODES (default "kpx nftables"), KPX_BENCH_BIG_CAP (its
-# cap, seconds, default KPX_BENCH_CAP), KPX_BENCH_MAX_N ("MODE:N ...", e.g.
+# cap, seconds, default KPX_BENCH_CAP), KPX_BENCH_BIG_FIRST (1: the
+# full-sync step before the modes, default 0: after), KPX_BENCH_MAX_N ("MODE:N ...", e.g.
 # "iptables:10000": the largest N a mode runs at; its larger N are recorded
 # as skipped, not run), KPX_BENCH_SKIP_N ("MODE:N ...", e.g.
 # "nftables:10000": single points recorded as skipped, not run; a run that
@@ -74,6 +75,7 @@ BIG_S=${KPX_BENCH_BIG_S:-10000}
 BIG_E=${KPX_BENCH_BIG_E:-100}
 BIG_MODES=${KPX_BENCH_BIG_MODES:-kpx nftables}
 BIG_CAP=${KPX_BENCH_BIG_CAP:-$CAP}
+BIG_FIRST=${KPX_BENCH_BIG_FIRST:-0}
 MAX_N=${KPX_BENCH_MAX_N:-}
 SKIP_N=${KPX_BENCH_SKIP_N:-}
 CHG=$REPO/bench/vm/chglat.py
@@ -155,9 +157,20 @@ agent_cpu_s() {
 	awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" \
 		'{ printf "%.2f", ($14 + $15) / hz }' "/proc/$AGENT_PID/stat" 2>/dev/null || echo 0
 }
+# agent_down: SIGTERM, and SIGKILL after 10 s (an agent of a fallback mode
+# that was capped may be inside one long libnftables or iptables-restore
+# call, and finishes it before it exits: at nftables N = 50,000 that held
+# the run for over 40 minutes).
 agent_down() {
+	local i
+
 	[ -n "$AGENT_PID" ] || return 0
 	kill -TERM "$AGENT_PID" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$AGENT_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$AGENT_PID" 2>/dev/null
 	wait "$AGENT_PID" 2>/dev/null
 	AGENT_PID=
 }
@@ -485,6 +498,7 @@ main() {
 	done
 	nft delete table ip kpxbench
 
+	[ "$BIG_FIRST" = 1 ] && big_all
 	for mode in $MODES; do
 		[ "$mode" = kpx ] && { load_kpx || { capped kpx 0 "kpx.ko did not load"; continue; }; }
 		stop=
@@ -507,7 +521,16 @@ main() {
 		[ "$mode" = kpx ] && { "$KPXCTL" flush >/dev/null 2>&1; rmmod kpx; }
 	done
 
-	# Last, so that its memory use cannot disturb the other steps.
+	[ "$BIG_FIRST" = 1 ] || big_all
+	exit 0
+}
+
+# big_all: the full-sync step for each of BIG_MODES (if BIG=1).  Last by
+# default, so that its memory use cannot disturb the other steps;
+# KPX_BENCH_BIG_FIRST=1 runs it first (a run that must reach it).
+big_all() {
+	local mode
+
 	[ "$BIG" = 1 ] && for mode in $BIG_MODES; do
 		if [ "$mode" = kpx ] && ! load_kpx; then
 			big_capped kpx "kpx.ko did not load"
@@ -517,7 +540,7 @@ main() {
 		big "$mode"
 		[ "$mode" = kpx ] && { "$KPXCTL" flush >/dev/null 2>&1; rmmod kpx; }
 	done
-	exit 0
+	return 0
 }
 
 main
