@@ -49,9 +49,9 @@
 # endpoints per Service, 10000 and 100; gen.py big's files must exist),
 # KPX_BENCH_BIG_MODES (default "kpx nftables"), KPX_BENCH_BIG_CAP (its
 # cap, seconds, default KPX_BENCH_CAP), KPX_BENCH_BIG_FIRST (1: the
-# full-sync step before the modes, default 0: after), KPX_BENCH_MAX_N ("MODE:N ...", e.g.
-# "iptables:10000": the largest N a mode runs at; its larger N are recorded
-# as skipped, not run), KPX_BENCH_SKIP_N ("MODE:N ...", e.g.
+# full-sync step before the modes, default 0: after), KPX_BENCH_MAX_N
+# ("MODE:N ...", e.g. "iptables:10000": the largest N a mode runs at; its
+# larger N are recorded as skipped, not run), KPX_BENCH_SKIP_N ("MODE:N ...", e.g.
 # "nftables:10000": single points recorded as skipped, not run; a run that
 # repeats only some points of an earlier one).
 
