@@ -237,6 +237,8 @@ load_kpx() {
 
 # state_flush MODE: remove what the mode left in the kernel.
 state_flush() {
+	local t
+
 	case "$1" in
 	kpx) "$KPXCTL" flush >/dev/null 2>&1 ;;
 	*)
