@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""report.py RAW.jsonl OUTDIR [--wall SECONDS] [--quick]
+"""report.py RAW.jsonl OUTDIR [--wall SECONDS] [--quick] [--commit REV]
+       [--date "YYYY-MM-DD HH:MM UTC"] [--loadavg "A B C"] [--note TEXT]
+
+(--date, --loadavg and --note: for a report remade later from a kept
+raw.jsonl: the run's end, its load, and what happened to the run.)
 
 Turns bench/vm/guest.sh's result lines into OUTDIR/bench.json (everything,
 with the derived numbers), OUTDIR/bench.md (tables, ratios, the issue's
@@ -427,10 +431,11 @@ def markdown(res):
          (res["date"], res["machine"], meta.get("kernel"), meta.get("cpus"), meta.get("mem_mib"),
           meta.get("secs"), meta.get("conc"), bulk_desc(meta), meta.get("changes"),
           meta.get("cap_s"), res.get("wall_s")), "",
-         "Host load during the run (other VMs share the 2 cores): loadavg %s at the end; "
+         "Host load at the end of the run (the VM's own vCPUs included): loadavg %s; "
          "source %s. Latencies are medians of %s interleaved rounds; the floor is one run "
          "per N before any mode." % (" ".join(res.get("loadavg") or []), res.get("commit"),
                                      meta.get("rounds", "-")), "",
+         ] + (["Note: %s" % res["note"], ""] if res.get("note") else []) + [
          "## New-connection cost (TCP connect, µs; ratios of p50)", "",
          "Agent CPU: the agent's CPU time over the connection rounds' wall time, in % of one "
          "vCPU (of 2): an agent busy with its own syncs takes CPU from the data path, and the "
@@ -572,11 +577,12 @@ def main():
     wall = int(wall) if wall else None
     meta, floor, modes, big = load(raw)
     memory(modes)
-    res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    res = {"date": arg("--date") or
+           datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "machine": machine(), "quick": "--quick" in sys.argv, "wall_s": wall,
            "meta": meta, "floor": floor, "modes": modes, "big": big,
            "loadavg": (arg("--loadavg") or open("/proc/loadavg").read()).split()[:3],
-           "commit": arg("--commit")}
+           "commit": arg("--commit"), "note": arg("--note")}
     res["derived"] = derive(floor, modes)
     res["targets"] = targets(floor, modes, big, meta)
     os.makedirs(out, exist_ok=True)
