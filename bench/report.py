@@ -471,8 +471,11 @@ def markdown(res):
           "Bulk: medians of the runs through VIP 0 and straight to its pod A_0, run in "
           "interleaved pairs; VIP/pod per pair as median [min..max] so that noise can be told "
           "from cost. Agent sync per change: the partial syncs that carried a change during "
-          "the change phase (count n), wall time and [the agent thread's CPU time]; the periodic full resyncs (--sync-period, 30 s) that "
-          "fell in the same phase are their own column, max ms (count).", "",
+          "the change phase (count n), wall time and [the agent thread's CPU time: the "
+          "kernel's handling of its netlink messages and libnftables included, but not the "
+          "child processes of the iptables and ipvs modes (iptables-restore, ipset), whose "
+          "wall time is the number to compare]; the periodic full resyncs (--sync-period, "
+          "30 s) that fell in the same phase are their own column, max ms (count).", "",
           "| mode | N | bulk Mbit/s (VIP / pod) | bulk VIP/pod per pair | full sync wall s | "
           "sync agent ms | change p50 / p99 ms (API to kernel) | agent sync per change p50 / p99 "
           "ms (n) [CPU p50 / p99 ms] | periodic full sync ms (n) | slab B/Service | slab B/backend | "
