@@ -151,11 +151,12 @@ agent_up() { # MODE LOG
 		--metrics-bind-address 127.0.0.1:0 --v 1 >"$2" 2>&1 &
 	AGENT_PID=$!
 }
-# agent_cpu_s: the agent's CPU time so far (utime + stime of all its
-# threads, /proc/PID/stat fields 14 and 15), seconds.
+# agent_cpu_s: the agent's CPU time so far, seconds: utime + stime of all
+# its threads and cutime + cstime of its exited children (the iptables and
+# ipvs modes' iptables-restore and ipset runs), /proc/PID/stat fields 14-17.
 agent_cpu_s() {
 	awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" \
-		'{ printf "%.2f", ($14 + $15) / hz }' "/proc/$AGENT_PID/stat" 2>/dev/null || echo 0
+		'{ printf "%.2f", ($14 + $15 + $16 + $17) / hz }' "/proc/$AGENT_PID/stat" 2>/dev/null || echo 0
 }
 # agent_down: SIGTERM, and SIGKILL after 10 s (an agent of a fallback mode
 # that was capped may be inside one long libnftables or iptables-restore
@@ -269,7 +270,7 @@ conn_vips() { ip netns exec cli "$LOAD" conn -d "$2" -c "$CONC" 10.96.0.1:80+"$1
 # two).  Prints JSON arrays: "conn":[..],"conn_pod":[..],"bulk":[..],
 # "bulk_pod":[..] (bulk[k] and bulk_pod[k] are pair k), and
 # "agent_conn":{"cpu_s":..,"wall_s":..}: the agent's CPU time (user and
-# system, all threads) over the connection rounds' wall time (a mode whose
+# system, all threads, exited children) over the connection rounds' wall time (a mode whose
 # agent is busy, e.g. with periodic resyncs, takes CPU from the data path
 # on this 2-vCPU guest: its VIP and pod rounds both pay for it).
 interleaved() {
