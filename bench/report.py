@@ -173,6 +173,11 @@ def noisy_conn(r):
     return False
 
 
+def not_run(why):
+    """True for a point the run left out on purpose (KPX_BENCH_MAX_N, _SKIP_N)."""
+    return why.startswith("skipped: KPX_BENCH_")
+
+
 def vs_nft_at(k, f):
     """kpx at or below nftables at one N: True, False or None (noise).
 
@@ -196,20 +201,21 @@ def nft_target(kpx, nft, ok_ns):
     the nftables mode could not program the Services within the cap counts
     for kpx (said so); an N where it was not run leaves the target open."""
     name = "kpx at or below nftables at every N"
-    rs, capped, missing, state = {}, [], [], []
+    rs, capped, missing, state = {}, [], [], {}
     for n in ok_ns:
         f = nft.get(n) or {}
         if p50(f) is not None:
             rs[n] = ratio(p50(kpx[n]), p50(f))
-            state.append(vs_nft_at(kpx[n], f))
+            state[n] = vs_nft_at(kpx[n], f)
         elif (f.get("capped") or "").startswith(("sync >", "skipped: a smaller N was capped")):
             capped.append(n)    # not an agent that failed to start: that is not measured
         else:
             missing.append(n)
     if not rs and not capped:
         return verdict(None, "%s: nftables mode not measured" % name)
-    ok = False if False in state else None if None in state or missing else True
-    noisy = [n for n, st in zip(sorted(rs), state) if st is None]
+    st = list(state.values())
+    ok = False if False in st else None if None in st or missing else True
+    noisy = [n for n in state if state[n] is None]
     text = "%s: kpx/nftables = %s" % (name, rs)
     if capped:
         text += "; nftables over the cap (did not program the Services) at N = %s" % capped
@@ -455,7 +461,7 @@ def markdown(res):
             if r.get("capped"):
                 why = r["capped"]
                 tag = ("unavailable" if why.startswith("agent exited") else
-                       "not run" if why.startswith("skipped: KPX_BENCH_") else "> cap")
+                       "not run" if not_run(why) else "> cap")
                 L.append("| %s | %d | %s: %s | | | | | | | | | |" % (mode, n, tag, why))
                 continue
             c = r.get("conn") or {}
@@ -487,7 +493,7 @@ def markdown(res):
             r = modes[mode][n]
             if r.get("capped"):
                 L.append("| %s | %d | %s | | | | | | | | | |" %
-                         (mode, n, "not run" if r["capped"].startswith("skipped: KPX_BENCH_")
+                         (mode, n, "not run" if not_run(r["capped"])
                           else "> cap"))
                 continue
             b = (r.get("bulk") or {}).get("mbit_s")
