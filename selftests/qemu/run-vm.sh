@@ -8,7 +8,8 @@
 # runs CMD in the guest as root from the current directory, streams the
 # serial console to stdout and to the log, and exits with CMD's status.
 # Exit status 124 = timeout, 125 = harness failure (no exit line, boot
-# failure), 126 = kernel panic/oops/BUG/WARNING in the log.
+# failure), 126 = kernel panic/oops/BUG/WARNING in the log, 123 = the
+# guest kernel locked up (soft lockup or RCU stall; see lockup_summary()).
 #
 # A boot that does not reach the guest's stage 2 within KPX_VM_BOOT_TIMEOUT
 # seconds (default 180) is retried once.
@@ -63,7 +64,14 @@ trap 'rm -rf "$rundir"' EXIT
 	echo
 } >"$rundir/cmd"
 
+# A soft lockup panics at once (rather than holding the VM until the
+# whole-run timeout), after every CPU's backtrace (an RCU stall report,
+# which comes about as early, shows only the CPU that found it); the panic
+# replays the kernel log at full verbosity (panic_print=0x20) so the traces,
+# which loglevel=4 keeps off the console, reach the log; lockup_summary()
+# below prints them.
 append="console=ttyS0 loglevel=4 panic=-1 oops=panic panic_on_warn=1"
+append+=" softlockup_panic=1 softlockup_all_cpu_backtrace=1 panic_print=0x20"
 append+=${KPX_VM_APPEND:+ $KPX_VM_APPEND}
 append+=" kpx.init=$here/guest-init.sh kpx.kimg=$kimg kpx.cmdfile=$rundir/cmd"
 
@@ -130,10 +138,40 @@ done
 end=$(date +%s.%N)
 tr -d '\r' <"$raw" >"$log"
 
+# lockup_summary LOG: where each CPU was when the guest locked up.  Each
+# report (soft lockup, RCU stall, NMI backtrace) becomes one block of its
+# CPU/RIP lines and the top frames of its call trace; a block seen before
+# (the panic replays the log) is left out, and the panic's own block (the
+# watchdog's interrupt) goes first, so the stuck contexts end the output.
+lockup_summary() {
+	awk '
+		function flush() {
+			if (blk != "" && !(blk in seen)) {
+				seen[blk] = 1
+				if (blk ~ /^  Kernel panic/) head = head blk
+				else body = body blk
+			}
+			blk = ""; frames = 0
+		}
+		{ sub(/^\[ *[0-9.]+\] /, "") }
+		/soft lockup - CPU|detected stall|self-detected stall|Kernel panic|NMI backtrace for cpu/ {
+			flush(); blk = "  " $0 "\n"; next }
+		blk != "" && /^(CPU: [0-9]+ PID: |RIP: 0010:)/ { blk = blk "  " $0 "\n"; next }
+		blk != "" && /^Call Trace:/ { frames = 16; next }
+		blk != "" && frames > 0 && /^ +[a-z_A-Z0-9.]+\+0x[0-9a-f]+\/0x/ {
+			frames--; blk = blk "  " $0 "\n" }
+		END { flush(); printf "%s%s", head, body }
+	' "$1" | head -n 150
+}
+
 exit_line=$(grep -a -E '^KPX-VM-EXIT: [0-9]+$' "$log" | tail -n1)
 rc=${exit_line#KPX-VM-EXIT: }
 wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-if grep -a -q -E 'Kernel panic|^(\[ *[0-9.]+\] )?(BUG:|WARNING:|Oops)' "$log"; then
+if grep -a -q -E 'soft lockup - CPU|detected stall|self-detected stall' "$log"; then
+	echo "run-vm: the guest kernel locked up (soft lockup or RCU stall); where the CPUs were:" >&2
+	lockup_summary "$log" >&2
+	rc=123
+elif grep -a -q -E 'Kernel panic|^(\[ *[0-9.]+\] )?(BUG:|WARNING:|Oops)' "$log"; then
 	echo "run-vm: kernel panic/oops/BUG/WARNING in the log ($log)" >&2
 	grep -a -n -E 'Kernel panic|^(\[ *[0-9.]+\] )?(BUG:|WARNING:|Oops)' "$log" | head -n 5 >&2
 	rc=126
