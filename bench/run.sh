@@ -114,7 +114,7 @@ big_mem() { awk '/^MemAvailable/ { m = int($2 / 1024 * 3 / 4); print (m < 16384 
 export KPX_VM_TIMEOUT KPX_VM_MEM
 step "booting the VM (modes: $KPX_BENCH_MODES; N: $KPX_BENCH_NS; full-sync step: $([ "$KPX_BENCH_BIG" = 1 ] && echo "$KPX_BENCH_BIG_S x $KPX_BENCH_BIG_E, $KPX_BENCH_BIG_MODES" || echo off); $KPX_VM_MEM MiB; log $log)"
 cd "$repo" || exit 1
-KPX_VM_LOG=$log "$repo/selftests/qemu/run-vm.sh" -- /bin/bash "$here/vm/guest.sh"
+KPX_VM_LOCKUP_PANIC=0 KPX_VM_LOG=$log "$repo/selftests/qemu/run-vm.sh" -- /bin/bash "$here/vm/guest.sh"
 rc=$?
 grep -a '^KPX-BENCH ' "$log" | sed 's/^KPX-BENCH //' >"$results/raw.jsonl"
 step "VM exit $rc; $(wc -l <"$results/raw.jsonl") results"
