@@ -51,9 +51,10 @@ rm -f "$log.first" "$log.first.lockup"
 KPX_VM_LOG=$log "$here/run-vm.sh" -- "$repo/selftests/run_guest.sh"
 rc=$?
 # A guest kernel lockup (run-vm.sh exit 123) with kpx.ko code on no CPU's
-# stack is not kpx's: twice so far (a CI run and a kpx_agent_faults run,
-# under TCG on a loaded 2-core host) the whole guest stalled with a test
-# API server thread (python3) on the CPUs.  The suite then boots once more
+# stack is not taken as kpx's: twice so far (a CI run and a kpx_agent_faults
+# run, under TCG on a loaded 2-core host) the whole guest stalled with a
+# test API server thread (python3) on the CPUs; their backtraces were lost
+# (loglevel 4), so the cause is not known.  The suite then boots once more
 # from the start, and its result is that second run's; the first run's
 # console and lockup report are kept.  A lockup with a kpx frame ("[kpx]")
 # on any CPU is a kpx bug and fails at once.
