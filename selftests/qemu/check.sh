@@ -57,9 +57,10 @@ rc=$?
 # (loglevel 4), so the cause is not known.  The suite then boots once more
 # from the start, and its result is that second run's; the first run's
 # console and lockup report are kept.  A lockup with a kpx frame ("[kpx]")
-# on any CPU is a kpx bug and fails at once.
+# in any backtrace of the log (the panic replays them all) is a kpx bug and
+# fails at once.
 if [ "$rc" = 123 ]; then
-	if grep -q '\[kpx\]' "$log.lockup"; then
+	if grep -a -q -E '\+0x[0-9a-f]+/0x[0-9a-f]+ \[kpx\]' "$log"; then
 		step "the guest locked up with kpx.ko code on a CPU's stack ($log.lockup): not retried"
 	else
 		cp "$log" "$log.first"

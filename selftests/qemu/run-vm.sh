@@ -163,7 +163,7 @@ lockup_summary() {
 		/soft lockup - CPU|detected stall|self-detected stall|Kernel panic|NMI backtrace for cpu/ {
 			flush(); blk = "  " $0 "\n"; next }
 		blk != "" && /^(CPU: [0-9]+ PID: |RIP: 0010:)/ { blk = blk "  " $0 "\n"; next }
-		blk != "" && /^Call Trace:/ { frames = 16; next }
+		blk != "" && /^Call Trace:/ { frames = 24; next }
 		blk != "" && frames > 0 && /^ +[a-z_A-Z0-9.]+\+0x[0-9a-f]+\/0x/ {
 			frames--; blk = blk "  " $0 "\n" }
 		END { flush(); printf "%s%s", head, body }
