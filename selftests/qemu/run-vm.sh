@@ -18,7 +18,9 @@
 # Environment: KPX_VM_TIMEOUT (seconds, default 600), KPX_VM_LOG (default
 # $KPX_VM_CACHE/last-vm.log), KPX_VM_MEM (MiB, default 1024), KPX_VM_SMP
 # (default 2), KPX_VM_APPEND (more kernel parameters), KPX_VM_LOCKUP_PANIC
-# (default 1; 0: a soft lockup is only reported), KPX_KVER,
+# (default 1; 0: a soft lockup is only reported), KPX_VM_STALL_GRACE
+# (seconds an RCU stall may last before the VM is stopped, default 180),
+# KPX_KVER,
 # KPX_VM_CACHE (see vm-env.sh).  Every other
 # variable named KPX_*, and KPXCTL (another kpxctl build), is passed on to
 # CMD.
@@ -75,6 +77,7 @@ trap 'rm -rf "$rundir"' EXIT
 # below prints them.  KPX_VM_LOCKUP_PANIC=0 (the benchmark: reclaim in its
 # largest steps has stalled a CPU for 21 s, and recovered) only reports.
 lockup_panic=${KPX_VM_LOCKUP_PANIC:-1}
+stall_grace=${KPX_VM_STALL_GRACE:-180}
 append="console=ttyS0 loglevel=4 panic=-1 oops=panic panic_on_warn=1"
 [ "$lockup_panic" = 0 ] ||
 	append+=" softlockup_panic=1 softlockup_all_cpu_backtrace=1 panic_print=0x20"
@@ -91,7 +94,7 @@ boot_tmo=${KPX_VM_BOOT_TIMEOUT:-180}
 # while the kernel patches its text at boot, seen once with 6.12 on a
 # loaded host; nothing of kpx runs before "guest ready").
 boot_once() {
-	local qpid tpid t=0 booted=0
+	local qpid tpid t=0 booted=0 n stalls=0 stall_t= stall_last=0
 
 	hung=0
 	: >"$raw"
@@ -120,6 +123,25 @@ boot_once() {
 			qrc=124
 			kill $qpid
 			break
+		fi
+		# An RCU stall that has not become a soft lockup (which
+		# panics) ends the run too once it has lasted stall_grace
+		# seconds: RCU repeats its report about every 63 s while the
+		# stall lasts, so a report within the last 90 s means it does.
+		if [ "$lockup_panic" != 0 ] && [ $((t % 5)) = 0 ]; then
+			n=$(grep -a -c -E 'detected stall|self-detected stall' "$raw")
+			if [ "$n" -gt "$stalls" ]; then
+				[ -n "$stall_t" ] || stall_t=$t
+				stalls=$n stall_last=$t
+			elif [ -n "$stall_t" ] && [ $((t - stall_last)) -gt 90 ]; then
+				stall_t=	# it ended
+			fi
+			if [ -n "$stall_t" ] && [ $((t - stall_t)) -ge "$stall_grace" ]; then
+				echo "run-vm: the guest's RCU stall has lasted $stall_grace s: stopping it" >&2
+				qrc=124
+				kill $qpid
+				break
+			fi
 		fi
 		sleep 1
 		t=$((t + 1))
