@@ -65,13 +65,14 @@ AGENT_FLAGS=(--hostname-override node-a --min-sync-period 100ms --watch-stall-ti
 # --- helpers ---------------------------------------------------------------
 apply_svc() { fl_svc "$@" >"$TMPD/svc.json" && kpx_apictl apply "$TMPD/svc.json" >/dev/null; }
 
-# wait_log ERE [SECONDS]: until the agent's log matches ERE (default 60 s:
-# reconnections back off, and TCG on a busy host is slow).
+# wait_log ERE [SECONDS] [COUNT]: until the agent's log has COUNT (default
+# 1) lines matching ERE (default 60 s: reconnections back off, and TCG on a
+# busy host is slow).
 wait_log() {
 	local i
 
 	for ((i = 0; i < ${2:-60} * 5; i++)); do
-		grep -Eq "$1" "$TMPD/agent.log" && return 0
+		(($(grep -Ec "$1" "$TMPD/agent.log") >= ${3:-1})) && return 0
 		sleep 0.2
 	done
 	return 1
@@ -245,18 +246,16 @@ converged "HTTP 500 burst"
 counters_kept "HTTP 500 burst"
 
 # --- 6. wrong CA -----------------------------------------------------------------------------
-n0=$(grep -Ec 'watch failed: .*(SSL certificate problem|certificate verify failed)' "$TMPD/agent.log")
+TLS_ERR='watch failed: .*(SSL certificate problem|certificate verify failed)'
+n0=$(grep -Ec "$TLS_ERR" "$TMPD/agent.log")
 fl_fault 'cert?alt=1' && kpx_apictl drop-watches >/dev/null && apply_svc g 10.96.1.7 80 10.244.2.2
-wait_log 'watch failed: .*(SSL certificate problem|certificate verify failed)'
+wait_log "$TLS_ERR" 60 $((n0 + 1))
 assert_eq "wrong CA: a clear TLS error" 0 $?
 log "$(grep -Eo 'watch failed: [^"]*(SSL|certificate)[^"]*' "$TMPD/agent.log" | head -n 1)"
 # Retried: a second TLS error within 45 s (a resource's retry backoff grows
 # to 30 s while it keeps failing; 3 s was too short for a loaded host).
-for ((i = 0; i < 45 * 5; i++)); do
-	n1=$(grep -Ec 'watch failed: .*(SSL certificate problem|certificate verify failed)' "$TMPD/agent.log")
-	((n1 > n0 + 1)) && break
-	sleep 0.2
-done
+wait_log "$TLS_ERR" 45 $((n0 + 2))
+n1=$(grep -Ec "$TLS_ERR" "$TMPD/agent.log")
 assert_gt "wrong CA: retried (TLS errors logged: $n1)" $((n0 + 1)) "$n1"
 assert_rc "wrong CA: agent still running" 0 kill -0 "$AGENT_PID"
 assert_eq "wrong CA: the change has not arrived" absent "$(proc_backends tcp 10.96.1.7:80)"

@@ -78,6 +78,8 @@ trap 'rm -rf "$rundir"' EXIT
 # largest steps has stalled a CPU for 21 s, and recovered) only reports.
 lockup_panic=${KPX_VM_LOCKUP_PANIC:-1}
 stall_grace=${KPX_VM_STALL_GRACE:-180}
+stall_re='detected stall'			# RCU's (and "self-detected stall")
+lockup_re="soft lockup - CPU|$stall_re"
 append="console=ttyS0 loglevel=4 panic=-1 oops=panic panic_on_warn=1"
 [ "$lockup_panic" = 0 ] ||
 	append+=" softlockup_panic=1 softlockup_all_cpu_backtrace=1 panic_print=0x20"
@@ -129,7 +131,7 @@ boot_once() {
 		# seconds: RCU repeats its report about every 63 s while the
 		# stall lasts, so a report within the last 90 s means it does.
 		if [ "$lockup_panic" != 0 ] && [ $((t % 5)) = 0 ]; then
-			n=$(grep -a -c -E 'detected stall|self-detected stall' "$raw")
+			n=$(grep -a -c -E "$stall_re" "$raw")
 			if [ "$n" -gt "$stalls" ]; then
 				[ -n "$stall_t" ] || stall_t=$t
 				stalls=$n stall_last=$t
@@ -182,7 +184,7 @@ lockup_summary() {
 			blk = ""; frames = 0
 		}
 		{ sub(/^\[ *[0-9.]+\] /, "") }
-		/soft lockup - CPU|detected stall|self-detected stall|Kernel panic|NMI backtrace for cpu/ {
+		/soft lockup - CPU|detected stall|Kernel panic|NMI backtrace for cpu/ {
 			flush(); blk = "  " $0 "\n"; next }
 		blk != "" && /^(CPU: [0-9]+ PID: |RIP: 0010:)/ { blk = blk "  " $0 "\n"; next }
 		blk != "" && /^Call Trace:/ { frames = 24; next }
@@ -196,14 +198,16 @@ exit_line=$(grep -a -E '^KPX-VM-EXIT: [0-9]+$' "$log" | tail -n1)
 rc=${exit_line#KPX-VM-EXIT: }
 wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 lockup=
-grep -a -q -E 'soft lockup - CPU|detected stall|self-detected stall' "$log" && lockup=1
-if [ -n "$lockup" ] && [ "$lockup_panic" = 0 ]; then
-	echo "run-vm: warning: the guest reported a soft lockup or RCU stall:" >&2
+if grep -a -q -E "$lockup_re" "$log"; then
+	if [ "$lockup_panic" = 0 ]; then
+		echo "run-vm: warning: the guest reported a soft lockup or RCU stall:" >&2
+	else
+		echo "run-vm: the guest kernel locked up (soft lockup or RCU stall); where the CPUs were:" >&2
+		lockup=1
+	fi
 	lockup_summary "$log" | tee "$log.lockup" >&2
 fi
-if [ -n "$lockup" ] && [ "$lockup_panic" != 0 ]; then
-	echo "run-vm: the guest kernel locked up (soft lockup or RCU stall); where the CPUs were:" >&2
-	lockup_summary "$log" | tee "$log.lockup" >&2
+if [ -n "$lockup" ]; then
 	rc=123
 elif grep -a -q -E 'Kernel panic|^(\[ *[0-9.]+\] )?(BUG:|WARNING:|Oops)' "$log"; then
 	echo "run-vm: kernel panic/oops/BUG/WARNING in the log ($log)" >&2
