@@ -186,7 +186,7 @@ expect_timeout() {
 expect_answered() {
 	local ns=$1 proto=$2 dst=$3 n=$4 want=$5 peers=${6:-}
 
-	client "$ns" -n "$n" -t 2000 $(_uflag "$proto") "$dst"
+	client_all "$want" "$ns" -n "$n" -t 2000 $(_uflag "$proto") "$dst"
 	assert_eq "$proto $dst from $ns: answered" "$n" "$(summary_field ok)"
 	assert_eq "$proto $dst from $ns: backends answering" "$want" "$(answer_field 2)"
 	[ -z "$peers" ] ||

@@ -130,7 +130,7 @@ check_frontend() {
 	[ "$proto" = udp ] && uflag=(-u)
 	assert_eq "$label: backends programmed" "$want" "$(backends_of "$proto" "$vip" "$port")"
 	[[ "$want" != *,* ]] || n=12
-	client "$ns" -n $n -t 2000 "${uflag[@]}" "$vip:$port"
+	client_all "$want" "$ns" -n $n -t 2000 "${uflag[@]}" "$vip:$port"
 	if [ "$want" = - ]; then
 		assert_eq "$label: refused" $n "$(error_count ECONNREFUSED)"
 		assert_lt_ms "$label: slowest refusal" 500 "$(summary_field max_ms)"

@@ -80,7 +80,7 @@ expect_answers() { # NS PROTO DST N WANT [PEERS]
 	local uflag=()
 
 	[ "$2" = udp ] && uflag=(-u)
-	client "$1" -n "$4" -t 2000 "${uflag[@]}" "$3"
+	client_all "$5" "$1" -n "$4" -t 2000 "${uflag[@]}" "$3"
 	assert_eq "$2 $3 from $1: answered" "$4" "$(summary_field ok)"
 	assert_eq "$2 $3 from $1: backends" "$5" "$(answer_field 2)"
 	[ -z "${6:-}" ] || assert_eq "$2 $3 from $1: source seen by the pods" "$6" "$(answer_field 3 | tr , '\n' | sed 's/^peer=//; s/:[0-9]*$//' | sort -u | paste -sd,)"

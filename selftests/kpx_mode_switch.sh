@@ -119,7 +119,7 @@ for m in "${MODES[@]}"; do
 	wait_served 60
 	assert_eq "$m: TCP $VIP:80 from cli, backends (after $((SECONDS - t0)) s)" "$BOTH" "$(answer_field 2)"
 	client_show_if_failed
-	client cli -n 8 -t 1000 -u $VIP:53
+	client_all "$BOTH" cli -n 8 -t 1000 -u $VIP:53
 	assert_eq "$m: UDP $VIP:53 from cli, answered" 8 "$(summary_field ok)"
 	assert_eq "$m: UDP $VIP:53 from cli, backends" "$BOTH" "$(answer_field 2)"
 	client_show_if_failed
