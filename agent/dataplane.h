@@ -82,7 +82,10 @@ struct kpx_dp_ops {
 	 * kpx_services_free().
 	 * Without KPX_DP_CAP_DUMP: the state last committed (empty after
 	 * open(), so that the first sync rewrites everything, as kube-proxy's
-	 * first sync does).
+	 * first sync does).  The syncer calls it on its full syncs (each
+	 * --sync-period), so such a mode checks there that its kernel objects
+	 * are still in place and rewrites them where not: nftables, its two
+	 * tables; iptables, KPX-SERVICES (and every chain hourly).
 	 */
 	int (*dump)(struct kpx_dp *dp, struct kpx_service **out, size_t *n);
 	int (*set_config)(struct kpx_dp *dp, const struct kpx_ns_config *c);

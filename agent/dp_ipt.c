@@ -8,10 +8,15 @@
  * state last committed and writes, as kube-proxy's partial syncs
  * (KEP-3453), the top-level chains and only the changed frontends' chains,
  * deleting (-X) the chains of removed frontends and backends.  A full
- * commit (the first after open(), after a failure, or after a dump(),
- * which the syncer calls on its full syncs) reads iptables-save first,
- * rewrites everything, adds the missing jump rules from the built-in
- * chains and deletes KPX- chains that should not exist.
+ * commit reads iptables-save first, rewrites everything, adds the missing
+ * jump rules from the built-in chains and deletes KPX- chains that should
+ * not exist.  It is the first commit after open() and after a failure, and
+ * the first after a dump() (the syncer's periodic re-check, every
+ * --sync-period) when an hour has passed since the last full one
+ * (kube-proxy's FullSyncPeriod) or when KPX-SERVICES is missing from the
+ * nat or filter table of either family (a firewall reload flushed them:
+ * kube-proxy's canary chains).  Between those, the re-check costs four
+ * "iptables -S KPX-SERVICES 1", not a save and restore of every chain.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +35,7 @@
 
 #include "addr.h"
 #include "dataplane.h"
+#include "duration.h"
 #include "ipt_rules.h"
 #include "log.h"
 #include "nl.h"
@@ -37,6 +43,9 @@
 extern char **environ;
 
 enum { V4, V6, NFAM };
+
+/* kube-proxy's FullSyncPeriod (pkg/proxy/util): one hour, in ms. */
+#define IPT_FULL_SYNC_MS (3600 * 1000)
 
 struct ipt_op {
 	bool del;
@@ -46,7 +55,7 @@ struct ipt_op {
 
 struct dp_ipt {
 	struct kpx_dp dp;
-	char restore[NFAM][PATH_MAX], save[NFAM][PATH_MAX];
+	char restore[NFAM][PATH_MAX], save[NFAM][PATH_MAX], cmd[NFAM][PATH_MAX];
 	struct kpx_service *cur;	/* committed, sorted, owned */
 	size_t ncur;
 	struct ipt_op *ops;		/* queued since the last commit */
@@ -54,6 +63,7 @@ struct dp_ipt {
 	struct kpx_ns_config cfg;
 	bool dirty[NFAM];
 	bool full;
+	int64_t last_full;		/* monotonic ms of the last full commit */
 	bool localnet;			/* route_localnet set by us */
 };
 
@@ -284,9 +294,9 @@ static bool saving_loads_nothing(void)
 
 static int ipt_open(struct kpx_dp **out, unsigned int flags, char *err, size_t errlen)
 {
-	static const char *const tools[NFAM][2] = {
-		{ "iptables-restore", "iptables-save" },
-		{ "ip6tables-restore", "ip6tables-save" },
+	static const char *const tools[NFAM][3] = {
+		{ "iptables-restore", "iptables-save", "iptables" },
+		{ "ip6tables-restore", "ip6tables-save", "ip6tables" },
 	};
 	struct dp_ipt *d = calloc(1, sizeof(*d));
 	char *ver = NULL, *serr = NULL, *sout = NULL;
@@ -296,9 +306,10 @@ static int ipt_open(struct kpx_dp **out, unsigned int flags, char *err, size_t e
 		return -ENOMEM;
 	for (f = 0; f < NFAM; f++) {
 		if (!find_tool(tools[f][0], d->restore[f], sizeof(d->restore[f])) ||
-		    !find_tool(tools[f][1], d->save[f], sizeof(d->save[f]))) {
-			snprintf(err, errlen, "%s or %s not found (install the iptables package)",
-				 tools[f][0], tools[f][1]);
+		    !find_tool(tools[f][1], d->save[f], sizeof(d->save[f])) ||
+		    !find_tool(tools[f][2], d->cmd[f], sizeof(d->cmd[f]))) {
+			snprintf(err, errlen, "%s, %s or %s not found (install the iptables package)",
+				 tools[f][0], tools[f][1], tools[f][2]);
 			free(d);
 			return -ENOENT;
 		}
@@ -394,6 +405,38 @@ static int svc_copy(struct kpx_service *o, const struct kpx_service *s, bool key
 	return 0;
 }
 
+/*
+ * Whether KPX-SERVICES is in the nat and filter tables of both families
+ * (only its first rule is listed).  A missing chain, or a check that could
+ * not run, is logged: the caller then rewrites everything.
+ */
+static bool chains_present(struct dp_ipt *d)
+{
+	static const char *const tables[] = { "nat", "filter" };
+	char *out = NULL, *err = NULL;
+	size_t t;
+	int f, r;
+
+	for (f = 0; f < NFAM; f++) {
+		for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+			char *argv[] = { d->cmd[f], "-w", "5", "-t", (char *)tables[t],
+					 "-S", "KPX-SERVICES", "1", NULL };
+
+			r = run_tool(argv, NULL, 0, &out, &err);
+			if (r)
+				kpx_warn("iptables", "%s -t %s -S KPX-SERVICES: %s %d (%s): rewriting every chain",
+					 d->cmd[f], tables[t], r < 0 ? "failed" : "exit status",
+					 r < 0 ? -r : r, first_lines(err, 200));
+			free(out);
+			free(err);
+			out = err = NULL;
+			if (r)
+				return false;
+		}
+	}
+	return true;
+}
+
 static int ipt_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
 {
 	struct dp_ipt *d = to_ipt(dp);
@@ -409,8 +452,9 @@ static int ipt_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
 		}
 	*out = v;
 	*n = d->ncur;
-	/* The syncer dumps on its full syncs: so do we (repairs drift). */
-	d->full = true;
+	if (!d->full && (kpx_now_ms() - d->last_full >= IPT_FULL_SYNC_MS ||
+			 !chains_present(d)))
+		d->full = true;
 	return 0;
 }
 
@@ -728,6 +772,8 @@ out:
 	p.svcs = NULL;
 	p.n = 0;
 	plan_free(&p);
+	if (d->full)
+		d->last_full = kpx_now_ms();
 	d->full = false;
 	d->dirty[V4] = d->dirty[V6] = false;
 	return 0;

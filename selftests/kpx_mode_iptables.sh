@@ -54,7 +54,7 @@ wait_seps() {
 tick "topology ready"
 kpx_api_start --objects "$OBJ"
 kpx_agent_start --proxy-mode iptables --hostname-override node-a \
-	--cluster-cidr 10.244.0.0/16,fd00:10:244::/56 --v 2
+	--cluster-cidr 10.244.0.0/16,fd00:10:244::/56 --sync-period 5s --v 2
 # web v4 ClusterIP + NodePort (2+2), sticky (2), lb ClusterIP, LB IP and NodePort (2+2+2)
 wait_seps 12 60
 assert_eq "IPv4 endpoint chains after the first sync" 12 "$(nat_seps)"
@@ -125,6 +125,18 @@ expect_answers cli tcp 10.96.0.80:80 6 10.244.1.2:8080
 assert_match "a partial sync was logged" 'full=false.*sets=[1-9]' "$(grep 'sync done' "$TMPD/agent.log" | grep 'full=false' | tail -n 1)"
 
 tick "partial restore done"
+# --- a firewall reload flushes nat and filter: the periodic re-check (every
+# --sync-period, 5 s here) misses KPX-SERVICES and rewrites every chain -----
+assert_rc "iptables -F and -X in nat and filter" 0 sh -c \
+	'iptables -t nat -F && iptables -t nat -X && iptables -t filter -F && iptables -t filter -X'
+assert_eq "after the flush: no endpoint chain" 0 "$(nat_seps)"
+wait_seps 10 30
+assert_eq "after the re-check: endpoint chains rewritten" 10 "$(nat_seps)"
+assert_match "the re-check logged the missing chain" 'KPX-SERVICES: exit status .*rewriting every chain' \
+	"$(grep 'rewriting every chain' "$TMPD/agent.log" | head -n 1)"
+expect_answers cli tcp 10.96.0.80:80 4 10.244.1.2:8080
+expect_refused cli tcp 10.96.0.90:80
+tick "firewall reload repaired"
 # --- restart: the first commit rewrites, duplicates nothing; now also the
 # 127.0.0.1 NodePorts of kube-proxy's iptables mode (route_localnet) ---------
 kpx_agent_stop

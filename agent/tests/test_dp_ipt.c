@@ -424,14 +424,38 @@ static void test_netns(void)
 	ok(chains_of(s, "KPX-SEP-") == 1 && !has(s, "10.96.0.53"), "one endpoint left; deleted frontend gone");
 	ok(count(s, "-j KPX-SERVICES") == 5, "hooks not duplicated");
 	free(s);
+	/*
+	 * dump() is the syncer's periodic re-check.  With KPX-SERVICES in
+	 * place and the last full commit under an hour old, the next commit
+	 * rewrites nothing: a hook rule deleted by hand stays deleted until
+	 * the hourly full commit, as with kube-proxy's FullSyncPeriod.
+	 */
+	s = sh_out("iptables -t nat -D OUTPUT -m comment --comment 'kpx service portals' -j KPX-SERVICES 2>&1; echo rc=$?");
+	ok(has(s, "rc=0"), "nat OUTPUT hook deleted by hand: %s", s);
+	free(s);
 	ok(ops->dump(dp, &dumped, &ndumped) == 0 && ndumped == 2 && dumped[0].nbackends == 1,
 	   "dump: what was committed (%zu frontends)", ndumped);
 	kpx_services_free(dumped, ndumped);
-	/* After dump() (a full sync) the next commit checks the hooks again. */
 	r = ops->commit(dp);
-	ok(r == 0, "full commit with no change: %d %s", r, dp->errmsg);
+	ok(r == 0, "commit after the re-check, no change: %d %s", r, dp->errmsg);
 	s = sh_out("iptables-save");
-	ok(count(s, "-j KPX-SERVICES") == 5, "full commit: hooks present once");
+	ok(count(s, "-j KPX-SERVICES") == 4, "chains in place: no full rewrite, the hook stays deleted");
+	free(s);
+	/*
+	 * A firewall reload flushes the nat table and deletes its chains:
+	 * the re-check misses KPX-SERVICES and the next commit is full.
+	 */
+	s = sh_out("iptables -t nat -F && iptables -t nat -X && iptables -t nat -N OTHER 2>&1; echo rc=$?");
+	ok(has(s, "rc=0"), "nat table flushed, its chains deleted: %s", s);
+	free(s);
+	ok(ops->dump(dp, &dumped, &ndumped) == 0 && ndumped == 2, "dump after the flush");
+	kpx_services_free(dumped, ndumped);
+	r = ops->commit(dp);
+	ok(r == 0, "full commit after the flush: %d %s", r, dp->errmsg);
+	s = sh_out("iptables-save");
+	ok(count(s, "-j KPX-SERVICES") == 5 && chains_of(s, "KPX-SEP-") == 1 &&
+	   has(s, "--to-destination 10.244.1.2:8080"),
+	   "KPX-SERVICES missing: everything rewritten, every hook present once");
 	free(s);
 
 	/* Several changes of one frontend in one commit: the last one wins. */
