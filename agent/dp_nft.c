@@ -85,22 +85,37 @@ static int nft_run(struct dp_nft *n, const char *cmds)
 }
 
 /*
- * Which of "ip kpx" / "ip6 kpx" exist: bit 0 / bit 1 in *@have.  Lists the
- * table names only (nft list tables).
+ * Whether the line at @p names table "@fam kpx": "table ip kpx\n" in "list
+ * tables" output, "table ip kpx {" in "list chains" output.
  */
-static int nft_tables(struct dp_nft *n, unsigned int *have)
+static bool table_line(const char *p, const char *fam)
+{
+	char want[32];
+	int len = snprintf(want, sizeof(want), "table %s " KPX_NFT_TABLE, fam);
+
+	return !strncmp(p, want, (size_t)len) && (p[len] == '\n' || p[len] == ' ');
+}
+
+/*
+ * Which of "ip kpx" / "ip6 kpx" exist: bit 0 / bit 1 in *@have.  @cheap:
+ * "list chains", which names the tables that have a chain (ours always
+ * have) without reading any rule or set element; "list tables" names every
+ * table, but libnftables 1.0 reads every set element of every table for it
+ * (0.5 s for a 50,000-element map, measured natively).
+ */
+static int nft_tables(struct dp_nft *n, unsigned int *have, bool cheap)
 {
 	const char *out, *p;
-	int r = nft_run(n, "list tables");
+	int r = nft_run(n, cheap ? "list chains" : "list tables");
 
 	*have = 0;
 	if (r)
 		return r;
 	out = nft_ctx_get_output_buffer(n->nft);
 	for (p = out; p && *p; p = strchrnul(p, '\n'), p += *p == '\n') {
-		if (!strncmp(p, "table ip " KPX_NFT_TABLE "\n", 13))
+		if (table_line(p, "ip"))
 			*have |= 1;
-		if (!strncmp(p, "table ip6 " KPX_NFT_TABLE "\n", 14))
+		if (table_line(p, "ip6"))
 			*have |= 2;
 	}
 	return 0;
@@ -219,7 +234,7 @@ static int nft_open(struct kpx_dp **out, unsigned int flags, char *err,
 		nft_close(&n->dp);
 		return -ENOMEM;
 	}
-	r = nft_tables(n, &have);
+	r = nft_tables(n, &have, false);
 	if (!r && (flags & KPX_DP_OPEN_CLEANUP) && !have) {
 		snprintf(err, errlen, "no table %s", KPX_NFT_TABLE);
 		r = -ENOENT;
@@ -290,7 +305,7 @@ static int nft_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *nout)
 	int r;
 
 	if (n->created) {
-		r = nft_tables(n, &have);
+		r = nft_tables(n, &have, true);
 		if (r)
 			return r;
 		if (have != 3) {
@@ -557,7 +572,7 @@ static int nft_cleanup(struct kpx_dp *dp)
 {
 	struct dp_nft *n = to_nft(dp);
 	unsigned int have;
-	int r = nft_tables(n, &have);
+	int r = nft_tables(n, &have, false);
 
 	if (r || !have)
 		return r;
