@@ -127,13 +127,17 @@ assert_match "a partial sync was logged" 'full=false.*sets=[1-9]' "$(grep 'sync 
 tick "partial restore done"
 # --- a firewall reload flushes nat and filter: the periodic re-check (every
 # --sync-period, 5 s here) misses KPX-SERVICES and rewrites every chain -----
-assert_rc "iptables -F and -X in nat and filter" 0 sh -c \
-	'iptables -t nat -F && iptables -t nat -X && iptables -t filter -F && iptables -t filter -X'
-assert_eq "after the flush: no endpoint chain" 0 "$(nat_seps)"
+# One iptables-restore flushes both tables at once, so no re-check can run
+# between them; the agent's log then proves the chain was found missing.
+missing0=$(grep -c 'rewriting every chain' "$TMPD/agent.log")
+assert_rc "nat and filter flushed, their chains deleted" 0 sh -c \
+	'printf "*nat\nCOMMIT\n*filter\nCOMMIT\n" | iptables-restore'
 wait_seps 10 30
 assert_eq "after the re-check: endpoint chains rewritten" 10 "$(nat_seps)"
-assert_match "the re-check logged the missing chain" 'KPX-SERVICES: exit status .*rewriting every chain' \
-	"$(grep 'rewriting every chain' "$TMPD/agent.log" | head -n 1)"
+assert_gt "the re-check logged the missing chain" "$missing0" \
+	"$(grep -c 'rewriting every chain' "$TMPD/agent.log")"
+assert_match "the re-check named KPX-SERVICES" 'KPX-SERVICES: exit status .*rewriting every chain' \
+	"$(grep 'rewriting every chain' "$TMPD/agent.log" | tail -n 1)"
 expect_answers cli tcp 10.96.0.80:80 4 10.244.1.2:8080
 expect_refused cli tcp 10.96.0.90:80
 tick "firewall reload repaired"

@@ -174,7 +174,7 @@ tr -d '\r' <"$raw" >"$log"
 # (the panic replays the log) is left out, and the panic's own block (the
 # watchdog's interrupt) goes first, so the stuck contexts end the output.
 lockup_summary() {
-	awk '
+	awk -v start_re="$lockup_re|Kernel panic|NMI backtrace for cpu" '
 		function flush() {
 			if (blk != "" && !(blk in seen)) {
 				seen[blk] = 1
@@ -184,7 +184,7 @@ lockup_summary() {
 			blk = ""; frames = 0
 		}
 		{ sub(/^\[ *[0-9.]+\] /, "") }
-		/soft lockup - CPU|detected stall|Kernel panic|NMI backtrace for cpu/ {
+		$0 ~ start_re {
 			flush(); blk = "  " $0 "\n"; next }
 		blk != "" && /^(CPU: [0-9]+ PID: |RIP: 0010:)/ { blk = blk "  " $0 "\n"; next }
 		blk != "" && /^Call Trace:/ { frames = 24; next }
