@@ -23,17 +23,37 @@ die() {
 	finish 125
 }
 
-kimg= cmdfile=
+kimg= cmdfile= hosttmp=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	kpx.kimg=*) kimg=${arg#kpx.kimg=} ;;
 	kpx.cmdfile=*) cmdfile=${arg#kpx.cmdfile=} ;;
+	kpx.hosttmp=*) hosttmp=${arg#kpx.hosttmp=} ;;
 	esac
 done
 kver=$(uname -r)
 
-mount -t tmpfs -o mode=1777 tmpfs /tmp || die "mount /tmp"
+# /tmp is the guest's own tmpfs, except for the host's directories named by
+# kpx.hosttmp= (comma-separated /tmp/NAME; "/tmp" keeps the host's whole
+# /tmp), which the harness needs (a checkout or cache under /tmp): they are
+# bound back from the overlaid host root.
 mount -t tmpfs -o mode=0755 tmpfs /run || die "mount /run"
+case ",$hosttmp," in
+*,/tmp,*) ;;
+*)
+	mkdir -p /run/kpx-hosttmp
+	mount --bind /tmp /run/kpx-hosttmp || die "bind the host's /tmp"
+	mount --make-private /run/kpx-hosttmp || die "make /run/kpx-hosttmp private"
+	mount -t tmpfs -o mode=1777 tmpfs /tmp || die "mount /tmp"
+	for d in ${hosttmp//,/ }; do
+		[ -d "/run/kpx-hosttmp/${d#/tmp/}" ] || die "kpx.hosttmp: no $d"
+		mkdir -p "$d"
+		mount --bind "/run/kpx-hosttmp/${d#/tmp/}" "$d" || die "bind $d"
+	done
+	umount -l /run/kpx-hosttmp
+	rmdir /run/kpx-hosttmp
+	;;
+esac
 mkdir -p /dev/pts /dev/shm /run/lock
 # What udev would make: bash process substitution needs /dev/fd.
 ln -sfn /proc/self/fd /dev/fd

@@ -85,6 +85,18 @@ append="console=ttyS0 loglevel=4 panic=-1 oops=panic panic_on_warn=1"
 	append+=" softlockup_panic=1 softlockup_all_cpu_backtrace=1 panic_print=0x20"
 append+=${KPX_VM_APPEND:+ $KPX_VM_APPEND}
 append+=" kpx.init=$here/guest-init.sh kpx.kimg=$kimg kpx.cmdfile=$rundir/cmd"
+# The guest mounts a tmpfs on /tmp; the host directories under /tmp that it
+# needs (a checkout, the cache, the current directory) are bound back into
+# it (guest-init.sh's kpx.hosttmp=).
+hosttmp=
+for p in "$here" "$kimg" "$rundir" "$PWD"; do
+	case "$p" in
+	/tmp) hosttmp=/tmp ;;
+	/tmp/*) p=${p#/tmp/}; p=/tmp/${p%%/*}
+		case ",$hosttmp," in *",$p,"*|*,/tmp,*) ;; *) hosttmp+=${hosttmp:+,}$p ;; esac ;;
+	esac
+done
+[ -z "$hosttmp" ] || append+=" kpx.hosttmp=$hosttmp"
 
 raw=$rundir/console.raw
 boot_tmo=${KPX_VM_BOOT_TIMEOUT:-180}
