@@ -87,6 +87,24 @@ int kpx_dp_fail(struct kpx_dp *dp, int err, const char *fmt, ...)
 	return err;
 }
 
+bool kpx_dp_err_refused(int err)
+{
+	switch (-err) {
+	case EINVAL:
+	case E2BIG:
+	case ENOSPC:
+	case EMSGSIZE:
+	case ERANGE:
+	case EOVERFLOW:
+	case EOPNOTSUPP:
+	case EAFNOSUPPORT:
+	case EPROTONOSUPPORT:
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool kpx_modprobe(const char *module)
 {
 	char *argv[] = { "modprobe", "-q", (char *)module, NULL };

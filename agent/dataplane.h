@@ -90,6 +90,14 @@ struct kpx_dp_ops {
 	int (*dump)(struct kpx_dp *dp, struct kpx_service **out, size_t *n);
 	int (*set_config)(struct kpx_dp *dp, const struct kpx_ns_config *c);
 	int (*set_service)(struct kpx_dp *dp, const struct kpx_service *s);
+	/*
+	 * Optional (NULL: none): whether the mode can take @s at all, by its
+	 * documented limits (kpx: KPX_BACKENDS_MAX backends and the source
+	 * range limit of uapi/linux/kpx.h), checked before set_service().
+	 * 0, or the errno set_service() would answer (-E2BIG) with the
+	 * reason in dp->errmsg.  Changes nothing.
+	 */
+	int (*check_service)(struct kpx_dp *dp, const struct kpx_service *s);
 	/* Only the key of @key (family, protocol, addr, port) is used. */
 	int (*del_service)(struct kpx_dp *dp, const struct kpx_service *key);
 	int (*commit)(struct kpx_dp *dp);
@@ -130,6 +138,18 @@ extern const struct kpx_dp_ops *const kpx_dp_modes[];
  * -EOPNOTSUPP; reason in @err), not a silent fallback.
  */
 int kpx_dp_open(const char *name, struct kpx_dp **out, char *err, size_t errlen);
+
+/*
+ * Whether @err (negative), answered by check_service() or set_service(),
+ * means that the data plane refuses that one frontend's content (too many
+ * backends or source ranges, a value out of range, an unsupported
+ * scheduler: -EINVAL, -E2BIG, -ENOSPC, -EMSGSIZE, -ERANGE, -EOVERFLOW,
+ * -EOPNOTSUPP, -EAFNOSUPPORT, -EPROTONOSUPPORT), so that the syncer sets
+ * it aside and programs the rest (sync.h); any other errno (-ENOMEM,
+ * -ENOBUFS, -EIO, a netlink socket or module failure) is a failure of the
+ * data plane as a whole.
+ */
+bool kpx_dp_err_refused(int err);
 
 static inline const char *kpx_dp_errmsg(const struct kpx_dp *dp)
 {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/kpx.h>
+
 #include "dataplane.h"
 #include "log.h"
 #include "nl.h"
@@ -84,6 +86,34 @@ static int kpx_set_service(struct kpx_dp *dp, const struct kpx_service *s)
 	return nl_result(to_kpx(dp), kpx_nl_set_service(to_kpx(dp)->nl, s));
 }
 
+/*
+ * The module's documented limits (uapi/linux/kpx.h), so that a frontend
+ * over them is refused by name before anything is sent.  Where the header
+ * names no limit, the module's own answer is the only check.
+ */
+#if defined(KPX_SOURCE_RANGES_MAX)
+#define SOURCE_RANGES_MAX KPX_SOURCE_RANGES_MAX
+#elif defined(KPX_CIDRS_MAX)
+#define SOURCE_RANGES_MAX KPX_CIDRS_MAX
+#endif
+
+static int kpx_check_service(struct kpx_dp *dp, const struct kpx_service *s)
+{
+#ifdef KPX_BACKENDS_MAX
+	if (s->nbackends > KPX_BACKENDS_MAX)
+		return kpx_dp_fail(dp, -E2BIG, "%zu backends, the kpx module takes at most %d per frontend",
+				   s->nbackends, KPX_BACKENDS_MAX);
+#endif
+#ifdef SOURCE_RANGES_MAX
+	if (s->nsource_ranges > SOURCE_RANGES_MAX)
+		return kpx_dp_fail(dp, -E2BIG, "%zu source ranges, the kpx module takes at most %d per frontend",
+				   s->nsource_ranges, SOURCE_RANGES_MAX);
+#endif
+	(void)dp;
+	(void)s;
+	return 0;
+}
+
 static int kpx_del_service(struct kpx_dp *dp, const struct kpx_service *key)
 {
 	int r = kpx_nl_del_service(to_kpx(dp)->nl, key);
@@ -121,6 +151,7 @@ const struct kpx_dp_ops kpx_dp_kpx = {
 	.dump = kpx_dump,
 	.set_config = kpx_set_config,
 	.set_service = kpx_set_service,
+	.check_service = kpx_check_service,
 	.del_service = kpx_del_service,
 	.commit = kpx_commit,
 	.generation = kpx_generation,

@@ -212,8 +212,8 @@ static int fe_cmp(const void *a, const void *b)
 	return kpx_service_key_cmp(a, b);
 }
 
-/* The frontend of the key's winner: the claimant first by name. */
-static const struct kpx_service *winner(const struct fe_key *k)
+/* The key's winner: the claimant first by name, or NULL. */
+static const struct fe_svc *winner_svc(const struct fe_key *k)
 {
 	const struct fe_svc *w = NULL;
 	size_t i;
@@ -221,6 +221,14 @@ static const struct kpx_service *winner(const struct fe_key *k)
 	for (i = 0; i < k->nown; i++)
 		if (!w || strcmp(k->own[i]->name, w->name) < 0)
 			w = k->own[i];
+	return w;
+}
+
+/* The frontend of the key's winner. */
+static const struct kpx_service *winner(const struct fe_key *k)
+{
+	const struct fe_svc *w = winner_svc(k);
+
 	return w ? bsearch(&k->key, w->v, w->n, sizeof(*w->v), fe_cmp) : NULL;
 }
 
@@ -498,6 +506,15 @@ const struct kpx_service *kpx_fecache_get(const struct kpx_fecache *c,
 	const struct fe_key *k = key_find(c, key);
 
 	return k ? winner(k) : NULL;
+}
+
+const char *kpx_fecache_owner(const struct kpx_fecache *c,
+			      const struct kpx_service *key)
+{
+	const struct fe_key *k = key_find(c, key);
+	const struct fe_svc *w = k ? winner_svc(k) : NULL;
+
+	return w ? w->name : NULL;
 }
 
 size_t kpx_fecache_count(const struct kpx_fecache *c)

@@ -52,6 +52,14 @@ int kpx_fecache_sync(struct kpx_fecache *c, struct kpx_model *m, bool full,
 const struct kpx_service *kpx_fecache_get(const struct kpx_fecache *c,
 					  const struct kpx_service *key);
 
+/*
+ * The "namespace/name" of the Service whose frontend wins @key's key (the
+ * one kpx_fecache_get() returns), or NULL when no Service claims it.
+ * Valid until the next kpx_fecache_sync().
+ */
+const char *kpx_fecache_owner(const struct kpx_fecache *c,
+			      const struct kpx_service *key);
+
 /* The number of desired frontends (distinct keys). */
 size_t kpx_fecache_count(const struct kpx_fecache *c);
 

@@ -51,6 +51,8 @@ struct kpx_metrics {
 	uint64_t syncs, sync_errors, netlink_errors;
 	uint64_t restarts[KPX_KIND_MAX], relists[KPX_KIND_MAX];
 	size_t nfrontends;
+	uint64_t refusals;		/* SETs refused */
+	size_t refused;			/* frontends refused now */
 	unsigned int no_local[2];	/* [0] internal, [1] external */
 	struct kpx_service *dry;	/* dry-run frontends */
 	size_t ndry;
@@ -220,6 +222,17 @@ void kpx_metrics_sync(struct kpx_metrics *m, double seconds, bool full,
 			histo_observe(&m->netprog, now > m->triggers[i] ? now - m->triggers[i] : 0);
 		m->ntriggers = 0;
 	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+void kpx_metrics_refused(struct kpx_metrics *m, unsigned int refusals,
+			 size_t current)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->refusals += refusals;
+	m->refused = current;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -466,6 +479,12 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 			kind_label[k], m->relists[k]);
 	gauge(f, "kpx_desired_frontends", "Frontends the last sync computed",
 	      (double)m->nfrontends);
+	counter(f, "kpx_sync_proxy_rules_frontend_refused_total",
+		"Frontend changes the data plane refused (over its limits or invalid for it); each costs only its frontend",
+		m->refusals);
+	gauge(f, "kpx_sync_proxy_rules_frontends_refused",
+	      "Frontends refused by the data plane and not programmed, retried every sync-period or when they change",
+	      (double)m->refused);
 	if (st) {
 		gauge(f, "kpx_module_frontends", "Frontends in the module", st->services);
 		gauge(f, "kpx_module_backends", "Backends in the module", st->backends);

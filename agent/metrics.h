@@ -60,6 +60,17 @@ void kpx_metrics_sync(struct kpx_metrics *m, double seconds, bool full,
 		      size_t nfrontends, unsigned int errors);
 
 /*
+ * After each sync: @refusals SETs the data plane refused in it (or that
+ * were over its documented limits), added to
+ * kpx_sync_proxy_rules_frontend_refused_total, and @current frontends
+ * refused and not programmed now, kpx_sync_proxy_rules_frontends_refused
+ * (sync.h).  A refusal is not a sync error: it does not hold back the
+ * update time /healthz reads.
+ */
+void kpx_metrics_refused(struct kpx_metrics *m, unsigned int refusals,
+			 size_t current);
+
+/*
  * kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy}: the
  * Service ports with internalTrafficPolicy (@internal) or
  * externalTrafficPolicy (@external) Local that have endpoints but none on

@@ -39,6 +39,20 @@ struct kpx_sync {
 	struct kpx_fecache *fc;		/* desired frontends per Service */
 	bool gen_ok;			/* actual is the data plane at gen */
 	uint32_t gen;			/* dp->ops->generation() */
+	struct refused *refused;	/* sorted by key (sync.h) */
+	size_t nrefused, caprefused;
+	uint64_t refusals;		/* SETs refused, since the start */
+};
+
+/*
+ * A frontend the data plane refused (sync.h): the desired value it refused
+ * (a deep copy), which Service it is, when it was last tried and why not.
+ */
+struct refused {
+	struct kpx_service fe;
+	char *name;			/* "namespace/name" */
+	int64_t at;			/* monotonic ms of the last attempt */
+	int err;
 };
 
 void kpx_sync_set_healthchecks(struct kpx_sync *s, struct kpx_hc *hc,
@@ -153,10 +167,21 @@ struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_dp *dp,
 	return s;
 }
 
+static void refused_clear(struct refused *r)
+{
+	kpx_service_free(&r->fe);
+	free(r->name);
+}
+
 void kpx_sync_free(struct kpx_sync *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
+	for (i = 0; i < s->nrefused; i++)
+		refused_clear(&s->refused[i]);
+	free(s->refused);
 	kpx_services_free(s->actual, s->nactual);
 	kpx_ctclean_free(s->ct);
 	kpx_fecache_free(s->fc);
@@ -225,32 +250,218 @@ static void log_op(const struct kpx_op *op, bool dry)
 	} while (i < svc->nbackends);
 }
 
-/* Sends one change; returns 0 or the negative errno (logged). */
+/*
+ * Sends one change (a SET after the data plane's check_service()); returns
+ * 0 or the negative errno, the reason in dp->errmsg.  Not logged here.
+ */
 static int send_op(struct kpx_sync *s, const struct kpx_op *op)
 {
-	char key[KPX_SERVICE_STRLEN];
-	const char *msg;
-	int r;
+	int r = 0;
 
 	if (!s->dp) {
 		log_op(op, true);
 		return 0;
 	}
 	s->dp->errmsg[0] = '\0';
-	if (op->type == KPX_OP_SET)
+	if (op->type == KPX_OP_SET && s->dp->ops->check_service)
+		r = s->dp->ops->check_service(s->dp, op->service);
+	if (!r && op->type == KPX_OP_SET)
 		r = s->dp->ops->set_service(s->dp, op->service);
-	else
+	else if (!r)
 		r = s->dp->ops->del_service(s->dp, op->service);
-	if (!r) {
-		if (kpx_log_verbosity >= 2)
-			log_op(op, false);
-		return 0;
-	}
-	msg = kpx_dp_errmsg(s->dp);
+	if (!r && kpx_log_verbosity >= 2)
+		log_op(op, false);
+	return r;
+}
+
+/* Logs a change that failed with @r (not a refusal). */
+static void op_failed(struct kpx_sync *s, const struct kpx_op *op, int r)
+{
+	char key[KPX_SERVICE_STRLEN];
+	const char *msg = kpx_dp_errmsg(s->dp);
+
 	kpx_err("sync", "%s %s: %s%s%s", op->type == KPX_OP_SET ? "set" : "del",
 		kpx_service_str(op->service, key, sizeof(key)), strerror(-r),
 		*msg ? ": " : "", msg);
-	return r;
+}
+
+/* ---- Refused frontends (sync.h) ----------------------------------------- */
+
+/* The index of @key's entry in s->refused, or where it would go (*found). */
+static size_t refused_at(const struct kpx_sync *s,
+			 const struct kpx_service *key, bool *found)
+{
+	size_t lo = 0, hi = s->nrefused;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (kpx_service_key_cmp(&s->refused[mid].fe, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < s->nrefused &&
+		 !kpx_service_key_cmp(&s->refused[lo].fe, key);
+	return lo;
+}
+
+static void refused_drop(struct kpx_sync *s, size_t i)
+{
+	refused_clear(&s->refused[i]);
+	memmove(&s->refused[i], &s->refused[i + 1],
+		(s->nrefused - i - 1) * sizeof(*s->refused));
+	s->nrefused--;
+}
+
+/*
+ * Whether the SET @op is held back: its frontend was refused with this
+ * very value less than sync-period ago.
+ */
+static bool refused_hold(const struct kpx_sync *s, const struct kpx_op *op,
+			 int64_t now)
+{
+	bool found;
+	size_t i = refused_at(s, op->service, &found);
+
+	return found && now - s->refused[i].at < s->period &&
+	       kpx_service_same_config(&s->refused[i].fe, op->service);
+}
+
+/*
+ * The data plane refused the SET @op with @err: records it (replacing an
+ * older entry of its key) and logs it, once per refused value, with its
+ * Service's name.  Without memory for the record the refusal is logged
+ * and retried at the next sync like any change.
+ */
+static void refused_add(struct kpx_sync *s, const struct kpx_op *op, int err,
+			int64_t now)
+{
+	char key[KPX_SERVICE_STRLEN], period[32];
+	const char *msg = kpx_dp_errmsg(s->dp);
+	const char *name = kpx_fecache_owner(s->fc, op->service);
+	struct refused e = { .at = now, .err = err };
+	bool found, again;
+	size_t i = refused_at(s, op->service, &found);
+
+	again = found && s->refused[i].err == err &&
+		kpx_service_same_config(&s->refused[i].fe, op->service);
+	kpx_service_str(op->service, key, sizeof(key));
+	snprintf(period, sizeof(period), "%gs", s->period / 1000.0);
+	if (again) {
+		s->refused[i].at = now;
+		kpx_dbg(2, "sync", "Service %s: frontend %s still refused: %s%s%s",
+			  s->refused[i].name, key, strerror(-err), *msg ? ": " : "", msg);
+		return;
+	}
+	kpx_err("sync", "Service %s: frontend %s refused by the %s data plane: %s%s%s; the other Services are programmed, this one is retried every %s or when it changes",
+		name ? name : "(none)", key, s->dp->ops->name, strerror(-err),
+		*msg ? ": " : "", msg, period);
+	if (kpx_frontend_copy(&e.fe, op->service) ||
+	    !(e.name = strdup(name ? name : "(none)"))) {
+		kpx_service_free(&e.fe);
+		return;
+	}
+	if (found) {
+		refused_clear(&s->refused[i]);
+		s->refused[i] = e;
+		return;
+	}
+	if (s->nrefused == s->caprefused) {
+		size_t cap = s->caprefused ? 2 * s->caprefused : 4;
+		struct refused *v = realloc(s->refused, cap * sizeof(*v));
+
+		if (!v) {
+			refused_clear(&e);
+			return;
+		}
+		s->refused = v;
+		s->caprefused = cap;
+	}
+	memmove(&s->refused[i + 1], &s->refused[i],
+		(s->nrefused - i) * sizeof(*s->refused));
+	s->refused[i] = e;
+	s->nrefused++;
+}
+
+/* The change @op was applied: its frontend is no longer refused. */
+static void refused_done(struct kpx_sync *s, const struct kpx_op *op)
+{
+	char key[KPX_SERVICE_STRLEN];
+	bool found;
+	size_t i = refused_at(s, op->service, &found);
+
+	if (!found)
+		return;
+	if (op->type == KPX_OP_SET)
+		kpx_info("sync", "Service %s: frontend %s programmed (no longer refused)",
+			 s->refused[i].name, kpx_service_str(op->service, key, sizeof(key)));
+	refused_drop(s, i);
+}
+
+static int fe_key_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(a, b);
+}
+
+static int op_key_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(((const struct kpx_op *)a)->service,
+				   ((const struct kpx_op *)b)->service);
+}
+
+/*
+ * Adds to *ops (sorted by key) a SET for each refused frontend that is due
+ * again (last tried at least sync-period before @now) and not already
+ * planned, with its Service's current value; forgets those that are no
+ * longer desired or already programmed as desired.  Returns the new number
+ * of ops, or -ENOMEM (*ops unchanged).
+ */
+static long refused_retry(struct kpx_sync *s, struct kpx_op **ops, long nops,
+			  int64_t now)
+{
+	const struct kpx_service *want, *have;
+	struct kpx_op *v, *extra;
+	size_t i = 0, n = 0;
+
+	if (!s->nrefused)
+		return nops;
+	extra = malloc(s->nrefused * sizeof(*extra));
+	if (!extra)
+		return -ENOMEM;
+	while (i < s->nrefused) {
+		struct refused *e = &s->refused[i];
+		struct kpx_op key = { KPX_OP_SET, &e->fe };
+
+		if (nops && bsearch(&key, *ops, nops, sizeof(**ops), op_key_cmp)) {
+			i++;	/* planned: a change, or a DEL */
+			continue;
+		}
+		want = kpx_fecache_get(s->fc, &e->fe);
+		have = s->nactual ? bsearch(&e->fe, s->actual, s->nactual,
+					    sizeof(*s->actual), fe_key_cmp) : NULL;
+		if (!want || (have && kpx_service_same_config(want, have))) {
+			refused_drop(s, i);
+			continue;
+		}
+		if (now - e->at >= s->period)
+			extra[n++] = (struct kpx_op){ KPX_OP_SET, want };
+		i++;
+	}
+	if (!n) {
+		free(extra);
+		return nops;
+	}
+	v = realloc(*ops, (nops + n) * sizeof(*v));
+	if (!v) {
+		free(extra);
+		return -ENOMEM;
+	}
+	memcpy(v + nops, extra, n * sizeof(*v));
+	free(extra);
+	qsort(v, nops + n, sizeof(*v), op_key_cmp);
+	*ops = v;
+	return nops + (long)n;
 }
 
 /*
@@ -400,10 +611,12 @@ int kpx_sync_run(struct kpx_sync *s)
 	bool full = wants_dump(s, periodic, have_g0, g0);
 	struct kpx_service *desired = NULL;
 	size_t ndesired = 0, i;
-	struct kpx_op *ops = NULL;
+	struct kpx_op *ops = NULL, *done = NULL;
 	bool *applied = NULL;
-	unsigned int sets = 0, dels = 0, errors = 0, nserr;
-	char b[6][24];
+	unsigned int sets = 0, dels = 0, errors = 0, refusals = 0;
+	unsigned int nserr;
+	size_t ndone = 0;
+	char b[8][24];
 	long nops;
 	int r;
 
@@ -426,11 +639,32 @@ int kpx_sync_run(struct kpx_sync *s)
 	}
 	nserr = sync_ns_config(s) ? 1 : 0;
 	nops = plan(s, full, &desired, &ndesired, &ops);
+	if (nops >= 0 && s->dp) {
+		long n = refused_retry(s, &ops, nops, t0);
+
+		if (n < 0) {
+			kpx_err("sync", "planning the refused frontends' retries: %s", strerror(ENOMEM));
+			kpx_services_free(desired, ndesired);
+			free(ops);
+		}
+		nops = n;
+	}
 	if (nops < 0)
 		return sync_failed(s, t0, (int)nops, t0s, full);
 	applied = calloc(nops ? nops : 1, sizeof(*applied));
+	done = malloc((nops ? nops : 1) * sizeof(*done));
 	for (i = 0; i < (size_t)nops; i++) {
-		if (send_op(s, &ops[i])) {
+		if (s->dp && ops[i].type == KPX_OP_SET && refused_hold(s, &ops[i], t0)) {
+			continue;	/* refused as it is: not before sync-period */
+		}
+		r = send_op(s, &ops[i]);
+		if (r && ops[i].type == KPX_OP_SET && kpx_dp_err_refused(r)) {
+			refusals++;
+			refused_add(s, &ops[i], r, t0);
+			continue;
+		}
+		if (r) {
+			op_failed(s, &ops[i], r);
 			errors++;
 			continue;
 		}
@@ -440,29 +674,43 @@ int kpx_sync_run(struct kpx_sync *s)
 			dels++;
 		if (applied)
 			applied[i] = true;
+		if (done)
+			done[ndone++] = ops[i];
 	}
 	if (s->dp && (r = commit(s, nops))) {
 		errors += sets + dels;
 		sets = dels = 0;
+		ndone = 0;
 	} else if (s->dp && applied) {
 		ct_cleanup(s, ops, nops, applied);
 	}
+	for (i = 0; s->dp && i < ndone; i++)
+		refused_done(s, &done[i]);
 	free(applied);
 	/*
-	 * The module now holds the desired state, except where a change
-	 * failed: that is repaired by the next sync, which is then full.
+	 * The data plane now holds the desired state, except where a change
+	 * failed (repaired by the next sync, which is then full) or was
+	 * refused (the data plane keeps what it had for that frontend): only
+	 * the applied changes are recorded.
 	 */
-	if (desired) {
+	if (desired && done && ndone == (size_t)nops) {
 		kpx_services_free(s->actual, s->nactual);
 		s->actual = desired;
 		s->nactual = ndesired;
-	} else if (kpx_reconcile_apply(&s->actual, &s->nactual, ops, nops)) {
+	} else if (!done ||
+		   kpx_reconcile_apply(&s->actual, &s->nactual, done, ndone)) {
 		kpx_err("sync", "recording the changes: %s", strerror(ENOMEM));
 		errors++;	/* s->actual is stale: the next sync is full */
+		kpx_services_free(desired, ndesired);
+	} else {
+		kpx_services_free(desired, ndesired);
 	}
+	free(done);
 	ndesired = kpx_fecache_count(s->fc);
 	errors += nserr;
+	s->refusals += refusals;
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
+	kpx_metrics_refused(s->metrics, refusals, s->nrefused);
 	if (s->metrics) {	/* issue 5 */
 		struct kpx_no_local nl;
 
@@ -491,10 +739,13 @@ int kpx_sync_run(struct kpx_sync *s)
 	snprintf(b[3], sizeof(b[3]), "%u", dels);
 	snprintf(b[4], sizeof(b[4]), "%u", errors);
 	snprintf(b[5], sizeof(b[5]), "%.3f", thread_cpu_ms() - cpu0);
+	snprintf(b[6], sizeof(b[6]), "%u", refusals);
+	snprintf(b[7], sizeof(b[7]), "%zu", s->nrefused);
 	/* In a real run the list ends before "dry_run". */
 	kpx_logkv(errors ? KPX_LOG_WARN : KPX_LOG_INFO, "sync", "sync done",
 		  "duration_ms", b[0], "cpu_ms", b[5], "full", full ? "true" : "false",
 		  "frontends", b[1], "sets", b[2], "dels", b[3], "errors", b[4],
+		  "refused", b[6], "refused_now", b[7],
 		  s->dp ? NULL : "dry_run", "true", NULL);
 	return (int)errors;
 }

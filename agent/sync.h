@@ -72,10 +72,28 @@ int64_t kpx_sync_due(const struct kpx_sync *s);
  * ones sent (KPX_CMD_SET_CONFIG), then the frontend changes, then the
  * health-check servers are updated.  Each failed change
  * is logged with the kernel's extack message and retried at the next
- * (then full) sync; it does not stop the others.  Logs one "sync done"
- * line: duration_ms (wall), cpu_ms (the thread's CPU time, netlink
- * handling in the kernel included), full, frontends, sets, dels, errors.  Returns the number of failed changes, or a negative errno when
- * the sync could not be done at all (dump or model failure).
+ * (then full) sync; it does not stop the others.
+ *
+ * A SET that the data plane refuses for that frontend's own content
+ * (kpx_dp_err_refused(): more backends or source ranges than it takes, a
+ * value it cannot program), found by its check_service() before sending
+ * or answered by set_service(), costs only that frontend, as kube-proxy's
+ * rule that one bad object costs at most itself: it is logged once per
+ * refused value at error level with its Service's "namespace/name", the
+ * frontend key and the reason, counted (kpx_metrics_refused()), and set
+ * aside; the data plane keeps what it had for that key (its previous
+ * value, or nothing).  It is not a sync error: the sync is not full again,
+ * the update time /healthz and serviceProxyHealthy read moves on.  The
+ * same value is sent again at most once per sync-period (at a later
+ * sync, at least sync-period after the last attempt); a changed value is
+ * sent at once; a frontend no longer desired is forgotten.
+ *
+ * Logs one "sync done" line: duration_ms (wall), cpu_ms (the thread's CPU
+ * time, netlink handling in the kernel included), full, frontends, sets,
+ * dels, errors, refused (SETs refused in this sync), refused_now
+ * (frontends set aside now).  Returns the number of failed changes (refusals not
+ * counted), or a negative errno when the sync could not be done at all
+ * (dump or model failure).
  */
 int kpx_sync_run(struct kpx_sync *s);
 

@@ -185,6 +185,17 @@ static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
 	f->sets++;
 	if (injected(f, KPX_FAKEDP_SET, "set"))
 		return -EIO;
+	if (f->refuse) {
+		int r = f->refuse(f, s);
+
+		if (r) {
+			char key[KPX_SERVICE_STRLEN];
+
+			f->refused++;
+			return kpx_dp_fail(dp, r, "fake: refused: %s",
+					   kpx_service_str(s, key, sizeof(key)));
+		}
+	}
 	f->last_set = *s;
 	f->last_set.backends = NULL;
 	f->last_set.source_ranges = NULL;

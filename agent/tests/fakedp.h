@@ -28,6 +28,12 @@
  * "fake: <op> refused" in dp->errmsg, counts in @failed and changes nothing
  * but the counters (a failed commit() with @hold drops the pending changes).
  *
+ * Refusals: @refuse, when set, is asked before every set_service() (after
+ * @fail) and, when it returns a negative errno, the set is refused with it
+ * and "fake: refused: <key>" in dp->errmsg (a data plane refusing one
+ * frontend's content, as the kpx module answers -E2BIG / -EINVAL with an
+ * extack message); counted in @refused, nothing changed.
+ *
  * Depends only on dataplane.h, service.h and nl.h (kpx_services_free()),
  * so that bench_sync can link it against older builds of libkpx.a.
  */
@@ -68,10 +74,13 @@ struct kpx_fakedp {
 	int fail_commits;		/* commit() calls to fail from now */
 	bool (*fail)(struct kpx_fakedp *f, enum kpx_fakedp_call call);
 	void *fail_arg;			/* for @fail */
+	int (*refuse)(struct kpx_fakedp *f, const struct kpx_service *s);
+	void *refuse_arg;		/* for @refuse */
 
 	/* Records: calls of each op, the failed ones included. */
 	long dumps, set_configs, sets, dels, commits, generations;
 	long failed;			/* ops failed by injection */
+	long refused;			/* sets refused by @refuse */
 	/* The last set_service()'s frontend, its pointers NULL: the key,
 	 * flags and nbackends. */
 	struct kpx_service last_set;
