@@ -453,6 +453,21 @@ static int cmd_set(const struct cmd *cmd, int argc, char **argv)
 			s.flags |= KPX_SVC_F_MASQ_NONLOCAL;
 			continue;
 		}
+		if (!strcmp(argv[i], "--ext-local")) {
+			int cfam;
+
+			if (i + 1 >= argc ||
+			    kpx_hostport_parse(argv[i + 1], &cfam,
+					       &s.cluster_addr,
+					       &s.cluster_port)) {
+				usage_error(cmd, "--ext-local needs the ClusterIP "
+					    "frontend's VIP:PORT");
+				goto out;
+			}
+			s.flags |= KPX_SVC_F_EXT_LOCAL;
+			i++;
+			continue;
+		}
 		if (!strcmp(argv[i], "--source-range")) {
 			if (i + 1 >= argc || kpx_cidr_parse(argv[i + 1],
 					&s.source_ranges[s.nsource_ranges])) {
@@ -775,7 +790,8 @@ static const struct cmd cmds[] = {
 	{ "set", cmd_set,
 	  "set PROTO VIP:PORT [ADDR:PORT[@WEIGHT] ...] [--drop-empty] [--masq]\n"
 	  "             [--masq-nonlocal] [--source-range CIDR ...]\n"
-	  "             [--scheduler NAME] [--mh-size N] [--affinity SECONDS]",
+	  "             [--scheduler NAME] [--mh-size N] [--affinity SECONDS]\n"
+	  "             [--ext-local CLUSTER-VIP:PORT]",
 	  "Creates or replaces a frontend and its whole backend set.\n"
 	  "PROTO is tcp, udp or sctp; IPv6 addresses are bracketed, as in\n"
 	  "[fd00::1]:80.  WEIGHT is 1-65535 (default 1).  With no backend, new\n"
@@ -786,7 +802,10 @@ static const struct cmd cmds[] = {
 	  "--scheduler is random (default), rr, wrr, lc, sh or mh (Maglev, table\n"
 	  "size --mh-size, a prime, default 65537).  --affinity keeps a client\n"
 	  "address on its backend while it opens connections within SECONDS\n"
-	  "(ClientIP session affinity, 1-86400)." },
+	  "(ClientIP session affinity, 1-86400).  --ext-local makes it an\n"
+	  "external frontend with externalTrafficPolicy: Local whose local\n"
+	  "clients and node are scheduled with the ClusterIP frontend\n"
+	  "CLUSTER-VIP:PORT (same family and protocol) instead." },
 	{ "config", cmd_config,
 	  "config [--local-cidr CIDR ...] [--local-ifname NAME] "
 	  "[--local-ifprefix PREFIX] | config --show",
