@@ -639,6 +639,12 @@ static int set_dry_run(struct kpx_config *c, const struct setting *s,
 	return set_bool_field(s, v, from_file, err, len, &c->dry_run);
 }
 
+static int set_metrics_per_backend(struct kpx_config *c, const struct setting *s,
+				   const char *v, bool from_file, char *err, size_t len)
+{
+	return set_bool_field(s, v, from_file, err, len, &c->metrics_per_backend);
+}
+
 static int set_init_only(struct kpx_config *c, const struct setting *s,
 			 const char *v, bool from_file, char *err, size_t len)
 {
@@ -656,6 +662,7 @@ static const struct setting settings[] = {
 	{ "scheduler", NULL, V_STR, set_scheduler, true },	/* kpx */
 	{ "kube-api-timeout", NULL, V_DUR, set_req_timeout, true },	/* kpx */
 	{ "watch-stall-timeout", NULL, V_DUR, set_stall, true },	/* kpx */
+	{ "metrics-per-backend", NULL, V_BOOL, set_metrics_per_backend, true },	/* kpx */
 	{ "min-sync-period", NULL, V_DUR, set_min_sync, false },
 	{ "sync-period", NULL, V_DUR, set_sync, false },
 	{ "v", "logging.verbosity", V_INT, set_verbosity, true },
@@ -1129,6 +1136,8 @@ static void usage(void)
 	       "  --watch-stall-timeout DUR   re-watch after this long without data\n"
 	       "                  (default 150s; API servers send bookmarks each minute)\n"
 	       "  --min-sync-period, --sync-period DUR   (as kube-proxy >= 1.30)\n"
+	       "  --metrics-per-backend  /metrics also has kpx_backend_connections_total,\n"
+	       "                  one series per backend (default: per frontend only)\n"
 	       "  --proxy-mode    kpx, nftables, iptables or ipvs; \"\" = kpx if the module\n"
 	       "                  loads, else nftables, else iptables\n"
 	       "kube-proxy flags used by kpx:\n");

@@ -87,6 +87,7 @@ struct kpx_config {
 					 * (each logged once at parse time) */
 	int64_t request_timeout_ms;	/* --kube-api-timeout (kpx), list page, default 60 s */
 	int64_t watch_stall_ms;		/* --watch-stall-timeout (kpx), default 150 s */
+	bool metrics_per_backend;	/* --metrics-per-backend (kpx): kpx_backend_* series */
 
 	/* --conntrack-* / conntrack.*: sysctls set at start-up (ctsysctl.h) */
 	struct kpx_ct_settings conntrack;

@@ -54,10 +54,41 @@ struct kpx_metrics {
 	uint64_t refusals;		/* SETs refused */
 	size_t refused;			/* frontends refused now */
 	unsigned int no_local[2];	/* [0] internal, [1] external */
-	struct kpx_service *dry;	/* dry-run frontends */
-	size_t ndry;
-	bool have_dry;
+	struct frontends *dry;		/* dry-run frontends, or NULL */
 };
+
+/*
+ * An immutable, reference-counted set of frontends (the dry-run ones), so
+ * that a scrape renders them without holding the lock; @ref is changed
+ * under kpx_metrics.lock only.
+ */
+struct frontends {
+	unsigned int ref;
+	struct kpx_service *v;
+	size_t n;
+};
+
+static void frontends_free(struct frontends *fs)
+{
+	if (!fs)
+		return;
+	kpx_services_free(fs->v, fs->n);
+	free(fs);
+}
+
+/* Drops a reference taken under @m's lock; frees the set at the last. */
+static void frontends_put_ref(struct kpx_metrics *m, struct frontends *fs)
+{
+	bool last;
+
+	if (!fs)
+		return;
+	pthread_mutex_lock(&m->lock);
+	last = !--fs->ref;
+	pthread_mutex_unlock(&m->lock);
+	if (last)
+		frontends_free(fs);
+}
 
 static double sync_le[SYNC_NB], netprog_le[NETPROG_NB];
 static pthread_once_t buckets_once = PTHREAD_ONCE_INIT;
@@ -138,7 +169,8 @@ void kpx_metrics_free(struct kpx_metrics *m)
 	free(m->sync_partial.count);
 	free(m->netprog.count);
 	free(m->triggers);
-	kpx_services_free(m->dry, m->ndry);
+	if (m->dry && !--m->dry->ref)
+		frontends_free(m->dry);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
@@ -251,10 +283,12 @@ void kpx_metrics_set_frontends(struct kpx_metrics *m,
 			       const struct kpx_service *v, size_t n)
 {
 	struct kpx_service *copy = n ? calloc(n, sizeof(*copy)) : NULL;
+	struct frontends *fs = malloc(sizeof(*fs)), *old;
 	size_t i;
 
-	if (!m || (n && !copy)) {
+	if (!m || (n && !copy) || !fs) {
 		free(copy);
+		free(fs);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -264,18 +298,25 @@ void kpx_metrics_set_frontends(struct kpx_metrics *m,
 			copy[i].backends = malloc(v[i].nbackends * sizeof(*v[i].backends));
 			if (!copy[i].backends) {
 				kpx_services_free(copy, i);
+				free(fs);
 				return;
 			}
 			memcpy(copy[i].backends, v[i].backends,
 			       v[i].nbackends * sizeof(*v[i].backends));
 		}
+		copy[i].source_ranges = NULL;
+		copy[i].nsource_ranges = 0;
 	}
+	fs->ref = 1;
+	fs->v = copy;
+	fs->n = n;
 	pthread_mutex_lock(&m->lock);
-	kpx_services_free(m->dry, m->ndry);
-	m->dry = copy;
-	m->ndry = n;
-	m->have_dry = true;
+	old = m->dry;
+	m->dry = fs;
+	if (old && --old->ref)
+		old = NULL;	/* a scrape still renders it */
 	pthread_mutex_unlock(&m->lock);
+	frontends_free(old);
 }
 
 bool kpx_metrics_health(struct kpx_metrics *m, bool with_node,
@@ -376,7 +417,8 @@ static void counter(FILE *f, const char *name, const char *help, uint64_t v)
 	fprintf(f, "%s %" PRIu64 "\n", name, v);
 }
 
-static void frontends_put(FILE *f, const struct kpx_service *v, size_t n)
+static void frontends_put(FILE *f, const struct kpx_service *v, size_t n,
+			  bool per_backend)
 {
 	char vip[INET6_ADDRSTRLEN], be[INET6_ADDRSTRLEN];
 	size_t i, j;
@@ -401,6 +443,8 @@ static void frontends_put(FILE *f, const struct kpx_service *v, size_t n)
 		fprintf(f, "kpx_frontend_backends{protocol=\"%s\",vip=\"%s\",port=\"%u\"} %zu\n",
 			kpx_proto_name(v[i].protocol), vip, v[i].port, v[i].nbackends);
 	}
+	if (!per_backend)
+		return;
 	head(f, "kpx_backend_connections_total", "counter",
 	     "New connections the kpx module scheduled to a backend");
 	for (i = 0; i < n; i++) {
@@ -414,16 +458,49 @@ static void frontends_put(FILE *f, const struct kpx_service *v, size_t n)
 	}
 }
 
-char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
-			 size_t n, const struct kpx_nl_stats *st, size_t *len)
+/* A deep copy of @h into @to (its own counts, in @counts). */
+static void histo_copy(struct histo *to, const struct histo *h, uint64_t *counts)
 {
+	*to = *h;
+	memcpy(counts, h->count, (h->nb + 1) * sizeof(*counts));
+	to->count = counts;
+}
+
+char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
+			 size_t n, const struct kpx_nl_stats *st,
+			 unsigned int flags, size_t *len)
+{
+	uint64_t counts[4][NETPROG_NB + 1];
+	struct kpx_metrics snap, *orig = m;
+	struct frontends *dry;
 	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
+	FILE *f;
 	int k;
 
-	if (!f)
-		return NULL;
+	/*
+	 * A copy of the state (a few hundred bytes and the dry-run set's
+	 * reference) is all that is taken under the lock: /healthz, the
+	 * event loop and the syncer never wait for a scrape's rendering.
+	 */
 	pthread_mutex_lock(&m->lock);
+	snap = *m;
+	histo_copy(&snap.sync, &m->sync, counts[0]);
+	histo_copy(&snap.sync_full, &m->sync_full, counts[1]);
+	histo_copy(&snap.sync_partial, &m->sync_partial, counts[2]);
+	histo_copy(&snap.netprog, &m->netprog, counts[3]);
+	dry = m->dry;
+	if (dry)
+		dry->ref++;
+	pthread_mutex_unlock(&m->lock);
+	snap.triggers = NULL;
+	snap.dry = NULL;
+	m = &snap;
+
+	f = open_memstream(&buf, len);
+	if (!f) {
+		frontends_put_ref(orig, dry);
+		return NULL;
+	}
 	histo_put(f, "kubeproxy_sync_proxy_rules_duration_seconds",
 		  "[ALPHA] SyncProxyRules latency in seconds", &m->sync);
 	histo_put(f, "kubeproxy_sync_full_proxy_rules_duration_seconds",
@@ -495,13 +572,13 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 		counter(f, "kpx_module_drops_total", "Packets the module dropped", st->drops);
 	}
 	if (v)
-		frontends_put(f, v, n);
-	else if (m->have_dry)
-		frontends_put(f, m->dry, m->ndry);
-	pthread_mutex_unlock(&m->lock);
+		frontends_put(f, v, n, flags & KPX_METRICS_PER_BACKEND);
+	else if (dry)
+		frontends_put(f, dry->v, dry->n, flags & KPX_METRICS_PER_BACKEND);
 	if (fclose(f)) {
 		free(buf);
-		return NULL;
+		buf = NULL;
 	}
+	frontends_put_ref(orig, dry);
 	return buf;
 }

@@ -100,13 +100,26 @@ bool kpx_metrics_health(struct kpx_metrics *m, bool with_node,
 bool kpx_metrics_healthy(struct kpx_metrics *m, int64_t timeout_ms);
 
 /*
+ * Flag of kpx_metrics_render(): kpx_backend_connections_total, one series
+ * per backend (--metrics-per-backend); without it per-frontend series only.
+ * A macro, so that bench/agent/bench_scrape.c can tell builds with the
+ * flag argument from older ones.
+ */
+#define KPX_METRICS_PER_BACKEND	(1U << 0)
+
+/*
  * The Prometheus text exposition (format 0.0.4) into a malloc'd string of
- * *len bytes: kube-proxy's metrics, then kpx_frontend_* / kpx_backend_* for
- * @v (the module's dump, counters read back; NULL: the dry-run frontends),
- * kpx_module_* from @st (NULL: omitted).  Returns NULL on ENOMEM.
+ * *len bytes: kube-proxy's metrics, then kpx_frontend_* (one series per
+ * frontend: a Service port on one of its addresses) and, with
+ * KPX_METRICS_PER_BACKEND in @flags, kpx_backend_* for @v (the module's
+ * dump, counters read back; NULL: the dry-run frontends), kpx_module_*
+ * from @st (NULL: omitted).  Holds @m's lock only to copy its state (O(1)
+ * in the Services and backends): the rendering never blocks /healthz, the
+ * event loop or a sync.  Returns NULL on ENOMEM.
  */
 char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
-			 size_t n, const struct kpx_nl_stats *st, size_t *len);
+			 size_t n, const struct kpx_nl_stats *st,
+			 unsigned int flags, size_t *len);
 
 /*
  * Go's time.Time String() form, as kube-proxy's /healthz prints it:

@@ -60,7 +60,9 @@ int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 			stp = &st;
 	}
 	rep->content_type = "text/plain; version=0.0.4; charset=utf-8";
-	rep->body = kpx_metrics_render(md->m, v, n, stp, &rep->len);
+	rep->body = kpx_metrics_render(md->m, v, n, stp,
+				       md->per_backend ? KPX_METRICS_PER_BACKEND : 0,
+				       &rep->len);
 	kpx_services_free(v, n);
 	return rep->body ? mode_gauge(md, rep) : -ENOMEM;
 }

@@ -3,7 +3,10 @@
  * kube-proxy's metrics server on --metrics-bind-address: GET /metrics
  * (Prometheus text format 0.0.4, see metrics.h), /healthz ("ok", as
  * kube-proxy's metrics mux), /proxyMode ("kpx").  With a module, each
- * scrape dumps it on the server's own netlink socket for fresh counters.
+ * scrape dumps it on the server's own netlink socket for fresh counters,
+ * in the server's thread: the module's dump runs under RCU, the agent's
+ * state is copied under its lock and rendered outside it (metrics.h), so
+ * a scrape delays neither /healthz nor a sync.
  */
 #ifndef KPX_METRICSD_H
 #define KPX_METRICSD_H
@@ -19,6 +22,7 @@ struct kpx_metricsd {
 	struct kpx_nl *nl;	/* kpx mode only; NULL otherwise and in dry run */
 	bool dry_run;
 	const char *mode;	/* the proxy mode in use, for /proxyMode; NULL = "kpx" */
+	bool per_backend;	/* --metrics-per-backend: KPX_METRICS_PER_BACKEND */
 };
 
 /* The handler, exposed for tests; @ctx is a struct kpx_metricsd. */

@@ -31,7 +31,7 @@ echo_start pod2 pod2 10.244.2.2:8080
 
 web_objects 10.96.0.60 "$TMPD/objects.json"
 kpx_api_start --objects "$TMPD/objects.json"
-kpx_agent_start --hostname-override node-a --healthz-bind-address $HZ --metrics-bind-address $MT
+kpx_agent_start --hostname-override node-a --healthz-bind-address $HZ --metrics-bind-address $MT --metrics-per-backend
 t=$(wait_proc_backends tcp 10.96.0.60:80 10.244.1.2:8080,10.244.2.2:8080 60)
 assert_ne "agent programs 10.96.0.60:80" timeout "$t"
 

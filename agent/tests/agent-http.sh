@@ -57,7 +57,7 @@ hport=$(free_port) mport=$(free_port)
 
 "$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a --dry-run \
 	--min-sync-period 100ms --sync-period 2s \
-	--healthz-bind-address "127.0.0.1:$hport" --metrics-bind-address "127.0.0.1:$mport" \
+	--healthz-bind-address "127.0.0.1:$hport" --metrics-bind-address "127.0.0.1:$mport" --metrics-per-backend \
 	2>"$tmp/agent.log" &
 ag=$!
 wait_log "$tmp/agent.log" 'sync done'

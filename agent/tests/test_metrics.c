@@ -157,7 +157,7 @@ static void test_render(void)
 	kpx_metrics_change(m, KPX_KIND_NODE, false, 0);
 	kpx_metrics_watch_restart(m, KPX_KIND_ENDPOINTSLICE);
 	kpx_metrics_relist(m, KPX_KIND_SERVICE);
-	text = kpx_metrics_render(m, NULL, 0, NULL, &len);
+	text = kpx_metrics_render(m, NULL, 0, NULL, 0, &len);
 	ok(text && strlen(text) == len, "render: %zu bytes", len);
 	ok(strstr(text, "kubeproxy_sync_proxy_rules_service_changes_pending 2.000\n") &&
 	   strstr(text, "kubeproxy_sync_proxy_rules_endpoint_changes_pending 2.000\n"),
@@ -169,8 +169,14 @@ static void test_render(void)
 	kpx_metrics_sync(m, 0.003, true, 1, 0);
 	kpx_metrics_sync(m, 0.0005, false, 1, 0);
 	kpx_metrics_sync(m, 20, false, 1, 3);
-	text = kpx_metrics_render(m, &svc, 1, &st, &len);
-	ok(text != NULL, "render with a module dump");
+	text = kpx_metrics_render(m, &svc, 1, &st, 0, &len);
+	ok(text && strstr(text, "kpx_frontend_connections_total{protocol=\"tcp\",vip=\"10.96.0.10\",port=\"53\"} 60\n") &&
+	   strstr(text, "kpx_frontend_backends{protocol=\"tcp\",vip=\"10.96.0.10\",port=\"53\"} 2\n") &&
+	   !strstr(text, "kpx_backend_"),
+	   "by default per-frontend series only, no kpx_backend_* (--metrics-per-backend off)");
+	free(text);
+	text = kpx_metrics_render(m, &svc, 1, &st, KPX_METRICS_PER_BACKEND, &len);
+	ok(text != NULL, "render with a module dump, per backend");
 	ok(strstr(text, "# TYPE kubeproxy_sync_proxy_rules_duration_seconds histogram\n") &&
 	   count_lines(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{") == 16,
 	   "sync histogram: 15 buckets + +Inf");
@@ -212,7 +218,7 @@ static void test_render(void)
 
 	/* The dry-run frontends stand in for a dump. */
 	kpx_metrics_set_frontends(m, &svc, 1);
-	text = kpx_metrics_render(m, NULL, 0, NULL, &len);
+	text = kpx_metrics_render(m, NULL, 0, NULL, 0, &len);
 	ok(strstr(text, "kpx_frontend_backends{protocol=\"tcp\",vip=\"10.96.0.10\",port=\"53\"} 2\n") != NULL,
 	   "dry run: published frontends rendered");
 	free(text);

@@ -120,7 +120,7 @@ int main(void)
 	   nl.internal, nl.external);
 
 	kpx_metrics_no_local_endpoints(mt, 3, 5);
-	text = kpx_metrics_render(mt, NULL, 0, NULL, &len);
+	text = kpx_metrics_render(mt, NULL, 0, NULL, 0, &len);
 	ok(text && matches("^# TYPE kubeproxy_sync_proxy_rules_no_local_endpoints_total gauge$", text),
 	   "rendered as a gauge");
 	ok(text && matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"

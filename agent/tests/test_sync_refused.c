@@ -126,7 +126,7 @@ static double sample(const char *text, const char *name)
 static double metric(struct kpx_metrics *m, const char *name)
 {
 	size_t len;
-	char *text = kpx_metrics_render(m, NULL, 0, NULL, &len);
+	char *text = kpx_metrics_render(m, NULL, 0, NULL, 0, &len);
 	double v = text ? sample(text, name) : -1;
 
 	free(text);
