@@ -115,6 +115,11 @@ bench-agent: agent
 bench-agent-sync: agent
 	$(MAKE) -C bench/agent sync
 
+# /healthz and endpoint change latency while /metrics is scraped in a loop,
+# 10,000 Services x 100 endpoints, in process (bench/agent/bench_scrape.c).
+bench-agent-scrape: agent
+	$(MAKE) -C bench/agent scrape
+
 # Side-by-side VM benchmark (issue 7): kpx, the fallback modes and the
 # no-proxy floor; results in bench/results/ (bench/run.sh).  bench-quick:
 # fewer N, shorter runs, under 10 minutes.
@@ -135,4 +140,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
-	vm-check vm-check-6.12 vm-check-modes vm-check-debug vm-check-debug-module kunit check check-all demo bench-agent bench-agent-sync bench-core clean
+	vm-check vm-check-6.12 vm-check-modes vm-check-debug vm-check-debug-module kunit check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core clean
