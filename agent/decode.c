@@ -72,16 +72,61 @@ int kpx_json_bool(struct json_object *o, const char *key, bool *out)
 	return ret;
 }
 
+/*
+ * Dotted-quad IPv4 as Kubernetes parses it (netutils.ParseIPSloppy, Go
+ * 1.16's net.ParseIP): four decimal parts of 0..255, leading zeros allowed
+ * and still decimal ("010.001.002.003" is 10.1.2.3).  Writes 4 bytes.
+ */
+static int parse_ipv4_sloppy(const char *s, uint8_t *out)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		unsigned int v = 0;
+		const char *start = s;
+
+		if (i && *s++ != '.')
+			return -EINVAL;
+		start = s;
+		while (*s >= '0' && *s <= '9') {
+			v = v * 10 + (unsigned int)(*s++ - '0');
+			if (v > 255)
+				return -EINVAL;
+		}
+		if (s == start)
+			return -EINVAL;
+		out[i] = (uint8_t)v;
+	}
+	return *s ? -EINVAL : 0;
+}
+
 int kpx_parse_addr(const char *s, int family, void *addr)
 {
 	int fam = strchr(s, ':') ? AF_INET6 : AF_INET;
+	char buf[INET6_ADDRSTRLEN + 16];
+	const char *tail;
+	uint8_t v4[4];
 
 	if (family && family != fam)
 		return -EINVAL;
 	memset(addr, 0, sizeof(struct in6_addr));
-	if (inet_pton(fam, s, addr) != 1)
+	if (fam == AF_INET)
+		return parse_ipv4_sloppy(s, addr) ? -EINVAL : AF_INET;
+	/* an IPv6 address ending in a dotted quad ("::ffff:010.1.2.3"):
+	 * that quad is sloppy too, as in ParseIPSloppy */
+	tail = strrchr(s, ':') + 1;
+	if (strchr(tail, '.')) {
+		size_t head = (size_t)(tail - s);
+
+		if (head + 16 > sizeof(buf) || parse_ipv4_sloppy(tail, v4))
+			return -EINVAL;
+		snprintf(buf, sizeof(buf), "%.*s%u.%u.%u.%u", (int)head, s,
+			 v4[0], v4[1], v4[2], v4[3]);
+		s = buf;
+	}
+	if (inet_pton(AF_INET6, s, addr) != 1)
 		return -EINVAL;
-	return fam;
+	return AF_INET6;
 }
 
 int kpx_parse_cidr(const char *s, struct kpx_cidr *c)
@@ -149,6 +194,15 @@ static void free_strv(char **v, size_t n)
 	free(v);
 }
 
+static void free_endpoint(struct kpx_api_endpoint *e)
+{
+	free(e->node_name);
+	free(e->zone);
+	free_strv(e->zone_hints, e->nzone_hints);
+	free_strv(e->node_hints, e->nnode_hints);
+	memset(e, 0, sizeof(*e));
+}
+
 static void free_ports(struct kpx_api_port *p, size_t n)
 {
 	size_t i;
@@ -171,12 +225,8 @@ void kpx_api_slice_release(struct kpx_api_slice *sl)
 {
 	size_t i;
 
-	for (i = 0; sl->eps && i < sl->neps; i++) {
-		free(sl->eps[i].node_name);
-		free(sl->eps[i].zone);
-		free_strv(sl->eps[i].zone_hints, sl->eps[i].nzone_hints);
-		free_strv(sl->eps[i].node_hints, sl->eps[i].nnode_hints);
-	}
+	for (i = 0; sl->eps && i < sl->neps; i++)
+		free_endpoint(&sl->eps[i]);
 	free(sl->eps);
 	free_ports(sl->ports, sl->nports);
 	free(sl->service);
@@ -233,19 +283,53 @@ static int parse_protocol(const char *s, uint8_t *proto)
 	return 0;
 }
 
+/* Port @p, element @i of @what, into @out (name set last). */
+static int parse_port(struct json_object *p, const char *what, size_t i,
+		      bool need_port, struct kpx_api_port *out,
+		      char *why, size_t len)
+{
+	const char *name, *proto;
+	int64_t port;
+	int ret;
+
+	if (!json_object_is_type(p, json_type_object))
+		return BAD(why, len, "%s[%zu] is not an object", what, i);
+	if (kpx_json_string(p, "name", &name) < 0)
+		return BAD(why, len, "%s[%zu].name is not a string", what, i);
+	if (kpx_json_string(p, "protocol", &proto) < 0 ||
+	    parse_protocol(proto, &out->protocol))
+		return BAD(why, len, "%s[%zu].protocol is not TCP, UDP or SCTP",
+			   what, i);
+	ret = kpx_json_int(p, "port", 1, 65535, &port);
+	if (ret < 0 || (!ret && need_port))
+		return BAD(why, len, "%s[%zu].port is not an integer in 1..65535",
+			   what, i);
+	out->port = ret ? (uint16_t)port : 0;
+	if (need_port) {
+		ret = kpx_json_int(p, "nodePort", 0, 65535, &port);
+		if (ret < 0)
+			return BAD(why, len, "%s[%zu].nodePort is not an integer in 0..65535",
+				   what, i);
+		out->node_port = ret ? (uint16_t)port : 0;
+	}
+	out->name = strdup(name ? name : "");
+	return out->name ? 0 : -ENOMEM;
+}
+
 /*
  * The array @field of @o, of ports with name, protocol and port (required
- * iff @need_port).  @what names it in messages ("spec.ports").
+ * iff @need_port).  @what names it in messages ("spec.ports").  With
+ * @skipped (EndpointSlice ports) a port that does not decode is left out
+ * and counted there, the last such reason in @why; without, it makes the
+ * whole object -EINVAL.
  */
 static int parse_ports(struct json_object *o, const char *field,
 		       const char *what, bool need_port,
 		       struct kpx_api_port **out, size_t *nout,
-		       char *why, size_t len)
+		       size_t *skipped, char *why, size_t len)
 {
-	struct json_object *arr, *p;
 	struct kpx_api_port *ports;
-	const char *name, *proto;
-	int64_t port;
+	struct json_object *arr;
 	size_t i, n;
 	int ret;
 
@@ -261,33 +345,19 @@ static int parse_ports(struct json_object *o, const char *field,
 		return -ENOMEM;
 	*out = ports;
 	for (i = 0; i < n; i++) {
-		p = json_object_array_get_idx(arr, i);
-		*nout = i + 1;
-		if (!json_object_is_type(p, json_type_object))
-			return BAD(why, len, "%s[%zu] is not an object",
-				   what, i);
-		if (kpx_json_string(p, "name", &name) < 0)
-			return BAD(why, len, "%s[%zu].name is not a string",
-				   what, i);
-		if (kpx_json_string(p, "protocol", &proto) < 0 ||
-		    parse_protocol(proto, &ports[i].protocol))
-			return BAD(why, len, "%s[%zu].protocol is not TCP, UDP or SCTP",
-				   what, i);
-		ret = kpx_json_int(p, "port", 1, 65535, &port);
-		if (ret < 0 || (!ret && need_port))
-			return BAD(why, len, "%s[%zu].port is not an integer in 1..65535",
-				   what, i);
-		ports[i].port = ret ? (uint16_t)port : 0;
-		if (need_port) {
-			ret = kpx_json_int(p, "nodePort", 0, 65535, &port);
-			if (ret < 0)
-				return BAD(why, len, "%s[%zu].nodePort is not an integer in 0..65535",
-					   what, i);
-			ports[i].node_port = ret ? (uint16_t)port : 0;
+		struct kpx_api_port *pt = &ports[*nout];
+
+		ret = parse_port(json_object_array_get_idx(arr, i), what, i,
+				 need_port, pt, why, len);
+		if (!ret) {
+			(*nout)++;
+			continue;
 		}
-		ports[i].name = strdup(name ? name : "");
-		if (!ports[i].name)
-			return -ENOMEM;
+		free(pt->name);
+		memset(pt, 0, sizeof(*pt));
+		if (ret != -EINVAL || !skipped)
+			return ret;
+		(*skipped)++;
 	}
 	return 0;
 }
@@ -557,7 +627,7 @@ int kpx_decode_service(struct json_object *obj, struct kpx_api_service *s,
 	else if (type && !strcmp(type, "LoadBalancer"))
 		s->type = KPX_API_LOAD_BALANCER;
 	ret = parse_ports(spec, "ports", "spec.ports", true, &s->ports,
-			  &s->nports, why, len);
+			  &s->nports, NULL, why, len);
 	if (ret)
 		return ret;
 	ret = parse_sched(meta, spec, s, why, len);
@@ -645,12 +715,47 @@ static int parse_hints(struct json_object *ep, struct kpx_api_endpoint *e,
 	return ret;
 }
 
+/*
+ * endpoints[@i] (@ep) of a slice of @family into @e.  Returns 0, 1 when it
+ * has no address (skipped as kube-proxy does), -EINVAL or -ENOMEM.
+ */
+static int parse_endpoint(struct json_object *ep, int family,
+			  struct kpx_api_endpoint *e, size_t i,
+			  char *why, size_t len)
+{
+	struct json_object *addrs, *a;
+	const char *node, *zone;
+	int ret;
+
+	if (!json_object_is_type(ep, json_type_object))
+		return BAD(why, len, "endpoints[%zu] is not an object", i);
+	if (kpx_json_field(ep, "addresses", json_type_array, &addrs) < 0)
+		return BAD(why, len, "endpoints[%zu].addresses is not an array", i);
+	/* consumers use the first address (API doc; kube-proxy) */
+	a = addrs ? json_object_array_get_idx(addrs, 0) : NULL;
+	if (!a)
+		return 1;
+	if (!json_object_is_type(a, json_type_string) ||
+	    kpx_parse_addr(json_object_get_string(a), family, &e->addr) < 0)
+		return BAD(why, len, "endpoints[%zu].addresses[0] is not an %s address",
+			   i, family == AF_INET ? "IPv4" : "IPv6");
+	ret = parse_conditions(ep, e, i, why, len);
+	if (ret)
+		return ret;
+	if (kpx_json_string(ep, "nodeName", &node) < 0 ||
+	    kpx_json_string(ep, "zone", &zone) < 0)
+		return BAD(why, len, "endpoints[%zu].nodeName or zone is not a string",
+			   i);
+	if (dup_opt(node, &e->node_name) || dup_opt(zone, &e->zone))
+		return -ENOMEM;
+	return parse_hints(ep, e, i, why, len);
+}
+
+/* endpoints[]: one that does not decode is left out and counted. */
 static int parse_endpoints(struct json_object *obj, struct kpx_api_slice *sl,
 			   char *why, size_t len)
 {
-	struct json_object *arr, *ep, *addrs, *a;
-	struct kpx_api_endpoint *e;
-	const char *node, *zone;
+	struct json_object *arr;
 	size_t i, n;
 	int ret;
 
@@ -664,37 +769,20 @@ static int parse_endpoints(struct json_object *obj, struct kpx_api_slice *sl,
 	if (!sl->eps)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		ep = json_object_array_get_idx(arr, i);
-		e = &sl->eps[sl->neps];
-		if (!json_object_is_type(ep, json_type_object))
-			return BAD(why, len, "endpoints[%zu] is not an object",
-				   i);
-		if (kpx_json_field(ep, "addresses", json_type_array,
-				   &addrs) < 0)
-			return BAD(why, len, "endpoints[%zu].addresses is not an array",
-				   i);
-		/* consumers use the first address (API doc; kube-proxy) */
-		a = addrs ? json_object_array_get_idx(addrs, 0) : NULL;
-		if (!a)
-			continue;	/* invalid; kube-proxy skips it too */
-		if (!json_object_is_type(a, json_type_string) ||
-		    kpx_parse_addr(json_object_get_string(a), sl->family,
-				   &e->addr) < 0)
-			return BAD(why, len, "endpoints[%zu].addresses[0] is not an %s address",
-				   i, sl->family == AF_INET ? "IPv4" : "IPv6");
-		ret = parse_conditions(ep, e, i, why, len);
-		if (ret)
+		struct kpx_api_endpoint *e = &sl->eps[sl->neps];
+
+		ret = parse_endpoint(json_object_array_get_idx(arr, i),
+				     sl->family, e, i, sl->skipped_why,
+				     sizeof(sl->skipped_why));
+		if (!ret) {
+			sl->neps++;
+			continue;
+		}
+		free_endpoint(e);
+		if (ret == -ENOMEM)
 			return ret;
-		if (kpx_json_string(ep, "nodeName", &node) < 0 ||
-		    kpx_json_string(ep, "zone", &zone) < 0)
-			return BAD(why, len, "endpoints[%zu].nodeName or zone is not a string",
-				   i);
-		sl->neps++;
-		if (dup_opt(node, &e->node_name) || dup_opt(zone, &e->zone))
-			return -ENOMEM;
-		ret = parse_hints(ep, e, i, why, len);
-		if (ret)
-			return ret;
+		if (ret == -EINVAL)
+			sl->nskipped++;
 	}
 	return 0;
 }
@@ -723,7 +811,7 @@ int kpx_decode_slice(struct json_object *obj, struct kpx_api_slice *sl,
 	else if (!strcmp(type, "IPv6"))
 		sl->family = AF_INET6;
 	ret = parse_ports(obj, "ports", "ports", false, &sl->ports, &sl->nports,
-			  why, len);
+			  &sl->nskipped, sl->skipped_why, sizeof(sl->skipped_why));
 	if (ret)
 		return ret;
 	return parse_endpoints(obj, sl, why, len);

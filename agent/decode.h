@@ -104,6 +104,12 @@ struct kpx_api_slice {
 	size_t nports, neps;
 	struct kpx_api_port *ports;
 	struct kpx_api_endpoint *eps;	/* endpoints with an address */
+	/*
+	 * Endpoints and ports that did not decode, left out (each costs only
+	 * itself), and the reason for the last of them ("" when none).
+	 */
+	size_t nskipped;
+	char skipped_why[160];
 };
 
 struct kpx_api_label {
@@ -143,7 +149,9 @@ int kpx_decode_key(struct json_object *obj, bool namespaced, char **key,
 /*
  * Decode @obj into a zeroed struct.  Return 0, -ENOMEM, or -EINVAL with a
  * one-line reason naming the field in @why (@len bytes).  On error the
- * struct may be partly filled: release it anyway.
+ * struct may be partly filled: release it anyway.  An EndpointSlice's
+ * endpoint or port that does not decode is left out and counted
+ * (kpx_api_slice.nskipped) instead of failing the slice.
  */
 int kpx_decode_service(struct json_object *obj, struct kpx_api_service *s,
 		       char *why, size_t len);
@@ -182,8 +190,10 @@ int kpx_json_bool(struct json_object *o, const char *key, bool *out);
  * Parses the textual IP address @s ("10.96.0.1", "fd00::1") into @addr
  * (16 bytes, network byte order; an IPv4 address uses the first 4 and the
  * rest is zeroed).  @family is AF_INET or AF_INET6 to accept only that
- * family, or 0 for either.  Returns the family (AF_INET, AF_INET6), or
- * -EINVAL.
+ * family, or 0 for either.  IPv4 parts (also those of a dotted quad
+ * ending an IPv6 address) may have leading zeros and stay decimal, as
+ * Kubernetes' netutils.ParseIPSloppy reads them: "010.001.002.003" is
+ * 10.1.2.3.  Returns the family (AF_INET, AF_INET6), or -EINVAL.
  */
 int kpx_parse_addr(const char *s, int family, void *addr);
 

@@ -385,6 +385,11 @@ int kpx_model_apply(struct kpx_model *m, enum kpx_kind kind,
 		return 0;
 	}
 	ret = ops->parse(obj, &n, why, sizeof(why));
+	if (!ret && kind == KPX_KIND_ENDPOINTSLICE &&
+	    ((struct m_slice *)n)->o.nskipped)
+		kpx_warn(COMP, "EndpointSlice %s: %zu endpoint(s)/port(s) that do not decode left out, the rest kept (last: %s)",
+			 key, ((struct m_slice *)n)->o.nskipped,
+			 ((struct m_slice *)n)->o.skipped_why);
 	if (!ret) {
 		n->key = key;
 		ret = obj_replace(m, kind, n, old);

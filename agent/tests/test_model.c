@@ -4,6 +4,7 @@
  * real API documents (tests/data, paths relative to agent/) and on small
  * inline objects.  TAP output; exits non-zero on any failure.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -354,21 +355,11 @@ static void test_malformed(void)
 		 J("{'metadata':{'name':'a','namespace':'t'}}")) == -EINVAL,
 	   "bad: not an object, numeric name, null, unknown kind");
 	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
-		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
-		       "{'addresses':['fd00::1']}")) == -EINVAL &&
-	   strstr(log_take(), "t/s-1"), "bad: IPv6 address in an IPv4 slice");
-	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
-		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
-		       "{'addresses':['10.244.1.x']}")) == -EINVAL &&
+		 J("{'metadata':{'name':'s-1','namespace':'t'},'endpoints':[]}")) == -EINVAL &&
 	   apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
-		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':-1}",
-		       "{'addresses':['10.244.1.2']}")) == -EINVAL &&
-	   apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
-		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
-		       "{'addresses':['10.244.1.2'],'conditions':{'ready':'yes'}}")) == -EINVAL &&
-	   apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
-		 J("{'metadata':{'name':'s-1','namespace':'t'},'endpoints':[]}")) == -EINVAL,
-	   "bad: slice address, port, condition type, missing addressType");
+		 J("{'metadata':{'name':'s-1','namespace':'t'},'addressType':'IPv4',"
+		   "'endpoints':7}")) == -EINVAL,
+	   "bad: slice without addressType, endpoints not an array");
 	ok(!kpx_model_dirty(m), "bad: rejected objects leave the state clean");
 	ok_state(m, good, "bad: previous good Service and slice kept");
 	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
@@ -381,6 +372,112 @@ static void test_malformed(void)
 	kpx_log_set_fd(2);
 	fclose(logf_);
 	kpx_model_free(m);
+}
+
+/*
+ * An endpoint or a port of an EndpointSlice that does not decode costs only
+ * itself: the others are kept, one line names the slice.
+ */
+static void test_bad_endpoint(void)
+{
+	struct kpx_model *m = kpx_model_new();
+	static const char *const bad_eps[] = {
+		"{'addresses':['fd00::1']}",
+		"{'addresses':['10.244.1.x']}",
+		"{'addresses':['10.244.1.256']}",
+		"{'addresses':[7]}",
+		"{'addresses':'10.244.1.9'}",
+		"{'addresses':['10.244.1.9'],'conditions':{'ready':'yes'}}",
+		"{'addresses':['10.244.1.9'],'nodeName':5}",
+		"{'addresses':['10.244.1.9'],'hints':{'forZones':'a'}}",
+		"'10.244.1.9'",
+	};
+	char eps[512], *log;
+	size_t i;
+
+	log_capture();
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, svc("t", "s", "'10.96.1.1'", HTTP, NULL));
+	for (i = 0; i < sizeof(bad_eps) / sizeof(bad_eps[0]); i++) {
+		snprintf(eps, sizeof(eps), "{'addresses':['10.244.1.1']},%s,"
+			 "{'addresses':['10.244.1.3']}", bad_eps[i]);
+		ok(apply(m, KPX_KIND_ENDPOINTSLICE, i ? KPX_EV_MODIFIED : KPX_EV_ADDED,
+			 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
+			       eps)) == 0,
+		   "bad endpoint %s: the slice is taken", bad_eps[i]);
+		ok_state(m, "10.96.1.1:80/tcp -> 10.244.1.1:8080 10.244.1.3:8080\n",
+			 "bad endpoint: the other two endpoints are backends");
+		log = log_take();
+		ok(count_lines(log) == 1 && strstr(log, "EndpointSlice t/s-1") &&
+		   strstr(log, "endpoints[1]"),
+		   "bad endpoint: one line naming the slice and endpoints[1]");
+	}
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
+		 slice("t", "s-1", "s", "IPv4",
+		       "{'name':'http','port':-1},{'name':'http','port':8080},"
+		       "{'name':'x','port':81,'protocol':'ICMP'}",
+		       "{'addresses':['10.244.1.2']}")) == 0,
+	   "bad port: the slice is taken");
+	ok_state(m, "10.96.1.1:80/tcp -> 10.244.1.2:8080\n",
+		 "bad port: the good port is used");
+	log = log_take();
+	ok(count_lines(log) == 1 && strstr(log, "t/s-1") && strstr(log, "2 endpoint") &&
+	   strstr(log, "ports[2]"), "bad port: one line, 2 left out, the last named");
+	/* addresses as Kubernetes parses them (netutils.ParseIPSloppy) */
+	ok(apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
+		 slice("t", "s-1", "s", "IPv4", "{'name':'http','port':8080}",
+		       "{'addresses':['010.244.001.004']},{'addresses':['10.244.1.0005']}")) == 0,
+	   "sloppy: the slice is taken");
+	ok_state(m, "10.96.1.1:80/tcp -> 10.244.1.4:8080 10.244.1.5:8080\n",
+		 "sloppy: 010.244.001.004 is 10.244.1.4 (decimal), 10.244.1.0005 is 10.244.1.5");
+	ok(!strstr(log_take(), "left out"), "sloppy: nothing left out");
+	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED,
+		 svc("t", "s", "'010.096.001.010'", HTTP, NULL)) == 0,
+	   "sloppy: a clusterIP with leading zeros is taken");
+	ok_state(m, "10.96.1.10:80/tcp -> 10.244.1.4:8080 10.244.1.5:8080\n",
+		 "sloppy: clusterIP 010.096.001.010 is 10.96.1.10");
+	kpx_log_set_fd(2);
+	fclose(logf_);
+	kpx_model_free(m);
+}
+
+/* kpx_parse_addr(): netutils.ParseIPSloppy's forms, and what it refuses. */
+static void test_parse_addr(void)
+{
+	static const struct {
+		const char *in, *want;	/* want NULL: -EINVAL */
+	} cases[] = {
+		{ "10.1.2.3", "10.1.2.3" },
+		{ "010.001.002.003", "10.1.2.3" },
+		{ "0000255.0.0.00", "255.0.0.0" },
+		{ "::ffff:010.001.002.003", "::ffff:10.1.2.3" },
+		{ "fd00::0001", "fd00::1" },
+		{ "256.1.2.3", NULL },
+		{ "1.2.3", NULL },
+		{ "1.2.3.4.", NULL },
+		{ "1..2.3", NULL },
+		{ "0x1.2.3.4", NULL },
+		{ " 1.2.3.4", NULL },
+		{ "1.2.3.4/32", NULL },
+		{ "", NULL },
+		{ "fd00::1%eth0", NULL },
+		{ "::ffff:1.2.3.256", NULL },
+	};
+	unsigned char a[16];
+	char buf[INET6_ADDRSTRLEN];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fam = kpx_parse_addr(cases[i].in, 0, a);
+
+		if (!cases[i].want)
+			ok(fam == -EINVAL, "parse_addr \"%s\": -EINVAL (%d)", cases[i].in, fam);
+		else
+			ok(fam > 0 && inet_ntop(fam, a, buf, sizeof(buf)) &&
+			   !strcmp(buf, cases[i].want),
+			   "parse_addr \"%s\" = %s", cases[i].in, cases[i].want);
+	}
+	ok(kpx_parse_addr("010.1.2.3", AF_INET6, a) == -EINVAL,
+	   "parse_addr: family mismatch refused");
 }
 
 static void test_relist(void)
@@ -539,6 +636,8 @@ int main(void)
 	test_merge();
 	test_dual_stack();
 	test_malformed();
+	test_bad_endpoint();
+	test_parse_addr();
 	test_relist();
 	test_duplicate_vip();
 	test_order();
