@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
@@ -33,6 +34,11 @@
 #define TO_BE_DELETED_TAINT	"ToBeDeletedByClusterAutoscaler"
 #define JSON_DEPTH		64	/* managedFields nests deeply */
 #define ERRBODY_MAX		1024
+/* "namespace/name": a DNS-1123 label and a DNS-1123 subdomain */
+#define KPX_OBJ_NAME_LEN	(63 + 1 + 253 + 1)
+/* metav1.CauseTypeResourceVersionTooLarge; older servers' messages */
+#define CAUSE_RV_TOO_LARGE	"ResourceVersionTooLarge"
+#define MSG_RV_TOO_LARGE	"Too large resource version"
 
 /* kube-proxy's label selector for Services and EndpointSlices. */
 #define PROXY_SELECTOR \
@@ -53,6 +59,7 @@ struct res {
 	char *rv;		/* resourceVersion to watch from */
 	char *cont;		/* list continue token */
 	bool relisting;		/* between kpx_model_relist_begin() and _end() */
+	bool first_page;	/* the list request in flight has no continue */
 	bool synced;		/* an initial list completed */
 
 	/* The transfer in flight. */
@@ -65,8 +72,9 @@ struct res {
 	size_t errlen;
 	char curlerr[CURL_ERROR_SIZE];
 	bool page_ok;		/* a list page was parsed */
-	bool gone;		/* the watch reported 410: relist */
+	bool gone;		/* the watch needs a relist: 410, too large RV */
 	bool aborted;		/* we stopped the transfer (bad data, ERROR) */
+	const char *bad;	/* why a 200 reply was refused, or NULL */
 	char *page_rv;		/* resourceVersion of the list */
 	unsigned long items, events;
 };
@@ -231,7 +239,7 @@ static void schedule_now(struct res *r, enum req next)
 
 static void apply(struct res *r, enum kpx_event ev, struct json_object *obj)
 {
-	char name[256];
+	char name[KPX_OBJ_NAME_LEN];
 	const char *rv = meta_str(obj, "resourceVersion");
 
 	struct kpx_k8s *k = r->k;
@@ -256,15 +264,36 @@ static int on_page(struct res *r, struct json_object *list)
 	struct json_object *items = NULL;
 	size_t i, n;
 
-	if (kpx_json_field(list, "items", json_type_array, &items) < 0) {
-		kpx_err("k8s", "%s: list response without an items array", r->name);
+	/*
+	 * A list (ListMeta) always carries items (possibly empty or null)
+	 * and metadata.resourceVersion; a 200 without them (an auth proxy's
+	 * "{}", an error object) is not an empty list and must delete
+	 * nothing.
+	 */
+	if (!json_object_object_get_ex(list, "items", NULL) ||
+	    kpx_json_field(list, "items", json_type_array, &items) < 0) {
+		r->bad = "list response without an items array";
 		return -1;
 	}
-	if (!r->relisting) {
+	if (!meta_str(list, "resourceVersion")) {
+		r->bad = "list response without metadata.resourceVersion";
+		return -1;
+	}
+	/*
+	 * Each list from its first page is a new relist generation: what a
+	 * list that failed partway (or whose continue token expired)
+	 * applied does not count as seen, so an object deleted meanwhile
+	 * is dropped at the end (client-go's reflector likewise replaces
+	 * its store with one complete list).
+	 */
+	if (r->first_page) {
+		if (r->relisting)
+			kpx_info("k8s", "%s: list restarted from the first page", r->name);
 		kpx_model_relist_begin(r->k->model, r->kind);
-		r->relisting = true;
-		if (r->synced)
+		if (!r->relisting && r->synced)
 			kpx_metrics_relist(r->k->metrics, r->kind);
+		r->relisting = true;
+		r->first_page = false;
 	}
 	n = items ? json_object_array_length(items) : 0;
 	for (i = 0; i < n; i++)
@@ -274,6 +303,41 @@ static int on_page(struct res *r, struct json_object *list)
 	set_str(&r->page_rv, meta_str(list, "resourceVersion"));
 	r->page_ok = true;
 	return 0;
+}
+
+/*
+ * Whether the Status @st says the resourceVersion asked for is newer than
+ * the server has (apimachinery's IsTooLargeResourceVersionError as
+ * client-go's reflector tests it): a cause ResourceVersionTooLarge, or, from
+ * servers before 1.18.6, a 504 Timeout whose cause or message says "Too
+ * large resource version".
+ */
+static bool rv_too_large(struct json_object *st)
+{
+	struct json_object *det = NULL, *causes = NULL;
+	const char *msg = NULL, *reason = NULL;
+	int64_t code = 0;
+	size_t i, n;
+
+	kpx_json_int(st, "code", 0, 999, &code);
+	kpx_json_string(st, "reason", &reason);
+	kpx_json_field(st, "details", json_type_object, &det);
+	kpx_json_field(det, "causes", json_type_array, &causes);
+	n = causes ? json_object_array_length(causes) : 0;
+	for (i = 0; i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(causes, i);
+		const char *cr = NULL, *cm = NULL;
+
+		kpx_json_string(c, "reason", &cr);
+		kpx_json_string(c, "message", &cm);
+		if (cr && !strcmp(cr, CAUSE_RV_TOO_LARGE))
+			return true;
+		if (code == 504 && cm && !strcmp(cm, MSG_RV_TOO_LARGE))
+			return true;
+	}
+	kpx_json_string(st, "message", &msg);
+	return code == 504 && reason && !strcmp(reason, "Timeout") && msg &&
+	       strstr(msg, MSG_RV_TOO_LARGE);
 }
 
 /* One watch event.  Returns 0, or -1 to end the watch. */
@@ -292,10 +356,15 @@ static int on_event(struct res *r, struct json_object *ev)
 	int64_t code = 0;
 	size_t i;
 
-	kpx_json_string(ev, "type", &type);
-	if (!type || kpx_json_field(ev, "object", json_type_object, &obj) <= 0) {
-		kpx_warn("k8s", "%s: watch event without type or object, ignored", r->name);
-		return 0;
+	/*
+	 * An event that cannot be decoded ends the watch, which is resumed
+	 * from the last applied resourceVersion (client-go's StreamWatcher
+	 * and reflector): skipping it would lose that change for good.
+	 */
+	if (kpx_json_string(ev, "type", &type) <= 0 ||
+	    kpx_json_field(ev, "object", json_type_object, &obj) <= 0) {
+		r->bad = "watch event without type or object";
+		return -1;
 	}
 	r->events++;
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
@@ -317,14 +386,19 @@ static int on_event(struct res *r, struct json_object *ev)
 			kpx_info("k8s", "%s: resourceVersion %s expired, relisting: %s",
 				 r->name, r->rv, msg ? msg : "");
 			r->gone = true;
+		} else if (rv_too_large(obj)) {
+			kpx_warn("k8s", "%s: resourceVersion %s is too large for this API server, relisting: %s",
+				 r->name, r->rv, msg ? msg : "");
+			r->gone = true;
 		} else {
 			kpx_warn("k8s", "%s: watch error %d: %s", r->name,
 				 (int)code, msg ? msg : "(no message)");
 		}
 		return -1;
 	}
-	kpx_warn("k8s", "%s: unknown watch event type \"%s\", ignored", r->name, type);
-	return 0;
+	kpx_warn("k8s", "%s: unknown watch event type \"%s\"", r->name, type);
+	r->bad = "watch event of an unknown type";
+	return -1;
 }
 
 static int on_value(void *ctx, struct json_object *obj)
@@ -338,6 +412,7 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
 {
 	struct res *r = ud;
 	size_t total = size * nmemb;
+	int ret;
 
 	if (!r->code)
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->code);
@@ -351,8 +426,16 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *ud)
 		r->errbody[r->errlen] = '\0';
 		return total;
 	}
-	/* A watch is one event per line: skip a bad one.  A list is not. */
-	if (kpx_jstream_feed(r->json, p, total, r->cur == REQ_WATCH, on_value, r)) {
+	/*
+	 * Malformed JSON ends a list page and a watch alike: the watch is
+	 * resumed from the last applied resourceVersion, so the event that
+	 * did not parse is received again rather than lost.
+	 */
+	ret = kpx_jstream_feed(r->json, p, total, false, on_value, r);
+	if (ret) {
+		if (ret == -EBADMSG)
+			r->bad = r->cur == REQ_WATCH ? "malformed watch event" :
+				 "malformed list response";
 		r->aborted = true;
 		return 0;
 	}
@@ -462,11 +545,20 @@ static void start(struct res *r)
 	r->errlen = 0;
 	r->errbody[0] = r->curlerr[0] = '\0';
 	r->page_ok = r->gone = r->aborted = false;
+	r->bad = NULL;
 	r->events = 0;
-	if (r->cur == REQ_LIST && !r->cont)
+	r->first_page = r->cur == REQ_LIST && !r->cont;
+	if (r->first_page)
 		r->items = 0;
 
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	/* only what kpx_kubeconfig_server() let through, and no redirects */
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_PRIVATE, r);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
@@ -510,7 +602,7 @@ static const char *failure(struct res *r, CURLcode res, char *buf, size_t len)
 		return buf;
 	}
 	if (r->code == 200) {
-		snprintf(buf, len, "invalid response");
+		snprintf(buf, len, "%s", r->bad ? r->bad : "invalid response");
 		return buf;
 	}
 	st = json_tokener_parse(r->errbody);
@@ -545,9 +637,11 @@ static void list_done(struct res *r, CURLcode res)
 		return;
 	}
 	if (r->code == 410)
-		kpx_info("k8s", "%s: list continue token expired, listing again", r->name);
+		kpx_info("k8s", "%s: list continue token expired, listing again from the first page",
+			 r->name);
 	else
-		kpx_err("k8s", "%s: list failed: %s", r->name, failure(r, res, why, sizeof(why)));
+		kpx_err("k8s", "%s: list failed: %s%s", r->name, failure(r, res, why, sizeof(why)),
+			r->relisting ? "; nothing deleted, listing again from the first page" : "");
 	set_str(&r->cont, NULL);
 	r->next = REQ_LIST;
 	backoff(r);
@@ -562,6 +656,16 @@ static void watch_done(struct res *r, CURLcode res)
 		kpx_warn("k8s", "%s: watch stalled or timed out (no data for %d s), re-watching",
 			 r->name, r->k->stall_timeout_s);
 
+	if (!r->gone && r->code == 504) {
+		struct json_object *st = json_tokener_parse(r->errbody);
+
+		if (rv_too_large(st)) {
+			kpx_warn("k8s", "%s: resourceVersion %s is too large for this API server, relisting",
+				 r->name, r->rv);
+			r->gone = true;
+		}
+		json_object_put(st);
+	}
 	if (r->gone || r->code == 410) {
 		if (!r->gone)
 			kpx_info("k8s", "%s: resourceVersion %s expired, relisting",
@@ -582,6 +686,9 @@ static void watch_done(struct res *r, CURLcode res)
 	} else if (!r->aborted) {
 		kpx_warn("k8s", "%s: watch failed: %s", r->name,
 			 failure(r, res, why, sizeof(why)));
+	} else if (r->bad) {
+		kpx_warn("k8s", "%s: %s, re-watching from resourceVersion %s",
+			 r->name, r->bad, r->rv);
 	}
 	backoff(r);
 }
@@ -679,6 +786,9 @@ struct kpx_k8s *kpx_k8s_new(const struct kpx_kubeconfig *kc, const char *node,
 	len = strlen(k->base);
 	while (len && k->base[len - 1] == '/')
 		k->base[--len] = '\0';
+	if (!strncasecmp(k->base, "http://", 7) && (kc->token || kc->token_file))
+		kpx_warn("k8s", "server %s is plain http: the bearer token is sent unencrypted",
+			 k->base);
 	for (i = 0; i < KPX_KIND_MAX; i++) {
 		struct res *r = &k->res[i];
 

@@ -13,8 +13,17 @@
  * Each resource is listed (limit=500 + continue paging) between
  * kpx_model_relist_begin() and _end(), then watched from the list's
  * resourceVersion with bookmarks and a jittered 300-600 s server timeout.
+ * A 200 list page without items or metadata.resourceVersion (an auth
+ * proxy's "{}", an error object) is a failed list: nothing is deleted.  A
+ * list that fails partway, or whose continue token expires (410), is
+ * listed again from the first page as a new relist generation, so objects
+ * only its failed attempt saw do not survive.
  * Watch events go to kpx_model_apply(); a 410 Gone (expired
- * resourceVersion) leads to a relist, which the model diffs (never a flush).
+ * resourceVersion) or a "too large resource version" Status (504, cause
+ * ResourceVersionTooLarge) leads to a relist, which the model diffs (never
+ * a flush).  An event that does not parse or decode ends the watch, which
+ * is resumed from the last applied resourceVersion (as client-go's
+ * reflector does), so that change is received again, not skipped.
  * Any other failure is logged and retried, re-watching from the last
  * resourceVersion, with jittered exponential backoff from 0.5 s to 30 s.
  * A watch that receives no byte (not even a bookmark) for the stall

@@ -19,6 +19,15 @@
 #     read from the token file on the next retry
 #  8. 10,000 Services listed in pages of 500 (--once)
 #  9. --kube-api-qps / --kube-api-burst slow those requests down
+# 10. a relist answered 200 "{}" (an auth proxy's), a list without
+#     metadata.resourceVersion and a 200 Status: errors, nothing deleted
+# 11. a relist in pages of 2 whose second page fails (500), a Service of
+#     page 1 deleted meanwhile, then its continue token expires (410): the
+#     new list drops that Service
+# 12. a watch event that does not parse, and one without a type: the watch
+#     is resumed from the last resourceVersion, the change is not lost
+# 13. a watch answered "too large resource version" (504, cause
+#     ResourceVersionTooLarge) until the agent lists: it relists
 # (The fault controls use curl -k: the proxy may be serving the wrong CA.)
 # Usage: tests/agent-faults.sh [path/to/kpx-agent]   TAP on stdout.
 set -u
@@ -74,6 +83,15 @@ converged() {
 	[ "$got" = "$want" ] || diff <(echo "$want") <(echo "$got") | sed 's/^/#   /' | head -20
 }
 apply_svc() { fl_svc "$@" >"$tmp/svc.json" && apictl apply "$tmp/svc.json"; }
+# relist NAME IP: make every resource relist (as in the 410 test): the
+# watches are held while Service NAME (IP) is applied and history is
+# compacted past them, then cut.
+relist() {
+	fault 'stall?on=1' && apply_svc "$1" "$2" 80 10.244.9.9 && apictl compact &&
+		fault drop && fault 'stall?on=0'
+}
+dels() { grep -c 'dry run: del ' "$tmp/agent.log"; }
+blip=0 wip=0
 
 echo "TAP version 13"
 mkdir -p "$tmp/state" "$tmp/proxy"
@@ -164,7 +182,70 @@ wait_log "$tmp/agent.log" 'HTTP 401'
 ok $? "old token: 401 logged"
 cp "$tmp/new-token" "$tmp/sa-token.new" && mv "$tmp/sa-token.new" "$tmp/sa-token"
 converged "rotated token"
+# the upstream's token back in the file before the proxy stops checking
+cp "$tmp/certs/token" "$tmp/sa-token.new" && mv "$tmp/sa-token.new" "$tmp/sa-token"
 fault 'token?file='
+
+# 10. lists that are not lists
+for m in empty:'without an items array' norv:'without metadata.resourceVersion' \
+	 status:'without an items array'; do
+	d0=$(dels) l0=$(grep -c 'services: list failed: list response' "$tmp/agent.log")
+	fault "badlist?mode=${m%%:*}" && relist "bl-${m%%:*}" "10.96.3.$((++blip))"
+	# the retry may wait up to 30 s: the backoff grew in the faults above
+	for _ in $(seq 450); do
+		[ "$(grep -c 'services: list failed: list response' "$tmp/agent.log")" -ge $((l0 + 2)) ] &&
+			grep -q "services: list failed: list response ${m#*:}" "$tmp/agent.log" && break
+		sleep 0.1
+	done
+	l1=$(grep -c 'services: list failed: list response' "$tmp/agent.log")
+	ok $([ "$l1" -ge $((l0 + 2)) ] && echo 0 || echo 1) \
+		"200 ${m%%:*}: refused, retried ($((l1 - l0)) failed lists: ${m#*:})"
+	ok $([ "$(dels)" = "$d0" ] && echo 0 || echo 1) "200 ${m%%:*}: nothing deleted ($(($(dels) - d0)) dels)"
+	fault 'badlist?mode=off'
+	converged "200 ${m%%:*}, then a real list"
+done
+
+# 11. a paginated relist that fails partway, then its continue token expires
+cat >"$tmp/first.json" <<'EOF'
+{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "first", "namespace": "aaa"},
+ "spec": {"clusterIP": "10.96.4.1", "clusterIPs": ["10.96.4.1"], "ports": [{"port": 80, "targetPort": 8080}]}}
+EOF
+apictl apply "$tmp/first.json"
+wait_log "$tmp/agent.log" 'dry run: set 10.96.4.1:80/tcp'
+ok $? "paginated: Service aaa/first programmed"
+page1=$(curl -sS --cacert "$tmp/certs/ca.crt" -H "Authorization: Bearer $(cat "$tmp/certs/token")" \
+	"https://127.0.0.1:$(cat "$tmp/state/port")/api/v1/services?limit=2" |
+	python3 -c 'import json, sys; d = json.load(sys.stdin); print(len(d["items"]), d["items"][0]["metadata"]["name"], "continue" in d["metadata"])')
+ok $([ "$page1" = "2 first True" ] && echo 0 || echo 1) "paginated: page 1 of 2 holds aaa/first, a continue token ($page1)"
+fault 'limit?n=2' && fault 'continue?mode=500&path=/api/v1/services' && relist pg 10.96.4.2
+wait_log "$tmp/agent.log" 'services: list failed: HTTP 500: injected by faultproxy \(continue\)'
+ok $? "paginated: page 2 failed"
+apictl delete Service aaa first
+sleep 1
+fault 'continue?mode=410&path=/api/v1/services'
+wait_log "$tmp/agent.log" 'services: list continue token expired'
+ok $? "paginated: continue token expired (410), listing from the first page"
+wait_log "$tmp/agent.log" 'dry run: del 10.96.4.1:80/tcp'
+ok $? "paginated: the Service deleted meanwhile is gone"
+converged "paginated relist: page failed, continue expired, page-1 Service deleted"
+fault 'limit?n=0'
+
+# 12. watch events that cannot be decoded
+for how in json type; do
+	ip=10.96.5.$((++wip))
+	fault "corrupt?n=1&path=/api/v1/services&how=$how" && apply_svc "bad-$how" "$ip" 80 10.244.5.$wip
+	wait_log "$tmp/agent.log" 'services: (malformed watch event|watch event without type or object), re-watching from resourceVersion [0-9]+'
+	ok $? "corrupt event ($how): watch ended, re-watched from the last resourceVersion"
+	wait_log "$tmp/agent.log" "dry run: set $ip:80/tcp"
+	ok $? "corrupt event ($how): its Service arrives all the same"
+	converged "corrupt watch event ($how)"
+done
+
+# 13. too large resource version
+fault 'toolarge?path=/api/v1/services' && apictl drop-watches && apply_svc tl 10.96.6.1 80 10.244.6.1
+wait_log "$tmp/agent.log" 'services: resourceVersion [0-9]+ is too large for this API server, relisting'
+ok $? "too large resourceVersion: relisting"
+converged "too large resource version"
 
 kill -TERM "$ag"
 wait "$ag"

@@ -26,7 +26,33 @@ Control, without auth, on the same port (POST, answers JSON):
   /_fault/drop            responses under way (watches) are cut: their
                           connection is shut down before any further byte
                           is forwarded (also what a stall holds back)
-  /_fault/stats  (GET)    {"requests", "http500", "unauthorized", "stalled"}
+  /_fault/limit?n=N       list requests are forwarded with limit=N instead
+                          of the client's (small pages from few objects);
+                          n=0 forwards the client's limit again
+  /_fault/badlist?mode=M  list requests (not watches) are answered 200 with
+                          a body that is not a list: M=empty "{}" (an auth
+                          proxy's), M=norv a list with items but no
+                          metadata.resourceVersion, M=status a 200 Status
+                          object; M=off forwards again
+  /_fault/continue?mode=M[&path=P]
+                          list requests with a continue token (whose path
+                          holds P): M=500 each gets HTTP 500 (until
+                          changed), M=410 the next one gets 410 Expired as
+                          for a compacted token (then off), M=off forwards
+  /_fault/corrupt?n=N&path=P&how=H
+                          the next N ADDED/MODIFIED/DELETED events of
+                          watches whose path holds P are corrupted: H=json
+                          (default) a byte that does not parse, H=type the
+                          event without its "type"
+  /_fault/toolarge?path=P every watch whose path holds P is answered with
+                          one ERROR event, the Status a real API server
+                          sends for a resourceVersion newer than it has
+                          (504 Timeout, cause ResourceVersionTooLarge),
+                          until a list request of that path comes; path=
+                          empty turns it off
+  /_fault/stats  (GET)    {"requests", "http500", "unauthorized", "stalled",
+                          "dropped", "badlist", "continue", "corrupted",
+                          "toolarge"}
 
 Standard library only; one thread per connection.
 """
@@ -52,8 +78,17 @@ class State:
         self.token_file = None
         self.alt = False
         self.gen = 0            # bumped by /_fault/drop
+        self.limit = 0
+        self.badlist = None
+        self.cont = None
+        self.cont_path = ""
+        self.corrupt = 0
+        self.corrupt_path = ""
+        self.corrupt_how = "json"
+        self.toolarge = ""
         self.stats = {"requests": 0, "http500": 0, "unauthorized": 0,
-                      "stalled": 0, "dropped": 0}
+                      "stalled": 0, "dropped": 0, "badlist": 0,
+                      "continue": 0, "corrupted": 0, "toolarge": 0}
 
 
 STATE = State()
@@ -92,6 +127,25 @@ class Handler(BaseHTTPRequestHandler):
                 STATE.alt = q.get("alt", ["1"])[0] == "1"
             elif path == "/_fault/drop":
                 STATE.gen += 1
+            elif path == "/_fault/limit":
+                STATE.limit = int(q.get("n", ["0"])[0])
+            elif path == "/_fault/badlist":
+                m = q.get("mode", ["off"])[0]
+                if m not in ("empty", "norv", "status", "off"):
+                    return self.reply(400, b'{"error": "mode"}')
+                STATE.badlist = None if m == "off" else m
+            elif path == "/_fault/continue":
+                m = q.get("mode", ["off"])[0]
+                if m not in ("500", "410", "off"):
+                    return self.reply(400, b'{"error": "mode"}')
+                STATE.cont = None if m == "off" else m
+                STATE.cont_path = q.get("path", [""])[0]
+            elif path == "/_fault/corrupt":
+                STATE.corrupt = int(q.get("n", ["1"])[0])
+                STATE.corrupt_path = q.get("path", [""])[0]
+                STATE.corrupt_how = q.get("how", ["json"])[0]
+            elif path == "/_fault/toolarge":
+                STATE.toolarge = q.get("path", [""])[0]
             elif path != "/_fault/stats":
                 return self.reply(404, b'{"error": "unknown control"}')
             body = json.dumps(STATE.stats).encode()
@@ -130,10 +184,102 @@ class Handler(BaseHTTPRequestHandler):
             pass
         return True
 
+    def list_fault(self, u, q):
+        """Answers a list request with an injected fault; True if it did."""
+        with STATE.lock:
+            if STATE.toolarge and STATE.toolarge in u.path:
+                STATE.toolarge = ""     # the client relists: over
+            bad = STATE.badlist
+            cont = (STATE.cont if "continue" in q and STATE.cont_path in u.path
+                    else None)
+            if bad:
+                STATE.stats["badlist"] += 1
+            elif cont:
+                STATE.stats["continue"] += 1
+                if cont == "410":
+                    STATE.cont = None
+        if bad == "empty":
+            self.reply(200, b"{}")
+        elif bad == "norv":
+            self.reply(200, json.dumps({"kind": "List", "apiVersion": "v1",
+                                        "metadata": {}, "items": []}).encode())
+        elif bad == "status":
+            self.reply(200, status_body(403, "Forbidden",
+                                        "injected: a Status with 200"))
+        elif cont == "500":
+            self.reply(500, status_body(500, "InternalError",
+                                        "injected by faultproxy (continue)"))
+        elif cont == "410":
+            self.reply(410, status_body(
+                410, "Expired", "The provided continue parameter is too old "
+                "to display a consistent list result (injected)"))
+        else:
+            return False
+        return True
+
+    def watch_fault(self, u):
+        """Answers a watch with a too-large-RV ERROR event; True if it did."""
+        with STATE.lock:
+            if not STATE.toolarge or STATE.toolarge not in u.path:
+                return False
+            STATE.stats["toolarge"] += 1
+        rv = urllib.parse.parse_qs(u.query).get("resourceVersion", ["?"])[0]
+        st = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+              "status": "Failure",
+              "message": "Too large resource version: %s, current: 1" % rv,
+              "reason": "Timeout",
+              "details": {"causes": [{"reason": "ResourceVersionTooLarge",
+                                      "message": "Too large resource version"}],
+                          "retryAfterSeconds": 1},
+              "code": 504}
+        body = (json.dumps({"type": "ERROR", "object": st}) + "\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+        self.wfile.flush()
+        return True
+
+    def corrupted(self, u, data):
+        """@data, corrupted if it is an event the corrupt fault wants."""
+        with STATE.lock:
+            if not STATE.corrupt or STATE.corrupt_path not in u.path:
+                return data
+            how = STATE.corrupt_how
+        try:
+            ev = json.loads(data)
+        except ValueError:
+            return data         # not one whole event
+        if not isinstance(ev, dict) or ev.get("type") not in ("ADDED", "MODIFIED", "DELETED"):
+            return data
+        with STATE.lock:
+            if not STATE.corrupt:
+                return data
+            STATE.corrupt -= 1
+            STATE.stats["corrupted"] += 1
+        sys.stderr.write("faultproxy: corrupting %s %s\n" % (ev["type"], u.path))
+        if how == "type":
+            del ev["type"]
+            return (json.dumps(ev) + "\n").encode()
+        return b"]" + data
+
+    def forward_path(self, u, q):
+        """The request path to send upstream (limit rewritten)."""
+        with STATE.lock:
+            limit = STATE.limit
+        if not limit or "limit" not in q:
+            return self.path
+        q = dict(q)
+        q["limit"] = [str(limit)]
+        return u.path + "?" + urllib.parse.urlencode(q, doseq=True)
+
     def do_GET(self):
         u = urllib.parse.urlsplit(self.path)
         if u.path == "/_fault/stats":
             return self.control(u.path, {})
+        q = urllib.parse.parse_qs(u.query)
+        is_watch = q.get("watch", [""])[0] in ("true", "1")
         with STATE.lock:
             STATE.stats["requests"] += 1
             gen = STATE.gen
@@ -145,6 +291,10 @@ class Handler(BaseHTTPRequestHandler):
         if fail:
             return self.reply(500, status_body(500, "InternalError",
                                                "injected by faultproxy"))
+        if u.path.startswith("/api") and not is_watch and self.list_fault(u, q):
+            return
+        if u.path.startswith("/api") and is_watch and self.watch_fault(u):
+            return
         auth = self.headers.get("Authorization")
         if token_file:
             try:
@@ -169,7 +319,7 @@ class Handler(BaseHTTPRequestHandler):
         if auth:
             headers["Authorization"] = auth
         try:
-            conn.request("GET", self.path, headers=headers)
+            conn.request("GET", self.forward_path(u, q), headers=headers)
             resp = conn.getresponse()
         except OSError as e:
             return self.reply(502, status_body(502, "BadGateway", str(e)))
@@ -186,6 +336,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.wait_unstalled()
                 if self.dropped(gen):
                     return
+                if is_watch:
+                    data = self.corrupted(u, data)
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
