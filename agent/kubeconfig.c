@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <curl/curl.h>
 #include <openssl/evp.h>
 #include <yaml.h>
 
@@ -165,6 +167,7 @@ static int load_doc(yaml_document_t *doc, const char *dir,
 	yaml_node_t *root = yaml_document_get_root_node(doc);
 	yaml_node_t *ctx, *cluster, *user;
 	const char *cur, *cname, *uname, *s;
+	char msg[320];
 	int r;
 
 	if (!root || root->type != YAML_MAPPING_NODE)
@@ -185,8 +188,10 @@ static int load_doc(yaml_document_t *doc, const char *dir,
 	s = map_str(doc, cluster, "server");
 	if (!s)
 		return fail(err, errlen, "cluster \"%s\" has no server", cname);
-	if (!(kc->server = strdup(s)))
-		return -ENOMEM;
+	r = kpx_kubeconfig_server(s, &kc->server, msg, sizeof(msg));
+	if (r)
+		return r == -ENOMEM ? r :
+			fail(err, errlen, "cluster \"%s\": %s", cname, msg);
 	s = map_str(doc, cluster, "insecure-skip-tls-verify");
 	if (s && parse_bool(s, &kc->insecure))
 		return fail(err, errlen, "insecure-skip-tls-verify: \"%s\" is not a boolean", s);
@@ -267,6 +272,58 @@ int kpx_kubeconfig_load(const char *path, struct kpx_kubeconfig *kc,
 	return r;
 }
 
+int kpx_kubeconfig_server(const char *in, char **out, char *err,
+			  size_t errlen)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *url = NULL;
+	CURLUcode uc;
+	int r = -EINVAL;
+	size_t n;
+
+	*out = NULL;
+	if (!u)
+		return -ENOMEM;
+	/* no scheme: https (CURLU_DEFAULT_SCHEME), never a guess */
+	uc = curl_url_set(u, CURLUPART_URL, in, CURLU_DEFAULT_SCHEME);
+	if (uc == CURLUE_OUT_OF_MEMORY) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (uc) {
+		snprintf(err, errlen, "server \"%s\" is not a URL: %s", in,
+			 curl_url_strerror(uc));
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) || !*host) {
+		snprintf(err, errlen, "server \"%s\" has no host", in);
+		goto out;
+	}
+	if (strcasecmp(scheme, "https") && strcasecmp(scheme, "http")) {
+		snprintf(err, errlen, "server \"%s\": scheme %s is not http or https",
+			 in, scheme);
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_URL, &url, 0)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	n = strlen(url);
+	while (n && url[n - 1] == '/')
+		url[--n] = '\0';
+	*out = strdup(url);
+	r = *out ? 0 : -ENOMEM;
+out:
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	curl_free(url);
+	curl_free(host);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return r;
+}
+
 int kpx_kubeconfig_incluster(const char *sa_dir, struct kpx_kubeconfig *kc,
 			     char *err, size_t errlen)
 {
@@ -279,9 +336,20 @@ int kpx_kubeconfig_incluster(const char *sa_dir, struct kpx_kubeconfig *kc,
 		snprintf(err, errlen, "not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set");
 		return -ENOENT;
 	}
-	if (asprintf(&kc->server, "https://%s%s%s:%s", v6 ? "[" : "", host,
+	char *url = NULL;
+	int r;
+
+	if (asprintf(&url, "https://%s%s%s:%s", v6 ? "[" : "", host,
 		     v6 ? "]" : "", port) < 0)
-		kc->server = NULL;
+		url = NULL;
+	r = url ? kpx_kubeconfig_server(url, &kc->server, err, errlen) : -ENOMEM;
+	free(url);
+	if (r == -EINVAL) {
+		kpx_kubeconfig_free(kc);
+		snprintf(err + strlen(err), errlen - strlen(err),
+			 " (from KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT)");
+		return r;
+	}
 	if (asprintf(&kc->token_file, "%s/token", sa_dir) < 0)
 		kc->token_file = NULL;
 	if (asprintf(&kc->ca.file, "%s/ca.crt", sa_dir) < 0)

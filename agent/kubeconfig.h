@@ -18,7 +18,8 @@ struct kpx_pem {
 };
 
 struct kpx_kubeconfig {
-	char *server;		/* "https://host:port", no trailing path */
+	char *server;		/* "https://host:port[/path]", no trailing '/';
+				 * the scheme is http or https */
 	bool insecure;		/* insecure-skip-tls-verify: no peer/host check */
 	struct kpx_pem ca;	/* certificate-authority(-data) */
 	struct kpx_pem cert;	/* client-certificate(-data) */
@@ -40,6 +41,17 @@ struct kpx_kubeconfig {
  */
 int kpx_kubeconfig_load(const char *path, struct kpx_kubeconfig *kc,
 			char *err, size_t errlen);
+
+/*
+ * The API server URL to use for @in, a kubeconfig cluster's server: (or
+ * --master) into *out (malloc'd, trailing '/' removed): without a scheme
+ * it is https ("10.0.0.1:6443" is https://10.0.0.1:6443), so that a bearer
+ * token goes over plain http only when the URL says http; a scheme other
+ * than http and https, or no host, is -EINVAL with a reason in @err.
+ * Parsed with libcurl's URL API.  Returns 0, -EINVAL or -ENOMEM.
+ */
+int kpx_kubeconfig_server(const char *in, char **out, char *err,
+			  size_t errlen);
 
 /* Service-account token and CA file of in-cluster config. */
 #define KPX_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -59,8 +59,8 @@ static bool load_kubeconfig(const struct kpx_config *o, struct kpx_kubeconfig *k
 	}
 	if (o->master) {
 		free(kc->server);
-		if (!(kc->server = strdup(o->master))) {
-			fprintf(stderr, "kpx-agent: out of memory\n");
+		if (kpx_kubeconfig_server(o->master, &kc->server, err, sizeof(err))) {
+			fprintf(stderr, "kpx-agent: --master: %s\n", err);
 			return false;
 		}
 	}

@@ -123,7 +123,7 @@ static void test_cert_data_contexts(void)
 	int r = kpx_kubeconfig_load(p, &kc, err, sizeof(err));
 
 	ok(r == 0, "cert kubeconfig loads (%d %s)", r, err);
-	ok(streq(kc.server, "https://[::1]:6443/"), "prod server %s", kc.server);
+	ok(streq(kc.server, "https://[::1]:6443"), "prod server %s", kc.server);
 	ok(!kc.insecure, "prod cluster is verified (dev's insecure flag not taken)");
 	ok(mem_is(&kc.ca, CA_PEM), "folded base64 CA decoded (%zu bytes)", kc.ca.len);
 	ok(mem_is(&kc.cert, "CERT"), "client cert data");
@@ -248,6 +248,57 @@ static void test_errors(void)
 	   "missing file: %d \"%s\"", r, err);
 }
 
+/* server: without a scheme is https; only http and https are taken. */
+static void test_server(void)
+{
+	static const struct {
+		const char *in, *want;	/* want NULL: -EINVAL */
+	} cases[] = {
+		{ "10.0.0.1:6443", "https://10.0.0.1:6443" },
+		{ "kubernetes.default.svc", "https://kubernetes.default.svc" },
+		{ "[fd00::1]:6443", "https://[fd00::1]:6443" },
+		{ "https://10.0.0.1:6443/", "https://10.0.0.1:6443" },
+		{ "http://127.0.0.1:8080", "http://127.0.0.1:8080" },
+		{ "HTTPS://api.example:443/prefix/", "https://api.example:443/prefix" },
+		{ "ftp://10.0.0.1:6443", NULL },
+		{ "file:///etc/kubernetes", NULL },
+		{ "unix:///run/k8s.sock", NULL },
+		{ "", NULL },
+	};
+	char err[256], *out;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r;
+
+		err[0] = 0;
+		r = kpx_kubeconfig_server(cases[i].in, &out, err, sizeof(err));
+		if (cases[i].want)
+			ok(r == 0 && streq(out, cases[i].want), "server \"%s\" -> %s (%d %s)",
+			   cases[i].in, cases[i].want, r, out ? out : err);
+		else
+			ok(r == -EINVAL && !out && strstr(err, cases[i].in),
+			   "server \"%s\" refused: %s", cases[i].in, err);
+		free(out);
+	}
+	expect_error("no-scheme-ftp.yaml",
+		"current-context: a\nclusters:\n- name: a\n  cluster: {server: 'ftp://10.0.0.1:6443'}\n"
+		"contexts:\n- name: a\n  context: {cluster: a}\n",
+		-EINVAL, "cluster \"a\": server \"ftp://10.0.0.1:6443\": scheme ftp is not http or https");
+	{
+		struct kpx_kubeconfig kc;
+		const char *p = put("no-scheme.yaml",
+			"current-context: a\nclusters:\n- name: a\n  cluster: {server: '10.0.0.1:6443'}\n"
+			"contexts:\n- name: a\n  context: {cluster: a, user: u}\n"
+			"users:\n- name: u\n  user: {token: t0k}\n");
+		int r = kpx_kubeconfig_load(p, &kc, err, sizeof(err));
+
+		ok(r == 0 && streq(kc.server, "https://10.0.0.1:6443"),
+		   "kubeconfig server: 10.0.0.1:6443 is https://10.0.0.1:6443 (%s)", kc.server);
+		kpx_kubeconfig_free(&kc);
+	}
+}
+
 static void test_incluster(void)
 {
 	struct kpx_kubeconfig kc;
@@ -273,6 +324,13 @@ static void test_incluster(void)
 	ok(streq(kc.token_file, "/var/run/secrets/kubernetes.io/serviceaccount/token"),
 	   "default token path %s", kc.token_file);
 	kpx_kubeconfig_free(&kc);
+
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "not-a-port", 1);
+	r = kpx_kubeconfig_incluster(KPX_SA_DIR, &kc, err, sizeof(err));
+	ok(r == -EINVAL && !kc.server && strstr(err, "KUBERNETES_SERVICE_PORT"),
+	   "in-cluster: a bad port is refused: \"%s\"", err);
+	kpx_kubeconfig_free(&kc);
 }
 
 int main(void)
@@ -288,6 +346,7 @@ int main(void)
 	test_cert_data_contexts();
 	test_files();
 	test_errors();
+	test_server();
 	test_incluster();
 	printf("1..%d\n", test_no);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
