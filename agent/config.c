@@ -266,14 +266,20 @@ static int set_hostname(struct kpx_config *c, const struct setting *s,
 	n = strlen(v);
 	while (n && isspace((unsigned char)v[n - 1]))
 		n--;
-	if (n > HOST_NAME_MAX)
-		return BAD(" (longer than 64 characters)");
+	if (n > KPX_NODE_NAME_MAX)
+		return BAD(" (a Node name has at most 253 characters)");
 	memcpy(c->hostname, v, n);
 	c->hostname[n] = '\0';
-	for (p = c->hostname; *p; p++) {
+	for (p = c->hostname; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
-		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.')
-			return BAD(" (not a node name)");
+	/* DNS-1123 subdomain: labels of [a-z0-9-], alphanumeric at both
+	 * ends, joined by '.' */
+	for (p = c->hostname; *p; p++) {
+		bool edge = p == c->hostname || !p[1] || p[-1] == '.' || p[1] == '.';
+
+		if (*p == '.' ? edge : !isalnum((unsigned char)*p) &&
+		    (*p != '-' || edge))
+			return BAD(" (not a Node name: a DNS-1123 subdomain)");
 	}
 	return 0;
 }

@@ -39,11 +39,15 @@ enum kpx_detect_local {
 	KPX_DETECT_LOCAL_IFPREFIX,	/* --pod-interface-name-prefix */
 };
 
+/* A Node name is a DNS-1123 subdomain: at most 253 characters. */
+#define KPX_NODE_NAME_MAX 253
+
 struct kpx_config {
 	/* API access */
 	char *kubeconfig;		/* --kubeconfig / clientConnection.kubeconfig */
 	char *master;			/* --master */
-	char hostname[HOST_NAME_MAX + 1];	/* --hostname-override */
+	char hostname[KPX_NODE_NAME_MAX + 1];	/* --hostname-override, the Node's
+						 * name: a DNS-1123 subdomain */
 	double kube_api_qps;		/* --kube-api-qps, default 5 */
 	int kube_api_burst;		/* --kube-api-burst, default 10 */
 

@@ -87,7 +87,7 @@ struct m_node {
 
 /* What the model uses of struct kpx_config (kpx_model_set_config()). */
 struct settings {
-	char hostname[HOST_NAME_MAX + 1];	/* "" until configured */
+	char hostname[KPX_NODE_NAME_MAX + 1];	/* "" until configured */
 	struct kpx_cidr cluster_cidrs[KPX_CONFIG_CIDRS_MAX];
 	int n_cluster_cidrs;
 	enum kpx_detect_local detect_local;

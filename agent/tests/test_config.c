@@ -328,6 +328,43 @@ static void test_flags(void)
 	}
 }
 
+/* --hostname-override: a Node name, a DNS-1123 subdomain of up to 253. */
+static void test_node_names(void)
+{
+	struct kpx_config c;
+	char name[300];
+	const char *a[] = { "--hostname-override", name, NULL };
+	static const char *const bad[] = {
+		"-node", "node-", "a..b", ".a", "a.", "node_1", "a.-b",
+	};
+	size_t i;
+	int r;
+
+	/* 4 labels: 63 + 1 + 63 + 1 + 63 + 1 + 61 = 253 */
+	memset(name, 'a', 253);
+	name[63] = name[127] = name[191] = '.';
+	name[253] = 0;
+	r = parse(&c, a);
+	ok(r == 0 && strlen(c.hostname) == 253 && !strcmp(c.hostname, name),
+	   "node name of 253 characters taken (%d %s)", r, err);
+	kpx_config_free(&c);
+	name[253] = 'a';
+	name[254] = 0;
+	r = parse(&c, a);
+	ok(r == -EINVAL && strstr(err, "at most 253"), "254 characters refused: %s", err);
+	kpx_config_free(&c);
+	snprintf(name, sizeof(name), "Node-1.Example.COM");
+	r = parse(&c, a);
+	ok(r == 0 && streq(c.hostname, "node-1.example.com"), "lower-cased: %s", c.hostname);
+	kpx_config_free(&c);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(name, sizeof(name), "%s", bad[i]);
+		r = parse(&c, a);
+		ok(r == -EINVAL, "not a DNS-1123 subdomain: \"%s\" refused (%s)", bad[i], err);
+		kpx_config_free(&c);
+	}
+}
+
 static void test_cidr(void)
 {
 	struct kpx_cidr c;
@@ -354,6 +391,7 @@ int main(void)
 	test_full();
 	test_bad_yaml();
 	test_flags();
+	test_node_names();
 	test_cidr();
 	printf("1..%d\n", test_no);
 	return failures ? 1 : 0;
