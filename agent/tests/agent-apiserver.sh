@@ -11,6 +11,9 @@
 #  3. without --dry-run it exits 1 with the "module not loaded" message
 #     (the host cannot load kpx.ko);
 #  4. SIGTERM ends it cleanly (exit 0).
+#  6. a Node name of 253 characters works end to end;
+#  7. server: without a scheme is https (the token never goes in clear),
+#     an explicit http:// sends it with a warning, ftp:// is refused.
 # Usage: tests/agent-apiserver.sh [path/to/kpx-agent]   TAP on stdout.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +31,8 @@ ok() {	# ok COND-STATUS DESCRIPTION
 cleanup() {
 	[ -n "$ag" ] && kill "$ag" 2>/dev/null
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	[ -n "${srv2:-}" ] && kill "$srv2" 2>/dev/null
+	[ -n "${cap:-}" ] && kill "$cap" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -143,6 +148,102 @@ else
 	[ $rc = 1 ] && [ "$out" = 'kpx-agent: proxy mode kpx cannot work here: kpx module not loaded (generic netlink family "kpx" not found) and modprobe kpx failed' ]
 	ok $? "no module: exit 1 and the message ($rc: $out)"
 fi
+
+# 6. A Node name of 253 characters (DNS-1123 subdomain, 4 labels), end to
+#    end: selected by the fieldSelector, its InternalIP gets the NodePort
+#    (not that of a Node whose name differs in the last character).
+long=$(printf '%063d.%063d.%063d.%061d' 0 0 0 0 | tr 0 a)
+other=${long%a}b
+cat >"$tmp/long.json" <<EOF
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$long"},
+  "status": {"addresses": [{"type": "InternalIP", "address": "192.0.2.77"}]}},
+ {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$other"},
+  "status": {"addresses": [{"type": "InternalIP", "address": "192.0.2.78"}]}},
+ {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "np", "namespace": "t"},
+  "spec": {"type": "NodePort", "clusterIP": "10.96.7.1", "clusterIPs": ["10.96.7.1"],
+           "ports": [{"port": 80, "targetPort": 8080, "nodePort": 30080}]}},
+ {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+  "metadata": {"name": "np-1", "namespace": "t", "labels": {"kubernetes.io/service-name": "np"}},
+  "addressType": "IPv4", "ports": [{"port": 8080, "protocol": "TCP"}],
+  "endpoints": [{"addresses": ["10.244.7.1"], "conditions": {"ready": true}, "nodeName": "$long"}]}]}
+EOF
+mkdir -p "$tmp/long"
+python3 "$api/kpx-test-apiserver.py" --dir "$tmp/long" --port 0 --certs "$tmp/certs" \
+	--objects "$tmp/long.json" 2>"$tmp/long-server.log" &
+srv2=$!
+for _ in $(seq 150); do [ -s "$tmp/long/port" ] && break; sleep 0.1; done
+timeout 30 "$agent" --kubeconfig "$tmp/long/kubeconfig" --hostname-override "$long" \
+	--dry-run --once 2>"$tmp/long.log"
+ok $? "253-character node name: --dry-run --once exits 0 (${#long} characters)"
+grep -q "starting: node $long," "$tmp/long.log" && grep -q 'node: listed 1 at' "$tmp/long.log"
+ok $? "253-character node name: the whole name used, its Node listed"
+grep -Eo 'msg="dry run: set [^"]*"' "$tmp/long.log" | sort >"$tmp/got"
+sort >"$tmp/want" <<'WANT'
+msg="dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"
+msg="dry run: set 192.0.2.77:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
+WANT
+diff "$tmp/want" "$tmp/got" >/dev/null
+ok $? "253-character node name: the NodePort on its own InternalIP only"
+kill "$srv2"
+wait "$srv2" 2>/dev/null
+
+# 7. The bearer token and plain http: a loopback listener records what
+#    the agent sends.  server: without a scheme is https (a TLS
+#    ClientHello, no token in clear); only an explicit http:// sends the
+#    token over plain http (with a warning); ftp:// is refused.
+cat >"$tmp/capture.py" <<'EOF'
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1] + ".port", "w").write("%d\n" % s.getsockname()[1])
+while True:
+    c, _ = s.accept()
+    c.settimeout(2)
+    try:
+        data = c.recv(4096)
+    except OSError:
+        data = b""
+    with open(sys.argv[1], "ab") as f:
+        f.write(data)
+    c.close()
+EOF
+python3 "$tmp/capture.py" "$tmp/capture" &
+cap=$!
+for _ in $(seq 50); do [ -s "$tmp/capture.port" ] && break; sleep 0.1; done
+cport=$(cat "$tmp/capture.port")
+kc_with() {	# kc_with SERVER: a kubeconfig with a token for SERVER
+	cat >"$tmp/kc-plain" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "$1"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+users: [{name: u, user: {token: secret-token-7f3a}}]
+EOF
+}
+kc_with "127.0.0.1:$cport"
+timeout 4 "$agent" --kubeconfig "$tmp/kc-plain" --hostname-override node-a --dry-run --once \
+	2>"$tmp/plain1.log"
+grep -q "server https://127.0.0.1:$cport," "$tmp/plain1.log" &&
+	[ -s "$tmp/capture" ] && [ "$(head -c 1 "$tmp/capture" | od -An -tx1 | tr -d ' ')" = 16 ] &&
+	! grep -aq 'secret-token-7f3a' "$tmp/capture"
+ok $? "server 127.0.0.1:PORT (no scheme): https, a TLS handshake, the token never in clear"
+: >"$tmp/capture"
+kc_with "http://127.0.0.1:$cport"
+timeout 4 "$agent" --kubeconfig "$tmp/kc-plain" --hostname-override node-a --dry-run --once \
+	2>"$tmp/plain2.log"
+grep -aq 'Authorization: Bearer secret-token-7f3a' "$tmp/capture" &&
+	grep -q 'is plain http: the bearer token is sent unencrypted' "$tmp/plain2.log"
+ok $? "server http://127.0.0.1:PORT (explicit): the token is sent, with a warning"
+kill "$cap"
+wait "$cap" 2>/dev/null
+kc_with "ftp://127.0.0.1:$cport"
+out=$(timeout 10 "$agent" --kubeconfig "$tmp/kc-plain" --hostname-override node-a --dry-run --once 2>&1)
+rc=$?
+[ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q 'scheme ftp is not http or https' <<<"$out"
+ok $? "server ftp://: refused at start ($rc: $(tail -n 1 <<<"$out"))"
 
 echo "1..$n"
 exit $failed
