@@ -85,6 +85,8 @@ struct kpx_k8s {
 	CURLM *multi;
 	struct curl_slist *headers;
 	char *base;		/* server URL without trailing '/' */
+	char *node;		/* the own Node's name */
+	bool node_seen;		/* the own Node was listed or added */
 	struct res res[KPX_KIND_MAX];
 	struct kpx_ratelimit rl;
 	int request_timeout_s, stall_timeout_s;
@@ -256,6 +258,38 @@ static void apply(struct res *r, enum kpx_event ev, struct json_object *obj)
 	}
 	if (rv && r->cur == REQ_WATCH)
 		set_str(&r->rv, rv);
+	if (r->kind == KPX_KIND_NODE && r->cur == REQ_WATCH) {
+		if (ev == KPX_EV_DELETED) {
+			kpx_warn("k8s", "node: Node %s deleted: no NodePort frontends until it is registered again",
+				 k->node);
+			k->node_seen = false;
+		} else if (!k->node_seen) {
+			kpx_info("k8s", "node: Node %s registered", k->node);
+			k->node_seen = true;
+		}
+	}
+}
+
+/*
+ * After a list of the own Node: without it (a --hostname-override that
+ * matches no Node) the node has no NodePort addresses and no
+ * eligibility, so say so; the watch goes on and picks it up once it is
+ * registered (kube-proxy likewise waits for its Node).
+ */
+static void node_listed(struct res *r)
+{
+	struct kpx_k8s *k = r->k;
+
+	if (r->items) {
+		if (!k->node_seen && r->synced)
+			kpx_info("k8s", "node: Node %s found", k->node);
+		k->node_seen = true;
+		return;
+	}
+	k->node_seen = false;
+	kpx_warn("k8s", "node: no Node named \"%s\" (--hostname-override, or the host name): "
+		 "no NodePort frontends and no node eligibility until it is registered; waiting for it",
+		 k->node);
 }
 
 /* One page of a list.  Returns 0, or -1 to abort the transfer. */
@@ -623,6 +657,8 @@ static void list_done(struct res *r, CURLcode res)
 		}
 		kpx_model_relist_end(r->k->model, r->kind);
 		r->relisting = false;
+		if (r->kind == KPX_KIND_NODE)
+			node_listed(r);
 		kpx_info("k8s", "%s: listed %lu at resourceVersion %s%s", r->name,
 			 r->items, r->page_rv ? r->page_rv : "?",
 			 r->synced ? " (relist)" : "");
@@ -778,10 +814,11 @@ struct kpx_k8s *kpx_k8s_new(const struct kpx_kubeconfig *kc, const char *node,
 	kpx_ratelimit_init(&k->rl, 5, 10, kpx_now_ms());
 	srandom((unsigned int)(kpx_now_ms() ^ getpid()));
 	k->base = strdup(kc->server);
+	k->node = strdup(node);
 	k->multi = curl_multi_init();
 	k->headers = curl_slist_append(NULL, "Accept: application/json");
 	tmp = curl_easy_init();
-	if (!k->base || !k->multi || !k->headers || !tmp)
+	if (!k->base || !k->node || !k->multi || !k->headers || !tmp)
 		goto fail;
 	len = strlen(k->base);
 	while (len && k->base[len - 1] == '/')
@@ -834,6 +871,7 @@ void kpx_k8s_free(struct kpx_k8s *k)
 	curl_multi_cleanup(k->multi);
 	curl_slist_free_all(k->headers);
 	free(k->base);
+	free(k->node);
 	free(k);
 	curl_global_cleanup();
 }

@@ -11,7 +11,9 @@
 #  3. without --dry-run it exits 1 with the "module not loaded" message
 #     (the host cannot load kpx.ko);
 #  4. SIGTERM ends it cleanly (exit 0).
-#  6. a Node name of 253 characters works end to end;
+#  6. a Node name of 253 characters works end to end; a
+#     --hostname-override without a Node is warned about, and the Node
+#     registered later is picked up;
 #  7. server: without a scheme is https (the token never goes in clear),
 #     an explicit http:// sends it with a warning, ftp:// is refused.
 # Usage: tests/agent-apiserver.sh [path/to/kpx-agent]   TAP on stdout.
@@ -185,6 +187,26 @@ msg="dry run: set 192.0.2.77:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
 WANT
 diff "$tmp/want" "$tmp/got" >/dev/null
 ok $? "253-character node name: the NodePort on its own InternalIP only"
+# A --hostname-override that matches no Node: a warning, then the Node
+# registered later is picked up (its NodePort appears).
+"$agent" --kubeconfig "$tmp/long/kubeconfig" --hostname-override late-node --dry-run \
+	--min-sync-period 100ms 2>"$tmp/late.log" &
+ag=$!
+wait_log "$tmp/late.log" 'sync done'
+grep -q 'node: no Node named \\"late-node\\" (--hostname-override' "$tmp/late.log" &&
+	! grep -q 'dry run: set 192.0.2.*:30080' "$tmp/late.log"
+ok $? "no Node late-node: warned, no NodePort frontend"
+cat >"$tmp/late.json" <<'EOF'
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "late-node"},
+ "status": {"addresses": [{"type": "InternalIP", "address": "192.0.2.79"}]}}
+EOF
+"$api/kpx-test-apictl" --kubeconfig "$tmp/long/kubeconfig" apply "$tmp/late.json" >/dev/null &&
+	wait_log "$tmp/late.log" 'dry run: set 192.0.2.79:30080/tcp' &&
+	grep -q 'node: Node late-node registered' "$tmp/late.log"
+ok $? "Node late-node registered later: logged, its NodePort programmed"
+kill "$ag"
+wait "$ag" 2>/dev/null
+ag=
 kill "$srv2"
 wait "$srv2" 2>/dev/null
 
