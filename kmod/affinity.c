@@ -6,6 +6,9 @@
  * refreshes or inserts, taking the oldest entry when the table is full (a
  * live one counts as an eviction).  The timeout is checked in milliseconds
  * from the caller's clock, so it holds to the second whatever TCP does.
+ * Buckets are chosen by a keyed hash (the caller draws the key at random)
+ * and chains are at most KPX_AFF_CHAIN_MAX long, so every operation is
+ * O(1) whatever addresses clients use.
  */
 #include "affinity.h"
 
@@ -26,9 +29,11 @@ u32 kpx_aff_nbuckets(u32 cap)
  * @bucket: kpx_aff_nbuckets(@cap) heads
  * @cap: most entries, at least 1
  * @timeout_s: affinity timeout in seconds
+ * @key: bucket hash key; draw it at random (get_random_bytes()) for each
+ *	table, it is what keeps clients from choosing their bucket
  */
 void kpx_aff_init(struct kpx_aff *t, struct kpx_aff_entry *e, u32 *bucket,
-		  u32 cap, u32 timeout_s)
+		  u32 cap, u32 timeout_s, const struct kpx_hkey *key)
 {
 	u32 i;
 
@@ -40,6 +45,7 @@ void kpx_aff_init(struct kpx_aff *t, struct kpx_aff_entry *e, u32 *bucket,
 	t->evictions = 0;
 	t->bucket = bucket;
 	t->e = e;
+	t->key = *key;
 	for (i = 0; i < t->nbuckets; i++)
 		bucket[i] = KPX_AFF_NIL;
 	for (i = 0; i < cap; i++)
@@ -49,7 +55,7 @@ void kpx_aff_init(struct kpx_aff *t, struct kpx_aff_entry *e, u32 *bucket,
 
 static u32 bucket_of(const struct kpx_aff *t, const u8 *client16)
 {
-	return (u32)kpx_hash16(client16, KPX_AFF_SEED) & (t->nbuckets - 1);
+	return (u32)kpx_keyed_hash16(client16, &t->key) & (t->nbuckets - 1);
 }
 
 static void lru_unlink(struct kpx_aff *t, u32 i)
@@ -77,18 +83,29 @@ static void lru_append(struct kpx_aff *t, u32 i)
 	t->tail = i;
 }
 
-/* Finds @client16; *@link is set to the pointer that references it. */
-static u32 find(struct kpx_aff *t, const u8 *client16, u32 **link)
+/*
+ * Finds @client16; *@link is set to the pointer that references it.  If
+ * @oldest is not NULL, a miss sets it to the chain's least recently
+ * refreshed entry (KPX_AFF_NIL unless the chain is full).
+ */
+static u32 find(struct kpx_aff *t, const u8 *client16, u32 **link,
+		u32 *oldest)
 {
 	u32 *l = &t->bucket[bucket_of(t, client16)];
+	u32 len = 0, old = KPX_AFF_NIL;
 
 	while (*l != KPX_AFF_NIL) {
 		if (!memcmp(t->e[*l].client, client16, 16)) {
 			*link = l;
 			return *l;
 		}
+		if (old == KPX_AFF_NIL || t->e[*l].last_ms < t->e[old].last_ms)
+			old = *l;
+		len++;
 		l = &t->e[*l].hnext;
 	}
+	if (oldest)
+		*oldest = len >= KPX_AFF_CHAIN_MAX ? old : KPX_AFF_NIL;
 	return KPX_AFF_NIL;
 }
 
@@ -96,7 +113,7 @@ static void drop(struct kpx_aff *t, u32 i)
 {
 	u32 *l, j;
 
-	j = find(t, t->e[i].client, &l);
+	j = find(t, t->e[i].client, &l, NULL);
 	if (j == i)
 		*l = t->e[i].hnext;
 	lru_unlink(t, i);
@@ -125,7 +142,7 @@ static bool expired(const struct kpx_aff *t, const struct kpx_aff_entry *x,
 const struct kpx_aff_entry *kpx_aff_lookup(struct kpx_aff *t,
 					   const u8 *client16, u64 now_ms)
 {
-	u32 *l, i = find(t, client16, &l);
+	u32 *l, i = find(t, client16, &l, NULL);
 
 	if (i == KPX_AFF_NIL)
 		return NULL;
@@ -145,20 +162,23 @@ const struct kpx_aff_entry *kpx_aff_lookup(struct kpx_aff *t,
  * @now_ms: current time, milliseconds
  *
  * Refreshes the client's entry, or inserts one, reusing the oldest entry
- * if the table is full (counted in @t->evictions unless it had expired).
+ * of a full chain or else, if the table is full, the oldest entry (counted
+ * in @t->evictions unless it had expired).
  */
 void kpx_aff_update(struct kpx_aff *t, const u8 *client16,
 		    const u8 *be_addr16, u16 be_port, u64 now_ms)
 {
-	u32 *l, i = find(t, client16, &l);
+	u32 *l, old, i = find(t, client16, &l, &old);
 
 	if (i != KPX_AFF_NIL) {
 		lru_unlink(t, i);
 	} else {
-		if (t->free == KPX_AFF_NIL) {
-			if (!expired(t, &t->e[t->head], now_ms))
+		if (old == KPX_AFF_NIL && t->free == KPX_AFF_NIL)
+			old = t->head;
+		if (old != KPX_AFF_NIL) {
+			if (!expired(t, &t->e[old], now_ms))
 				t->evictions++;
-			drop(t, t->head);
+			drop(t, old);
 		}
 		i = t->free;
 		t->free = t->e[i].next;
@@ -183,7 +203,7 @@ void kpx_aff_update(struct kpx_aff *t, const u8 *client16,
  */
 bool kpx_aff_forget(struct kpx_aff *t, const u8 *client16)
 {
-	u32 *l, i = find(t, client16, &l);
+	u32 *l, i = find(t, client16, &l, NULL);
 
 	if (i == KPX_AFF_NIL)
 		return false;
@@ -217,19 +237,31 @@ u32 kpx_aff_purge(struct kpx_aff *t, kpx_aff_keep_fn keep, const void *ctx)
 
 /**
  * kpx_aff_move - copy every entry of @src into the empty table @dst
- * @dst: initialized (kpx_aff_init()), empty, cap >= @src->used
+ * @dst: initialized (kpx_aff_init()), empty, cap >= @src->used and
+ *	nbuckets >= @src->nbuckets
  * @src: the table to copy; unchanged
  *
- * Keeps the entries' order, times and backends, the timeout and the
- * eviction count: used to grow a table.
+ * Keeps the entries' order, times and backends, the timeout, the eviction
+ * count and the hash key (so that a chain of @dst holds entries of one
+ * chain of @src only, and stays within KPX_AFF_CHAIN_MAX): used to grow a
+ * table.  Entries are linked without lookups (the keys are distinct), so
+ * the move is O(@src->used) whatever the chains.
  */
 void kpx_aff_move(struct kpx_aff *dst, const struct kpx_aff *src)
 {
-	u32 i;
+	u32 i, j, *l;
 
 	dst->timeout_ms = src->timeout_ms;
-	for (i = src->head; i != KPX_AFF_NIL; i = src->e[i].next)
-		kpx_aff_update(dst, src->e[i].client, src->e[i].be_addr,
-			       src->e[i].be_port, src->e[i].last_ms);
+	dst->key = src->key;
+	for (i = src->head; i != KPX_AFF_NIL; i = src->e[i].next) {
+		j = dst->free;
+		dst->free = dst->e[j].next;
+		dst->used++;
+		dst->e[j] = src->e[i];
+		l = &dst->bucket[bucket_of(dst, dst->e[j].client)];
+		dst->e[j].hnext = *l;
+		*l = j;
+		lru_append(dst, j);
+	}
 	dst->evictions = src->evictions;
 }

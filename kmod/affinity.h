@@ -11,7 +11,13 @@
 #include "pure.h"
 
 #define KPX_AFF_NIL	U32_MAX
-#define KPX_AFF_SEED	0x6b70782d61662d31ULL
+/*
+ * Longest hash chain: inserting into a full chain first drops that chain's
+ * least recently refreshed entry (an eviction if it was live).  With a
+ * random key and at most one entry per bucket on average a chain this long
+ * is vanishingly rare; it bounds every lookup whatever the clients send.
+ */
+#define KPX_AFF_CHAIN_MAX	16
 
 struct kpx_aff_entry {
 	u8 client[16];		/* network order */
@@ -30,13 +36,14 @@ struct kpx_aff {
 	u32 head, tail;		/* LRU: head is the oldest */
 	u32 free;
 	u64 evictions;		/* live entries dropped to make room */
+	struct kpx_hkey key;		/* bucket hash key, random per table */
 	u32 *bucket;		/* nbuckets heads */
 	struct kpx_aff_entry *e;	/* cap entries */
 };
 
 u32 kpx_aff_nbuckets(u32 cap);
 void kpx_aff_init(struct kpx_aff *t, struct kpx_aff_entry *e, u32 *bucket,
-		  u32 cap, u32 timeout_s);
+		  u32 cap, u32 timeout_s, const struct kpx_hkey *key);
 const struct kpx_aff_entry *kpx_aff_lookup(struct kpx_aff *t,
 					   const u8 *client16, u64 now_ms);
 void kpx_aff_update(struct kpx_aff *t, const u8 *client16,

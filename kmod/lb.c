@@ -25,6 +25,7 @@
 #include <linux/jiffies.h>
 #include <linux/percpu.h>
 #include <linux/prandom.h>
+#include <linux/random.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/socket.h>
@@ -169,7 +170,7 @@ static void aff_grow_fn(struct work_struct *work)
 	b = kvmalloc_array(kpx_aff_nbuckets(cap), sizeof(*b), GFP_KERNEL);
 	spin_lock_bh(&a->lock);
 	if (e && b && !a->dead && cap > a->t.cap) {
-		kpx_aff_init(&nt, e, b, cap, 0);
+		kpx_aff_init(&nt, e, b, cap, 0, &a->t.key);
 		kpx_aff_move(&nt, &a->t);
 		swap(nt, a->t);
 		e = nt.e;	/* the old arrays, freed below */
@@ -186,6 +187,7 @@ static struct kpx_affk *affk_alloc(u32 timeout, u32 max)
 	struct kpx_affk *a = kzalloc(sizeof(*a), GFP_KERNEL);
 	u32 cap = min_t(u32, max, AFF_CAP0);
 	struct kpx_aff_entry *e;
+	struct kpx_hkey key;
 	u32 *b;
 
 	if (!a)
@@ -201,7 +203,8 @@ static struct kpx_affk *affk_alloc(u32 timeout, u32 max)
 	spin_lock_init(&a->lock);
 	INIT_WORK(&a->grow, aff_grow_fn);
 	a->max = max;
-	kpx_aff_init(&a->t, e, b, cap, timeout);
+	get_random_bytes(&key, sizeof(key));
+	kpx_aff_init(&a->t, e, b, cap, timeout, &key);
 	return a;
 }
 

@@ -14,6 +14,7 @@
 #include <linux/string.h>
 #include <linux/kernel.h>
 #include <linux/errno.h>
+#include <linux/siphash.h>
 #else
 #include <stdint.h>
 #include <stdbool.h>
@@ -25,6 +26,83 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 #define U32_MAX ((u32)~0U)
+#define U16_MAX ((u16)~0U)
+#endif
+
+/*
+ * struct kpx_hkey, kpx_keyed_hash16() - a keyed hash (SipHash-2-4) of a
+ * 16-byte address, for tables whose keys a client chooses: without the
+ * key, which each table draws at random, a client cannot aim entries at
+ * one bucket.
+ * The module uses the kernel's siphash(); the host builds use the same
+ * algorithm below (SipHash-2-4, Aumasson and Bernstein, 2012: little-endian
+ * words, 2 compression and 4 finalization rounds), so results are equal.
+ */
+#ifdef __KERNEL__
+struct kpx_hkey {
+	siphash_key_t sip;
+};
+
+static inline u64 kpx_keyed_hash16(const u8 *a, const struct kpx_hkey *key)
+{
+	return siphash(a, 16, &key->sip);
+}
+#else
+struct kpx_hkey {
+	struct {
+		u64 key[2];
+	} sip;
+};
+
+static inline u64 kpx_rotl64(u64 x, int b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+#define KPX_SIPROUND(v0, v1, v2, v3) do {				\
+		v0 += v1; v1 = kpx_rotl64(v1, 13); v1 ^= v0;		\
+		v0 = kpx_rotl64(v0, 32);				\
+		v2 += v3; v3 = kpx_rotl64(v3, 16); v3 ^= v2;		\
+		v0 += v3; v3 = kpx_rotl64(v3, 21); v3 ^= v0;		\
+		v2 += v1; v1 = kpx_rotl64(v1, 17); v1 ^= v2;		\
+		v2 = kpx_rotl64(v2, 32);				\
+	} while (0)
+
+static inline u64 kpx_le64(const u8 *p)
+{
+	u64 x = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		x = (x << 8) | p[i];
+	return x;
+}
+
+static inline u64 kpx_keyed_hash16(const u8 *a, const struct kpx_hkey *key)
+{
+	u64 v0 = 0x736f6d6570736575ULL ^ key->sip.key[0];
+	u64 v1 = 0x646f72616e646f6dULL ^ key->sip.key[1];
+	u64 v2 = 0x6c7967656e657261ULL ^ key->sip.key[0];
+	u64 v3 = 0x7465646279746573ULL ^ key->sip.key[1];
+	u64 m, b = (u64)16 << 56;
+	int i;
+
+	for (i = 0; i < 16; i += 8) {
+		m = kpx_le64(a + i);
+		v3 ^= m;
+		KPX_SIPROUND(v0, v1, v2, v3);
+		KPX_SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	v3 ^= b;
+	KPX_SIPROUND(v0, v1, v2, v3);
+	KPX_SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (i = 0; i < 4; i++)
+		KPX_SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
 #endif
 
 /*

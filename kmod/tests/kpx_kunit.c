@@ -9,16 +9,20 @@
  * values shared with the host tests), kpx_sched (rr rotation, wrr exact
  * ratios, lc under skew, sh stability and spread), kpx_affinity (expiry to
  * the millisecond, refresh, purge on backend removal, eviction count,
- * growth by moving to a bigger table).
+ * growth by moving to a bigger table, 65,536 IPv6 sources that share one
+ * bucket of the former fixed-seed hash all kept with short chains, the
+ * kernel's siphash() equal to the host builds' SipHash-2-4).
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/random.h>
 
 #include "../maglev.c"
 #include "../sched.c"
 #include "../affinity.c"
+#include "aff_collide.h"
 
 static u64 ident_of(u32 i)
 {
@@ -194,11 +198,13 @@ static struct kpx_aff *aff_new(struct kunit *test, u32 cap, u32 timeout)
 						GFP_KERNEL);
 	u32 *b = kunit_kcalloc(test, kpx_aff_nbuckets(cap), sizeof(u32),
 			       GFP_KERNEL);
+	struct kpx_hkey key;
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	KUNIT_ASSERT_NOT_NULL(test, b);
-	kpx_aff_init(t, e, b, cap, timeout);
+	get_random_bytes(&key, sizeof(key));
+	kpx_aff_init(t, e, b, cap, timeout, &key);
 	return t;
 }
 
@@ -277,6 +283,58 @@ static void aff_move_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpx_aff_lookup(g, c, 6000)->be_port, 47);
 }
 
+static void aff_flood_test(struct kunit *test)
+{
+	static const struct kpx_hkey vkey = {
+		.sip.key = { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL },
+	};
+	const u32 n = 65536, cap = 2 * n;
+	struct kpx_aff t;
+	struct kpx_aff_entry *e = kvcalloc(cap, sizeof(*e), GFP_KERNEL);
+	u32 *b = kvcalloc(kpx_aff_nbuckets(cap), sizeof(u32), GFP_KERNEL);
+	u32 i, j, len, longest = 0, found = 0, old_bucket0 = 0;
+	struct kpx_hkey key;
+	u8 c[16], be[16], v[16];
+
+	for (i = 0; i < 16; i++)
+		v[i] = (u8)i;
+	/* SipHash-2-4 reference vector; the host tests check the same */
+	KUNIT_EXPECT_EQ(test, kpx_keyed_hash16(v, &vkey),
+			0x3f2acc7f57c29bdbULL);
+	if (!e || !b) {
+		kvfree(e);
+		kvfree(b);
+		KUNIT_FAIL(test, "no memory for a %u-entry table", cap);
+		return;
+	}
+	get_random_bytes(&key, sizeof(key));
+	kpx_aff_init(&t, e, b, cap, 100, &key);
+	addr_set(be, 1);
+	for (i = 0; i < n; i++) {
+		kpx_aff_collide(c, i);
+		old_bucket0 += !(u32)kpx_aff_old_hash(c);
+		kpx_aff_update(&t, c, be, 80, 1000);
+		if (!(i & 4095))
+			cond_resched();
+	}
+	for (i = 0; i < n; i++) {
+		kpx_aff_collide(c, i);
+		found += kpx_aff_lookup(&t, c, 2000) != NULL;
+	}
+	for (i = 0; i < t.nbuckets; i++) {
+		for (len = 0, j = t.bucket[i]; j != KPX_AFF_NIL;
+		     j = t.e[j].hnext)
+			len++;
+		longest = max(longest, len);
+	}
+	KUNIT_EXPECT_EQ(test, old_bucket0, n);
+	KUNIT_EXPECT_EQ(test, found, n);
+	KUNIT_EXPECT_EQ(test, t.evictions, 0ULL);
+	KUNIT_EXPECT_LE(test, longest, (u32)KPX_AFF_CHAIN_MAX);
+	kvfree(e);
+	kvfree(b);
+}
+
 static struct kunit_case maglev_cases[] = {
 	KUNIT_CASE(mh_share_test),
 	KUNIT_CASE(mh_remove_one_test),
@@ -297,6 +355,7 @@ static struct kunit_case aff_cases[] = {
 	KUNIT_CASE(aff_expiry_test),
 	KUNIT_CASE(aff_removal_eviction_test),
 	KUNIT_CASE(aff_move_test),
+	KUNIT_CASE(aff_flood_test),
 	{}
 };
 

@@ -3,6 +3,11 @@
 #include <stdlib.h>
 #include "tap.h"
 #include "affinity.h"
+#include "../aff_collide.h"
+
+static const struct kpx_hkey test_key = {
+	.sip.key = { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL },
+};
 
 static void addr(u8 *a, u32 i)
 {
@@ -18,7 +23,8 @@ static struct kpx_aff *mk(u32 cap, u32 timeout_s)
 	struct kpx_aff *t = calloc(1, sizeof(*t));
 
 	kpx_aff_init(t, calloc(cap, sizeof(struct kpx_aff_entry)),
-		     calloc(kpx_aff_nbuckets(cap), sizeof(u32)), cap, timeout_s);
+		     calloc(kpx_aff_nbuckets(cap), sizeof(u32)), cap, timeout_s,
+		     &test_key);
 	return t;
 }
 
@@ -34,6 +40,97 @@ static bool keep_not_b2(const void *ctx, const u8 *be, u16 port)
 	(void)ctx;
 	(void)port;
 	return be[3] != 2;
+}
+
+static u32 max_chain(const struct kpx_aff *t)
+{
+	u32 b, i, n, m = 0;
+
+	for (b = 0; b < t->nbuckets; b++) {
+		n = 0;
+		for (i = t->bucket[b]; i != KPX_AFF_NIL; i = t->e[i].hnext)
+			n++;
+		if (n > m)
+			m = n;
+	}
+	return m;
+}
+
+#define NCOLL 65536U
+
+static void test_hash_flood(void)
+{
+	u8 (*c)[16] = malloc(NCOLL * 16), b1[16], v[16];
+	struct kpx_aff *t, *g;
+	u32 i, j, same = 0, found = 0, bad = 0, cl[KPX_AFF_CHAIN_MAX + 1];
+
+	for (i = 0; i < 16; i++)
+		v[i] = (u8)i;
+	ok(kpx_keyed_hash16(v, &test_key) == 0x3f2acc7f57c29bdbULL,
+	   "host SipHash-2-4 gives the reference vector for 16 bytes");
+	for (i = 0; i < NCOLL; i++) {
+		kpx_aff_collide(c[i], i);
+		if ((u32)kpx_aff_old_hash(c[i]))
+			bad++;
+		if (i && !memcmp(c[i], c[i - 1], 16))
+			same++;
+	}
+	ok(!bad && !same,
+	   "%u distinct IPv6 sources share bucket 0 under the old hash",
+	   NCOLL);
+	addr(b1, 0x010001);
+	t = mk(2 * NCOLL, 100);
+	for (i = 0; i < NCOLL; i++)
+		kpx_aff_update(t, c[i], b1, 80, 1000 + i);
+	for (i = 0; i < NCOLL; i++)
+		found += kpx_aff_lookup(t, c[i], 2000 + NCOLL) != NULL;
+	ok(found == NCOLL && t->evictions == 0 &&
+	   max_chain(t) <= KPX_AFF_CHAIN_MAX,
+	   "keyed hash: all %u found, %llu evictions, longest chain %u",
+	   found, (unsigned long long)t->evictions, max_chain(t));
+	rm(t);
+
+	/* The same sources through growth by moves: 64 -> 512 -> 4096 ... */
+	t = mk(64, 100);
+	for (i = 0; i < NCOLL; i++) {
+		kpx_aff_update(t, c[i], b1, 80, 1000 + i);
+		if (t->used >= t->cap / 4 * 3 && t->cap < 2 * NCOLL) {
+			g = mk(t->cap * 8 < 2 * NCOLL ? t->cap * 8 : 2 * NCOLL,
+			       0);
+			kpx_aff_move(g, t);
+			rm(t);
+			t = g;
+		}
+	}
+	found = 0;
+	for (i = 0; i < NCOLL; i++)
+		found += kpx_aff_lookup(t, c[i], 2000 + NCOLL) != NULL;
+	ok(found == NCOLL && t->used == NCOLL &&
+	   max_chain(t) <= KPX_AFF_CHAIN_MAX,
+	   "growing by moves keeps all %u (longest chain %u)", found,
+	   max_chain(t));
+	rm(t);
+
+	/* A chain of the keyed hash filled on purpose (the key is known). */
+	t = mk(1024, 100);
+	for (i = 0, j = 0; j <= KPX_AFF_CHAIN_MAX; i++) {
+		addr(v, 0x100000 + i);
+		if (!(kpx_keyed_hash16(v, &test_key) & (t->nbuckets - 1)))
+			cl[j++] = 0x100000 + i;
+	}
+	for (j = 0; j <= KPX_AFF_CHAIN_MAX; j++) {
+		addr(v, cl[j]);
+		kpx_aff_update(t, v, b1, 80, 1000 + j);
+	}
+	addr(v, cl[0]);
+	found = kpx_aff_lookup(t, v, 2000) != NULL;
+	addr(v, cl[KPX_AFF_CHAIN_MAX]);
+	ok(!found && kpx_aff_lookup(t, v, 2000) && t->evictions == 1 &&
+	   t->used == KPX_AFF_CHAIN_MAX && max_chain(t) == KPX_AFF_CHAIN_MAX,
+	   "a full chain evicts its oldest entry (%llu evictions, %u used)",
+	   (unsigned long long)t->evictions, t->used);
+	rm(t);
+	free(c);
 }
 
 int main(void)
@@ -123,5 +220,6 @@ int main(void)
 		rm(g);
 	}
 	rm(t);
+	test_hash_flood();
 	return tap_done();
 }
