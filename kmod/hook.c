@@ -37,12 +37,13 @@
 #include "ranges.h"
 #include "vip.h"
 #include "nsconfig.h"
+#include "stats.h"
 
 /* Port unreachable for @skb; a local sender's call fails at once. */
 static unsigned int send_unreach(struct kpx_net *kn, struct sk_buff *skb,
 				 const struct nf_hook_state *state)
 {
-	atomic64_inc(&kn->rejects);
+	kpx_stat_inc(kn->stats, rejects);
 	if (state->pf == NFPROTO_IPV4)
 		nf_send_unreach(skb, ICMP_PORT_UNREACH, state->hook);
 	else
@@ -64,9 +65,9 @@ static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
 			   struct sk_buff *skb,
 			   const struct nf_hook_state *state)
 {
-	atomic64_inc(&svc->rejects);
+	kpx_stat_inc(svc->stats, rejects);
 	if (READ_ONCE(svc->flags) & KPX_SVC_F_DROP_EMPTY) {
-		atomic64_inc(&kn->drops);
+		kpx_stat_inc(kn->stats, drops);
 		return NF_DROP;
 	}
 	return send_unreach(kn, skb, state);
@@ -170,10 +171,9 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	if (verdict == NF_ACCEPT) {
 		atomic64_inc(&be->conns);
 		kpx_lb_connected(set, be);
-		atomic64_inc(&svc->conns);
-		atomic64_inc(&kn->conns);
+		kpx_stat_inc2(svc->stats, kn->stats, conns);
 	} else {
-		atomic64_inc(&kn->drops);
+		kpx_stat_inc(kn->stats, drops);
 	}
 	return verdict;
 }

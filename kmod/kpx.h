@@ -17,6 +17,7 @@
 
 struct kpx_cidrs;
 struct kpx_nscfg;
+struct kpx_stats_pcpu;
 
 /*
  * An IPv4 or IPv6 address in network byte order; IPv4 uses the first four
@@ -91,12 +92,11 @@ struct kpx_svc {
 	struct kpx_key key;
 	u32 flags;			/* KPX_SVC_F_*; WRITE_ONCE/READ_ONCE */
 	struct kpx_bset __rcu *bset;	/* NULL: no backend */
-	atomic64_t conns;
-	atomic64_t rejects;
+	/* CONNS, REJECTS, FILTERED, per CPU (stats.h) */
+	struct kpx_stats_pcpu __percpu *stats;
 	struct rcu_head rcu;
-	/* issue 3: KPX_SVC_A_SOURCE_RANGES (NULL: any source), FILTERED */
+	/* issue 3: KPX_SVC_A_SOURCE_RANGES (NULL: any source) */
 	struct kpx_cidrs __rcu *ranges;
-	atomic64_t filtered;
 	/* issue 4: scheduler settings (under kn->lock), rr/wrr counter */
 	struct kpx_sched_cfg scfg;
 	atomic_t sched_ctr;
@@ -113,15 +113,13 @@ struct kpx_net {
 	u32 gen;			/* bumped on every change; never 0 */
 	u32 n_svcs;			/* under lock; READ_ONCE elsewhere */
 	u32 n_backends;
-	atomic64_t conns;
-	atomic64_t rejects;
-	atomic64_t drops;
+	/* CONNS, REJECTS, DROPS, FILTERED, per CPU (stats.h) */
+	struct kpx_stats_pcpu __percpu *stats;
 	struct proc_dir_entry *proc_dir;
 	struct net *net;
 	bool hooks_on;			/* under lock */
-	/* issue 3: KPX_CMD_SET_CONFIG settings (NULL: none), FILTERED */
+	/* issue 3: KPX_CMD_SET_CONFIG settings (NULL: none) */
 	struct kpx_nscfg __rcu *cfg;
-	atomic64_t filtered;
 	struct delayed_work lc_work;	/* issue 4: lc conntrack scan */
 	/* issue 3: addresses of KPX_SVC_F_CLUSTER_IP frontends (vip.c) */
 	struct rhashtable vips;

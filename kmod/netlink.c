@@ -31,6 +31,7 @@
 #include "ranges.h"
 #include "nsconfig.h"
 #include "lb_nl.h"
+#include "stats.h"
 
 static const struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	/* Length checked in parse_backend(): the contract says EINVAL. */
@@ -404,8 +405,10 @@ static int kpx_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	struct kpx_net *kn = kpx_net(genl_info_net(info));
 	struct nlattr *nest;
 	struct sk_buff *msg;
+	struct kpx_stats st;
 	void *hdr;
 
+	kpx_stats_sum(kn->stats, &st);
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -418,13 +421,13 @@ static int kpx_nl_stats(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, KPX_STATS_A_BACKENDS,
 			READ_ONCE(kn->n_backends)) ||
 	    nla_put_u64_64bit(msg, KPX_STATS_A_CONNS,
-			      atomic64_read(&kn->conns), KPX_STATS_A_PAD) ||
+			      st.conns, KPX_STATS_A_PAD) ||
 	    nla_put_u64_64bit(msg, KPX_STATS_A_REJECTS,
-			      atomic64_read(&kn->rejects), KPX_STATS_A_PAD) ||
+			      st.rejects, KPX_STATS_A_PAD) ||
 	    nla_put_u64_64bit(msg, KPX_STATS_A_DROPS,
-			      atomic64_read(&kn->drops), KPX_STATS_A_PAD) ||
+			      st.drops, KPX_STATS_A_PAD) ||
 	    nla_put_u64_64bit(msg, KPX_STATS_A_FILTERED,
-			      atomic64_read(&kn->filtered), KPX_STATS_A_PAD) ||
+			      st.filtered, KPX_STATS_A_PAD) ||
 	    nla_put_u32(msg, KPX_STATS_A_GENERATION, READ_ONCE(kn->gen)))
 		goto nospace;
 	nla_nest_end(msg, nest);
@@ -453,18 +456,20 @@ static int put_cluster(struct sk_buff *skb, const struct kpx_svc *svc)
 static int put_key(struct sk_buff *skb, const struct kpx_svc *svc)
 {
 	const struct kpx_key *key = &svc->key;
+	struct kpx_stats st;
 
+	kpx_stats_sum(svc->stats, &st);
 	if (nla_put_u16(skb, KPX_SVC_A_FAMILY, key->family) ||
 	    nla_put_u8(skb, KPX_SVC_A_PROTOCOL, key->protocol) ||
 	    nla_put(skb, KPX_SVC_A_ADDR, addr_len(key->family), &key->addr) ||
 	    nla_put_be16(skb, KPX_SVC_A_PORT, key->port) ||
 	    nla_put_u32(skb, KPX_SVC_A_FLAGS, READ_ONCE(svc->flags)) ||
 	    nla_put_u64_64bit(skb, KPX_SVC_A_CONNS,
-			      atomic64_read(&svc->conns), KPX_SVC_A_PAD) ||
+			      st.conns, KPX_SVC_A_PAD) ||
 	    nla_put_u64_64bit(skb, KPX_SVC_A_REJECTS,
-			      atomic64_read(&svc->rejects), KPX_SVC_A_PAD) ||
+			      st.rejects, KPX_SVC_A_PAD) ||
 	    nla_put_u64_64bit(skb, KPX_SVC_A_FILTERED,
-			      atomic64_read(&svc->filtered), KPX_SVC_A_PAD) ||
+			      st.filtered, KPX_SVC_A_PAD) ||
 	    kpx_cidrs_put(skb, KPX_SVC_A_SOURCE_RANGES,
 			  rcu_dereference(svc->ranges)) ||
 	    kpx_sched_cfg_put(skb, svc) || put_cluster(skb, svc))

@@ -17,6 +17,7 @@
 #include "lb.h"
 #include "masq.h"
 #include "nsconfig.h"
+#include "stats.h"
 
 unsigned int kpx_net_id __read_mostly;
 
@@ -26,13 +27,22 @@ static int __net_init kpx_net_init(struct net *net)
 	int err;
 
 	kn->net = net;
+	kn->stats = kpx_stats_alloc();
+	if (!kn->stats)
+		return -ENOMEM;
 	kpx_lc_scan_init(kn);
 	err = kpx_svc_table_init(kn);
 	if (err)
-		return err;
+		goto free_stats;
 	err = kpx_proc_init(net);
 	if (err)
-		kpx_svc_table_destroy(kn);
+		goto destroy;
+	return 0;
+
+destroy:
+	kpx_svc_table_destroy(kn);
+free_stats:
+	kpx_stats_free(kn->stats);
 	return err;
 }
 
@@ -81,6 +91,7 @@ static void __net_exit kpx_net_exit(struct net *net)
 	kpx_proc_exit(net);
 	kpx_svc_table_destroy(kpx_net(net));
 	kpx_nscfg_destroy(kpx_net(net));
+	kpx_stats_free(kpx_net(net)->stats);
 }
 
 static struct pernet_operations kpx_net_ops = {

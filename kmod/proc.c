@@ -25,6 +25,7 @@
 
 #include "proc.h"
 #include "pernet.h"
+#include "stats.h"
 
 static const char *proto_name(u8 protocol)
 {
@@ -52,6 +53,7 @@ static int services_show(struct seq_file *seq, void *v)
 {
 	struct kpx_net *kn = kpx_net(seq_file_single_net(seq));
 	const struct kpx_bset *set;
+	struct kpx_stats st;
 	struct kpx_svc *svc;
 	u32 i;
 
@@ -60,9 +62,9 @@ static int services_show(struct seq_file *seq, void *v)
 	list_for_each_entry_rcu(svc, &kn->svc_list, list) {
 		seq_printf(seq, "%-4s ", proto_name(svc->key.protocol));
 		put_addr(seq, svc->key.family, &svc->key.addr, svc->key.port);
+		kpx_stats_sum(svc->stats, &st);
 		seq_printf(seq, " 0x%x %llu %llu\n", READ_ONCE(svc->flags),
-			   (u64)atomic64_read(&svc->conns),
-			   (u64)atomic64_read(&svc->rejects));
+			   st.conns, st.rejects);
 		set = rcu_dereference(svc->bset);
 		for (i = 0; set && i < set->count; i++) {
 			const struct kpx_backend *be = set->be[i];

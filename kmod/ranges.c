@@ -11,6 +11,7 @@
 #include <linux/kpx.h>
 
 #include "ranges.h"
+#include "stats.h"
 
 static const struct nla_policy cidr_policy[KPX_CIDR_A_MAX + 1] = {
 	[KPX_CIDR_A_FAMILY] = { .type = NLA_U16 },
@@ -233,7 +234,6 @@ bool kpx_svc_filtered(struct kpx_net *kn, struct kpx_svc *svc,
 	memcpy(a.bytes, src, svc->key.family == AF_INET ? 4 : 16);
 	if (kpx_cidrs_match(l, svc->key.family, &a))
 		return false;
-	atomic64_inc(&svc->filtered);
-	atomic64_inc(&kn->filtered);
+	kpx_stat_inc2(svc->stats, kn->stats, filtered);
 	return true;
 }

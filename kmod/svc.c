@@ -19,6 +19,7 @@
 #include "ranges.h"
 #include "ct.h"
 #include "vip.h"
+#include "stats.h"
 
 static const struct rhashtable_params svc_params = {
 	.key_len = sizeof(struct kpx_key),
@@ -117,6 +118,7 @@ static void svc_free_rcu(struct rcu_head *head)
 	kfree(rcu_dereference_raw(svc->ranges));
 	kfree(rcu_dereference_raw(svc->cluster));
 	kpx_aff_release(svc);
+	kpx_stats_free(svc->stats);
 	kfree(svc);
 }
 
@@ -242,7 +244,10 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	}
 
 	svc = kzalloc(sizeof(*svc), GFP_KERNEL);
-	if (!svc) {
+	if (svc)
+		svc->stats = kpx_stats_alloc();
+	if (!svc || !svc->stats) {
+		kfree(svc);
 		kpx_bset_free(set);
 		err = -ENOMEM;
 		goto out;
@@ -258,6 +263,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	if (err) {
 		kpx_aff_release(svc);
 		kpx_bset_free(set);
+		kpx_stats_free(svc->stats);
 		kfree(svc);
 		goto out;
 	}
