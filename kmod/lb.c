@@ -66,49 +66,111 @@ void kpx_sched_cfg_default(struct kpx_sched_cfg *scfg)
 	scfg->aff_max = KPX_AFFINITY_MAX_DEFAULT;
 }
 
+/*
+ * A Maglev table, refcounted: a SET that keeps a frontend's backends and
+ * weights hands the same table to the new set instead of rebuilding it.
+ * w[] holds the weights it was built with (the backends are compared by
+ * object: a kept backend keeps its object).
+ */
+struct kpx_mh_tab {
+	refcount_t ref;
+	u32 size;
+	u32 n;
+	u32 *w;
+	u16 slot[];
+};
+
+static void mh_tab_put(struct kpx_mh_tab *mt)
+{
+	if (mt && refcount_dec_and_test(&mt->ref)) {
+		kvfree(mt->w);
+		kvfree(mt);
+	}
+}
+
 /** kpx_sched_data_free - free a set's scheduler data (NULL is fine). */
 void kpx_sched_data_free(struct kpx_sched_data *sd)
 {
 	if (!sd)
 		return;
-	kvfree(sd->mh);
+	mh_tab_put(sd->mht);
 	kvfree(sd->wrr_prefix);
 	kfree(sd);
 }
 
-static int build_mh(struct kpx_sched_data *sd, const struct kpx_bset *set)
+/* Can @set use @old's Maglev table of @size slots as it is? */
+static struct kpx_mh_tab *mh_reusable(const struct kpx_bset *set,
+				      const struct kpx_bset *old, u32 size)
 {
-	u32 i, n = set->count;
-	u64 *ident;
-	u32 *w;
-	void *scratch;
-	int err = -ENOMEM;
+	struct kpx_mh_tab *mt;
+	u32 i;
 
-	ident = kvmalloc_array(n, sizeof(*ident), GFP_KERNEL);
-	w = kvmalloc_array(n, sizeof(*w), GFP_KERNEL);
-	scratch = kvmalloc(kpx_mh_scratch_size(n), GFP_KERNEL);
-	sd->mh = kvmalloc_array(sd->mh_size, sizeof(u32), GFP_KERNEL);
-	if (!ident || !w || !scratch || !sd->mh)
+	if (!old || !old->sd || !old->sd->mht || old->count != set->count)
+		return NULL;
+	mt = old->sd->mht;
+	if (mt->size != size)
+		return NULL;
+	for (i = 0; i < set->count; i++)
+		if (old->be[i] != set->be[i] ||
+		    mt->w[i] != READ_ONCE(set->be[i]->weight))
+			return NULL;
+	return mt;
+}
+
+static int build_mh(struct kpx_sched_data *sd, const struct kpx_bset *set,
+		    const struct kpx_bset *old, u32 max)
+{
+	u32 i, n = set->count, cur = 0;
+	struct kpx_mh_tab *mt;
+	void *scratch;
+	u64 *ident;
+	int err;
+
+	if (old && old->sd && old->sd->mht)
+		cur = old->sd->mht->size;
+	sd->mh_size = kpx_mh_size_for(n, max, cur);
+	mt = mh_reusable(set, old, sd->mh_size);
+	if (mt) {
+		refcount_inc(&mt->ref);
+		goto done;
+	}
+	mt = kvmalloc(struct_size(mt, slot, sd->mh_size), GFP_KERNEL_ACCOUNT);
+	if (!mt)
+		return -ENOMEM;
+	refcount_set(&mt->ref, 1);
+	mt->size = sd->mh_size;
+	mt->n = n;
+	mt->w = kvmalloc_array(n, sizeof(*mt->w), GFP_KERNEL_ACCOUNT);
+	ident = kvmalloc_array(n, sizeof(*ident), GFP_KERNEL_ACCOUNT);
+	scratch = kvmalloc(kpx_mh_scratch_size(n), GFP_KERNEL_ACCOUNT);
+	err = -ENOMEM;
+	if (!mt->w || !ident || !scratch)
 		goto out;
 	for (i = 0; i < n; i++) {
 		ident[i] = kpx_be_ident(set->be[i]->addr.bytes,
 					(__force u16)set->be[i]->port);
-		w[i] = READ_ONCE(set->be[i]->weight);
+		mt->w[i] = READ_ONCE(set->be[i]->weight);
 	}
-	err = kpx_mh_build(sd->mh, sd->mh_size, ident, w, n, scratch);
+	err = kpx_mh_build(mt->slot, mt->size, ident, mt->w, n, scratch);
 out:
 	kvfree(scratch);
-	kvfree(w);
 	kvfree(ident);
-	return err;
+	if (err) {
+		mh_tab_put(mt);
+		return err;
+	}
+done:
+	sd->mht = mt;
+	sd->mh = mt->slot;
+	return 0;
 }
 
 static int build_wrr(struct kpx_sched_data *sd, const struct kpx_bset *set)
 {
 	u32 i, n = set->count, *w;
 
-	w = kvmalloc_array(n, sizeof(*w), GFP_KERNEL);
-	sd->wrr_prefix = kvmalloc_array(n, sizeof(u32), GFP_KERNEL);
+	w = kvmalloc_array(n, sizeof(*w), GFP_KERNEL_ACCOUNT);
+	sd->wrr_prefix = kvmalloc_array(n, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	if (!w || !sd->wrr_prefix) {
 		kvfree(w);
 		return -ENOMEM;
@@ -124,28 +186,33 @@ static int build_wrr(struct kpx_sched_data *sd, const struct kpx_bset *set)
 /**
  * kpx_lb_attach - build a new set's scheduler data, before publishing it
  * @set: the new set, or NULL (no backend: nothing to build)
+ * @old: the set it replaces (still published), or NULL
  * @scfg: the frontend's validated scheduler settings
  *
- * Process context; the Maglev build is O(size) and runs here, never in
- * the packet path.  On error @set is unchanged (the caller frees it).
+ * Process context; the Maglev build is O(size), reschedules, and runs
+ * here, never in the packet path.  Its size follows the backend count
+ * (kpx_mh_size_for(), at most scfg->mh_size); a set with @old's backends
+ * and weights takes @old's table.  On error @set is unchanged (the caller
+ * frees it).
  *
  * Return: 0, -ENOMEM, or -EINVAL if the Maglev size does not exceed the
  * backend count.
  */
-int kpx_lb_attach(struct kpx_bset *set, const struct kpx_sched_cfg *scfg)
+int kpx_lb_attach(struct kpx_bset *set, const struct kpx_bset *old,
+		  const struct kpx_sched_cfg *scfg)
 {
 	struct kpx_sched_data *sd;
 	int err = 0;
 
+	BUILD_BUG_ON(KPX_BACKENDS_MAX > KPX_MH_BACKENDS_MAX);
 	if (!set)
 		return 0;
-	sd = kzalloc(sizeof(*sd), GFP_KERNEL);
+	sd = kzalloc(sizeof(*sd), GFP_KERNEL_ACCOUNT);
 	if (!sd)
 		return -ENOMEM;
 	sd->id = scfg->id;
-	sd->mh_size = scfg->mh_size;
 	if (sd->id == KPX_SCHED_MH)
-		err = build_mh(sd, set);
+		err = build_mh(sd, set, old, scfg->mh_size);
 	else if (sd->id == KPX_SCHED_WRR)
 		err = build_wrr(sd, set);
 	if (err) {

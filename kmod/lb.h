@@ -15,10 +15,13 @@ struct nf_conntrack_tuple;
  * Scheduler data of one backend set, immutable, freed with the set.
  * Built by kpx_lb_attach() before the set is published.
  */
+struct kpx_mh_tab;
+
 struct kpx_sched_data {
 	u8 id;			/* enum kpx_sched_id */
 	u32 mh_size;		/* entries of mh[] */
-	u32 *mh;		/* Maglev table: backend indexes (mh) */
+	const u16 *mh;		/* Maglev table: backend indexes (mh) */
+	struct kpx_mh_tab *mht;	/* mh's owner, shared with later sets */
 	u32 wrr_total;		/* sum of weights (wrr) */
 	u32 wrr_stride;
 	u32 *wrr_prefix;	/* prefix sums of weights (wrr) */
@@ -29,7 +32,8 @@ struct kpx_affk;
 
 void kpx_lb_init(void);
 void kpx_sched_cfg_default(struct kpx_sched_cfg *scfg);
-int kpx_lb_attach(struct kpx_bset *set, const struct kpx_sched_cfg *scfg);
+int kpx_lb_attach(struct kpx_bset *set, const struct kpx_bset *old,
+		  const struct kpx_sched_cfg *scfg);
 void kpx_sched_data_free(struct kpx_sched_data *sd);
 struct kpx_affk *kpx_aff_prepare(const struct kpx_svc *svc,
 				 const struct kpx_sched_cfg *scfg);

@@ -9,6 +9,9 @@
  * full.  A backend of weight w claims w slots per turn (weights reduced by
  * their gcd first), so its share is proportional to its weight.  The result
  * depends only on the backend identities, weights, order and table size.
+ *
+ * Slots are u16 backend indexes and the size follows the backend count
+ * (kpx_mh_size_for()): a few backends take a few KiB, not a fixed 128 KiB.
  */
 #include "maglev.h"
 
@@ -44,6 +47,48 @@ bool kpx_is_prime(u32 n)
 	return true;
 }
 
+/*
+ * Table sizes to choose from: primes, each about twice the one before, so
+ * that a table is at most about twice the size it needs.
+ */
+static const u32 mh_sizes[] = {
+	251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65521, 131071,
+	262139, 524287, 1048573,
+};
+
+/**
+ * kpx_mh_size_for - Maglev table size for a set of backends
+ * @n: number of backends, at least 1
+ * @max: the frontend's largest size (KPX_SVC_A_MH_SIZE), a prime > @n
+ * @cur: the size of the table the set replaces, or 0
+ *
+ * The smallest size of the list with more than KPX_MH_SLOTS_PER_BE slots
+ * per backend (Maglev's M > 100 N keeps every share within about 1% of
+ * the others), at most @max (then @max itself).  The current size is kept
+ * while it is between that and four times it (and at most @max), so that
+ * a backend joining or leaving keeps the table size and with it Maglev's
+ * minimal disruption; the size only changes when the count doubles or
+ * falls to a quarter.
+ *
+ * Return: a prime above @n.
+ */
+u32 kpx_mh_size_for(u32 n, u32 max, u32 cur)
+{
+	u64 want = (u64)n * KPX_MH_SLOTS_PER_BE;
+	u32 i, size = max;
+
+	for (i = 0; i < ARRAY_SIZE(mh_sizes); i++) {
+		if (mh_sizes[i] > want) {
+			if (mh_sizes[i] < max)
+				size = mh_sizes[i];
+			break;
+		}
+	}
+	if (cur > n && cur <= max && cur >= size && cur / 4 <= size)
+		return cur;
+	return size;
+}
+
 struct mh_perm {
 	u32 offset;
 	u32 skip;
@@ -66,18 +111,22 @@ size_t kpx_mh_scratch_size(u32 n)
  * @size: table size, a prime larger than @n
  * @ident: backend identities (kpx_be_ident()), @n entries
  * @weight: backend weights (>= 1), or NULL for all 1
- * @n: number of backends, at least 1
+ * @n: number of backends, 1..KPX_MH_BACKENDS_MAX
  * @scratch: kpx_mh_scratch_size(@n) bytes
  *
- * Return: 0, or -EINVAL if @size is not a prime above @n or @n is 0.
+ * O(@size) expected (plus @n); reschedules every few thousand slots
+ * (kpx_pure_resched()), so call it from process context.
+ *
+ * Return: 0, or -EINVAL if @size is not a prime above @n or @n is 0 or
+ * above KPX_MH_BACKENDS_MAX.
  */
-int kpx_mh_build(u32 *table, u32 size, const u64 *ident, const u32 *weight,
+int kpx_mh_build(u16 *table, u32 size, const u64 *ident, const u32 *weight,
 		 u32 n, void *scratch)
 {
 	struct mh_perm *p = scratch;
 	u32 i, g = 0, filled = 0, maxw = 0;
 
-	if (!n || size <= n || !kpx_is_prime(size))
+	if (!n || n > KPX_MH_BACKENDS_MAX || size <= n || !kpx_is_prime(size))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		u32 w = weight ? weight[i] : 1;
@@ -102,7 +151,7 @@ int kpx_mh_build(u32 *table, u32 size, const u64 *ident, const u32 *weight,
 		p[i].next = 0;
 	}
 	for (i = 0; i < size; i++)
-		table[i] = U32_MAX;
+		table[i] = U16_MAX;
 
 	for (;;) {
 		for (i = 0; i < n; i++) {
@@ -115,10 +164,12 @@ int kpx_mh_build(u32 *table, u32 size, const u64 *ident, const u32 *weight,
 					c = (u32)(((u64)p[i].skip * p[i].next +
 						   p[i].offset) % size);
 					p[i].next++;
-				} while (table[c] != U32_MAX);
-				table[c] = i;
+				} while (table[c] != U16_MAX);
+				table[c] = (u16)i;
 				if (++filled == size)
 					return 0;
+				if (!(filled & 4095))
+					kpx_pure_resched();
 			}
 		}
 	}
@@ -132,7 +183,7 @@ int kpx_mh_build(u32 *table, u32 size, const u64 *ident, const u32 *weight,
  *
  * Return: the backend index stored in the client's slot.
  */
-u32 kpx_mh_lookup(const u32 *table, u32 size, const u8 *client16)
+u32 kpx_mh_lookup(const u16 *table, u32 size, const u8 *client16)
 {
 	return table[kpx_hash16(client16, KPX_MH_SEED_CLIENT) % size];
 }

@@ -3,8 +3,9 @@
  * kpx pure core environment: the few types and helpers that maglev.c,
  * sched.c and affinity.c use, mapped to kernel headers in the module and to
  * the C library in host unit tests and benchmarks.  The pure files include
- * nothing else, allocate nothing and never sleep, lock or read the clock:
- * callers pass memory, time and random numbers in.
+ * nothing else, allocate nothing, never lock or read the clock and sleep
+ * only in kpx_pure_resched() (long table builds, process context): callers
+ * pass memory, time and random numbers in.
  */
 #ifndef _KPX_PURE_H
 #define _KPX_PURE_H
@@ -15,6 +16,9 @@
 #include <linux/kernel.h>
 #include <linux/errno.h>
 #include <linux/siphash.h>
+#include <linux/sched.h>
+/* Long loops of the pure core call this; they run in process context. */
+#define kpx_pure_resched()	cond_resched()
 #else
 #include <stdint.h>
 #include <stdbool.h>
@@ -27,6 +31,8 @@ typedef uint32_t u32;
 typedef uint64_t u64;
 #define U32_MAX ((u32)~0U)
 #define U16_MAX ((u16)~0U)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define kpx_pure_resched() do { } while (0)
 #endif
 
 /*

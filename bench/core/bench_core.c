@@ -37,7 +37,8 @@ static void addr_of(u8 *a, u32 i)
 static void bench_mh_build(u32 n, u32 size, int runs)
 {
 	u64 *id = malloc(n * sizeof(*id));
-	u32 *t = malloc(size * sizeof(*t)), i;
+	u16 *t = malloc(size * sizeof(*t));
+	u32 i;
 	void *s = malloc(kpx_mh_scratch_size(n));
 	double best = 1e18, sum = 0;
 	int r;
@@ -81,7 +82,8 @@ static void lc_get(const void *ctx, u32 i, u32 *a, u32 *w)
 static void bench_decisions(u32 n)
 {
 	u32 *w = malloc(n * sizeof(*w)), *prefix = malloc(n * sizeof(u32));
-	u32 *active = calloc(n, sizeof(u32)), *mh, i, stride, total;
+	u32 *active = calloc(n, sizeof(u32)), i, stride, total;
+	u16 *mh;
 	u64 *id = malloc(n * sizeof(*id));
 	void *s = malloc(kpx_mh_scratch_size(n));
 	struct lc_ctx lc = { active, w };

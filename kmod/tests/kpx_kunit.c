@@ -6,7 +6,8 @@
  *
  * Suites: kpx_maglev (shares within 1% at size > 100 x backends, removing
  * 1 of 1000 backends moves <= 1% of the other slots, determinism, pinned
- * values shared with the host tests), kpx_sched (rr rotation, wrr exact
+ * values shared with the host tests, the same at the sizes chosen for 1 to
+ * 655 backends), kpx_sched (rr rotation, wrr exact
  * ratios, lc under skew, sh stability and spread), kpx_affinity (expiry to
  * the millisecond, refresh, purge on backend removal, eviction count,
  * growth by moving to a bigger table, 65,536 IPv6 sources that share one
@@ -31,9 +32,9 @@ static u64 ident_of(u32 i)
 	return kpx_be_ident(a, htons(8080));
 }
 
-static u32 *mh_build(struct kunit *test, const u64 *id, u32 n, u32 size)
+static u16 *mh_build(struct kunit *test, const u64 *id, u32 n, u32 size)
 {
-	u32 *t = kunit_kmalloc_array(test, size, sizeof(u32), GFP_KERNEL);
+	u16 *t = kunit_kmalloc_array(test, size, sizeof(u16), GFP_KERNEL);
 	void *s = kvmalloc(kpx_mh_scratch_size(n), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
@@ -48,7 +49,8 @@ static void mh_share_test(struct kunit *test)
 	const u32 n = 1000, size = 131071;
 	u64 *id = kunit_kcalloc(test, n, sizeof(u64), GFP_KERNEL);
 	u32 *cnt = kunit_kcalloc(test, n, sizeof(u32), GFP_KERNEL);
-	u32 *t, i, lo = U32_MAX, hi = 0;
+	u32 i, lo = U32_MAX, hi = 0;
+	u16 *t;
 
 	KUNIT_ASSERT_NOT_NULL(test, id);
 	KUNIT_ASSERT_NOT_NULL(test, cnt);
@@ -72,7 +74,8 @@ static void mh_remove_one_test(struct kunit *test)
 	const u32 n = 1000, size = 65537, gone = 499;
 	u64 *id = kunit_kcalloc(test, n, sizeof(u64), GFP_KERNEL);
 	u64 *id2 = kunit_kcalloc(test, n, sizeof(u64), GFP_KERNEL);
-	u32 *t1, *t2, i, moved = 0;
+	u32 i, moved = 0;
+	u16 *t1, *t2;
 
 	KUNIT_ASSERT_NOT_NULL(test, id);
 	KUNIT_ASSERT_NOT_NULL(test, id2);
@@ -98,14 +101,15 @@ static void mh_pinned_test(struct kunit *test)
 {
 	static const u8 ip10_0_0_1[16] = { 10, 0, 0, 1 };
 	u64 *id = kunit_kcalloc(test, 100, sizeof(u64), GFP_KERNEL);
-	u32 *a, *b, i;
+	u16 *a, *b;
+	u32 i;
 
 	KUNIT_ASSERT_NOT_NULL(test, id);
 	for (i = 0; i < 100; i++)
 		id[i] = ident_of(i);
 	a = mh_build(test, id, 100, 65537);
 	b = mh_build(test, id, 100, 65537);
-	KUNIT_EXPECT_EQ(test, memcmp(a, b, 65537 * sizeof(u32)), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(a, b, 65537 * sizeof(u16)), 0);
 	/* Same values as kmod/tests/host/test_maglev.c: nodes agree. */
 	KUNIT_EXPECT_EQ(test, kpx_be_ident(ip10_0_0_1, htons(80)),
 			0xe0feb58d2db51c15ULL);
@@ -113,6 +117,51 @@ static void mh_pinned_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a[65536], 2U);
 	KUNIT_EXPECT_EQ(test, kpx_mh_build(a, 65535, id, NULL, 100, NULL),
 			-EINVAL);
+}
+
+/*
+ * Scaled sizes: for n backends the table of kpx_mh_size_for() slots gives
+ * every backend its share within one slot, and removing one backend keeps
+ * the size and moves at most 4% of the other backends' slots.
+ */
+static void mh_scaled_test(struct kunit *test)
+{
+	static const u32 ns[] = { 1, 3, 10, 100, 655 };
+	u64 *id = kunit_kcalloc(test, 655, sizeof(u64), GFP_KERNEL);
+	u32 *cnt = kunit_kcalloc(test, 655, sizeof(u32), GFP_KERNEL);
+	u32 k, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, id);
+	KUNIT_ASSERT_NOT_NULL(test, cnt);
+	for (i = 0; i < 655; i++)
+		id[i] = ident_of(i);
+	for (k = 0; k < ARRAY_SIZE(ns); k++) {
+		u32 n = ns[k], size = kpx_mh_size_for(n, 65537, 0);
+		u32 lo = U32_MAX, hi = 0, moved = 0, size2;
+		u16 *t, *t2;
+
+		KUNIT_EXPECT_GT(test, size, 100 * n);
+		KUNIT_EXPECT_LE(test, size, 2 * 100 * n + 251);
+		t = mh_build(test, id, n, size);
+		memset(cnt, 0, n * sizeof(*cnt));
+		for (i = 0; i < size; i++)
+			cnt[t[i]]++;
+		for (i = 0; i < n; i++) {
+			lo = min(lo, cnt[i]);
+			hi = max(hi, cnt[i]);
+		}
+		KUNIT_EXPECT_LE_MSG(test, hi - lo, 1U, "n=%u size=%u", n, size);
+		if (n == 1)
+			continue;
+		/* remove backend 0: the others are id[1..n-1] */
+		size2 = kpx_mh_size_for(n - 1, 65537, size);
+		KUNIT_EXPECT_EQ(test, size2, size);
+		t2 = mh_build(test, id + 1, n - 1, size2);
+		for (i = 0; i < size; i++)
+			if (t[i] && t[i] - 1 != t2[i])
+				moved++;
+		KUNIT_EXPECT_LE_MSG(test, moved, size / 25, "n=%u", n);
+	}
 }
 
 static void rr_test(struct kunit *test)
@@ -339,6 +388,7 @@ static struct kunit_case maglev_cases[] = {
 	KUNIT_CASE(mh_share_test),
 	KUNIT_CASE(mh_remove_one_test),
 	KUNIT_CASE(mh_pinned_test),
+	KUNIT_CASE(mh_scaled_test),
 	{}
 };
 

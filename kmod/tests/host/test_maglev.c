@@ -17,9 +17,9 @@ static u64 ident_of(u32 i)
 	return kpx_be_ident(a, htons(8080));
 }
 
-static u32 *build(const u64 *id, const u32 *w, u32 n, u32 size)
+static u16 *build(const u64 *id, const u32 *w, u32 n, u32 size)
 {
-	u32 *t = malloc(size * sizeof(*t));
+	u16 *t = malloc(size * sizeof(*t));
 	void *s = malloc(kpx_mh_scratch_size(n));
 
 	if (!t || !s || kpx_mh_build(t, size, id, w, n, s)) {
@@ -33,7 +33,8 @@ static u32 *build(const u64 *id, const u32 *w, u32 n, u32 size)
 static void test_share(u32 n, u32 size)
 {
 	u64 *id = calloc(n, sizeof(*id));
-	u32 *cnt = calloc(n, sizeof(*cnt)), i, *t, lo = ~0U, hi = 0;
+	u32 *cnt = calloc(n, sizeof(*cnt)), i, lo = ~0U, hi = 0;
+	u16 *t;
 	double exp = (double)size / n;
 
 	for (i = 0; i < n; i++)
@@ -65,7 +66,8 @@ static void test_remove_one(void)
 {
 	const u32 n = 1000, size = 65537 * 2 - 3; /* 131071, > 100 x n */
 	u64 *id = calloc(n, sizeof(*id)), *id2 = calloc(n, sizeof(*id2));
-	u32 *t1, *t2, *map = calloc(n, sizeof(*map)), i, moved = 0, gone = 499;
+	u32 *map = calloc(n, sizeof(*map)), i, moved = 0, gone = 499;
+	u16 *t1, *t2;
 
 	for (i = 0; i < n; i++)
 		id[i] = ident_of(i);
@@ -98,7 +100,8 @@ static void test_deterministic(void)
 	static const u8 ip10_0_0_1[16] = { 10, 0, 0, 1 };
 	const u32 n = 100, size = 65537;
 	u64 id[100], ident;
-	u32 *a, *b, i;
+	u16 *a, *b;
+	u32 i;
 
 	for (i = 0; i < n; i++)
 		id[i] = ident_of(i);
@@ -119,7 +122,8 @@ static void test_deterministic(void)
 static void test_weights(void)
 {
 	u64 id[3] = { ident_of(1), ident_of(2), ident_of(3) };
-	u32 w[3] = { 1, 2, 3 }, *t, cnt[3] = { 0 }, i;
+	u32 w[3] = { 1, 2, 3 }, cnt[3] = { 0 }, i;
+	u16 *t;
 	const u32 size = 60013;
 
 	t = build(id, w, 3, size);
@@ -137,13 +141,76 @@ static void test_weights(void)
 static void test_errors(void)
 {
 	u64 id[2] = { 1, 2 };
-	u32 t[251];
+	u16 t[251];
 	char s[64];
 
 	ok(kpx_mh_build(t, 250, id, NULL, 2, s) == -EINVAL, "non-prime size");
 	ok(kpx_mh_build(t, 251, id, NULL, 0, s) == -EINVAL, "no backend");
 	ok(kpx_is_prime(65537) && kpx_is_prime(251) && !kpx_is_prime(65535) &&
 	   kpx_is_prime(1048573), "primality");
+}
+
+static void test_sizes(void)
+{
+	static const u32 n[] = { 1, 2, 3, 10, 11, 100, 164, 655, 1000 };
+	u32 i, bad = 0;
+
+	for (i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
+		u32 m = kpx_mh_size_for(n[i], 65537, 0);
+
+		if (!kpx_is_prime(m) || (m <= 100 * n[i] && m != 65537) ||
+		    m < 251 || m > 65537)
+			bad++;
+	}
+	ok(!bad, "size_for: a prime > 100 n, >= 251, <= the largest size");
+	ok(kpx_mh_size_for(1, 65537, 0) == 251 &&
+	   kpx_mh_size_for(3, 65537, 0) == 509 &&
+	   kpx_mh_size_for(100, 65537, 0) == 16381 &&
+	   kpx_mh_size_for(1000, 65537, 0) == 65537 &&
+	   kpx_mh_size_for(1000, 1048573, 0) == 131071 &&
+	   kpx_mh_size_for(3, 251, 0) == 251,
+	   "size_for: 1 -> 251, 3 -> 509, 100 -> 16381, 1000 -> the cap");
+	ok(kpx_mh_size_for(99, 65537, 16381) == 16381 &&
+	   kpx_mh_size_for(101, 65537, 16381) == 16381 &&
+	   kpx_mh_size_for(164, 65537, 16381) == 32749 &&
+	   kpx_mh_size_for(41, 65537, 16381) == 16381 &&
+	   kpx_mh_size_for(20, 65537, 16381) == 2039 &&
+	   kpx_mh_size_for(99, 8191, 16381) == 8191,
+	   "size_for keeps the current size until it is too small or 4x big");
+}
+
+static void test_scaled_disruption(void)
+{
+	const u32 n = 10, size = kpx_mh_size_for(n, 65537, 0);
+	u64 id[10], id2[9];
+	u32 i, moved = 0, cnt[10] = { 0 }, lo = ~0U, hi = 0;
+	u16 *t1, *t2;
+
+	for (i = 0; i < n; i++) {
+		id[i] = ident_of(i);
+		if (i)
+			id2[i - 1] = id[i];
+	}
+	t1 = build(id, NULL, n, size);
+	t2 = build(id2, NULL, n - 1, kpx_mh_size_for(n - 1, 65537, size));
+	ok(t1 && t2 && size == 1021, "10 backends: table of %u slots", size);
+	if (!t1 || !t2)
+		return;
+	for (i = 0; i < size; i++) {
+		cnt[t1[i]]++;
+		if (t1[i] && t1[i] - 1 != t2[i])
+			moved++;
+	}
+	for (i = 0; i < n; i++) {
+		lo = cnt[i] < lo ? cnt[i] : lo;
+		hi = cnt[i] > hi ? cnt[i] : hi;
+	}
+	ok(hi - lo <= 1, "10 backends in 1021 slots: shares %u..%u", lo, hi);
+	ok(moved <= size / 25,
+	   "removing 1 of 10 keeps the size and moves %u of %u others' slots",
+	   moved, size);
+	free(t1);
+	free(t2);
 }
 
 int main(void)
@@ -155,5 +222,7 @@ int main(void)
 	test_deterministic();
 	test_weights();
 	test_errors();
+	test_sizes();
+	test_scaled_disruption();
 	return tap_done();
 }
