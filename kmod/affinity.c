@@ -154,6 +154,39 @@ const struct kpx_aff_entry *kpx_aff_lookup(struct kpx_aff *t,
 }
 
 /**
+ * kpx_aff_peek - copy a client's live entry without changing the table
+ * @t: the table
+ * @client16: client address, 16 bytes, network order
+ * @now_ms: current time, milliseconds, monotonic
+ * @out: set to a copy of the entry
+ *
+ * For lockless readers: reads at most KPX_AFF_CHAIN_MAX + 1 entries, each
+ * within the table, so a writer changing @t meanwhile can only make the
+ * answer wrong, never the walk unsafe or long; the caller discards an
+ * answer a writer overlapped (a seqcount).  An expired entry is a miss.
+ *
+ * Return: true if @out holds the client's live entry.
+ */
+bool kpx_aff_peek(const struct kpx_aff *t, const u8 *client16, u64 now_ms,
+		  struct kpx_aff_entry *out)
+{
+	u32 i = t->bucket[bucket_of(t, client16)], k;
+
+	for (k = 0; k <= KPX_AFF_CHAIN_MAX && i < t->cap; k++) {
+		const struct kpx_aff_entry *x = &t->e[i];
+
+		if (!memcmp(x->client, client16, 16)) {
+			if (expired(t, x, now_ms))
+				return false;
+			*out = *x;
+			return true;
+		}
+		i = x->hnext;
+	}
+	return false;
+}
+
+/**
  * kpx_aff_update - bind a client to a backend as of @now_ms
  * @t: the table
  * @client16: client address, 16 bytes, network order

@@ -46,6 +46,8 @@ void kpx_aff_init(struct kpx_aff *t, struct kpx_aff_entry *e, u32 *bucket,
 		  u32 cap, u32 timeout_s, const struct kpx_hkey *key);
 const struct kpx_aff_entry *kpx_aff_lookup(struct kpx_aff *t,
 					   const u8 *client16, u64 now_ms);
+bool kpx_aff_peek(const struct kpx_aff *t, const u8 *client16, u64 now_ms,
+		  struct kpx_aff_entry *out);
 void kpx_aff_update(struct kpx_aff *t, const u8 *client16,
 		    const u8 *be_addr16, u16 be_port, u64 now_ms);
 bool kpx_aff_forget(struct kpx_aff *t, const u8 *client16);

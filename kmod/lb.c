@@ -8,16 +8,23 @@
  *   sees a set and its tables change together under RCU.
  * - rr and wrr share one atomic counter per frontend.
  * - ClientIP affinity: a bounded table per frontend, looked up before the
- *   scheduler under a per-table spinlock.  An entry whose backend is not in
+ *   scheduler without a lock (a seqcount read), locked only to insert or
+ *   refresh an entry (see struct kpx_affk).  An entry whose backend is not in
  *   the current set is ignored and dropped on lookup; a SET also purges
  *   every entry whose backend left.  Times come from jiffies in ms.
  * - lc: each backend has an "active" count.  It is incremented when a
- *   connection is sent to the backend and recomputed once a second by a
- *   walk over the namespace's conntrack table (kpx_lc_scan_*), counting
- *   NATed entries that are not closing.  conntrack's event notifier is
- *   single-user (ctnetlink takes it) and 6.1 has no exported destroy hook or
- *   module-defined extension, so this is the clean option available: lc is
- *   exact at each scan and errs towards "busier" between scans.
+ *   connection is sent to the backend and recomputed by a periodic walk
+ *   over the namespace's conntrack table (kpx_lc_scan_*), counting NATed
+ *   entries that are not closing (a local client of a KPX_SVC_F_EXT_LOCAL
+ *   frontend counts for its ClusterIP frontend's backend).  conntrack's
+ *   event notifier is single-user (ctnetlink takes it), and neither 6.1 nor
+ *   6.12 has an exported destroy hook or module-defined extension that
+ *   would let a decrement follow an entry's end, so this is the option
+ *   available: lc is exact at each scan and errs towards "busier" between
+ *   scans; the walk's period stretches with its cost (LC_SCAN_COST), so a
+ *   big table costs each lc namespace a bounded share of a CPU.  A pick
+ *   reads every backend of a small set (KPX_LC_SCAN_MAX) and two random
+ *   ones of a bigger set (kpx_pick_lc2()), so it is O(1) per connection.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -27,6 +34,7 @@
 #include <linux/prandom.h>
 #include <linux/random.h>
 #include <linux/spinlock.h>
+#include <linux/seqlock.h>
 #include <linux/workqueue.h>
 #include <linux/socket.h>
 #include <net/netfilter/nf_conntrack.h>
@@ -41,21 +49,85 @@
 /*
  * A table starts with AFF_CAP0 entries (or max if smaller) and grows by
  * AFF_GROW times from a work item once three quarters are used, up to max:
- * memory follows the number of clients, bounded by max.  Every access to
- * t (and its arrays) is under lock; the work swaps the arrays under it.
+ * memory follows the number of clients, bounded by max.  The work builds a
+ * bigger table, publishes it with rcu_assign_pointer() and frees the old
+ * one after a grace period.
+ *
+ * Locking: writers (insert, refresh, purge, grow) hold lock and bump seq;
+ * a new connection first looks its client up without the lock, in a seq
+ * read section (kpx_aff_peek() reads a bounded number of in-bounds
+ * entries, and a section a writer overlapped is retried).  A live entry
+ * whose backend is in the set and which was refreshed less than
+ * aff_refresh_ms() ago is used as it is: a client opening many connections
+ * takes the lock about once per refresh interval, not per connection;
+ * only new clients and refreshes do.  The timeout so counts from the
+ * client's last refresh, at most aff_refresh_ms() (1 s, or 1/16 of a
+ * shorter timeout) before its last new connection.
  */
 #define AFF_CAP0	64
 #define AFF_GROW	8
+#define AFF_REFRESH_MS	1000U
+
+struct kpx_afft {
+	struct rcu_head rcu;
+	struct kpx_aff t;
+};
 
 struct kpx_affk {
 	spinlock_t lock;
+	seqcount_spinlock_t seq;	/* writers of tab->t hold lock */
 	u32 max;
 	bool growing;		/* grow work queued or running */
 	bool dead;		/* no more grow work (kpx_aff_stop()) */
 	struct work_struct grow;
 	struct rcu_head rcu;
-	struct kpx_aff t;
+	struct kpx_afft __rcu *tab;
 };
+
+static u32 aff_refresh_ms(const struct kpx_aff *t)
+{
+	return min(AFF_REFRESH_MS, READ_ONCE(t->timeout_ms) / 16);
+}
+
+static struct kpx_afft *afft_alloc(u32 cap, u32 timeout,
+				   const struct kpx_hkey *key)
+{
+	struct kpx_afft *tab = kzalloc(sizeof(*tab), GFP_KERNEL_ACCOUNT);
+	struct kpx_aff_entry *e;
+	u32 *b;
+
+	if (!tab)
+		return NULL;
+	e = kvmalloc_array(cap, sizeof(*e), GFP_KERNEL_ACCOUNT);
+	b = kvmalloc_array(kpx_aff_nbuckets(cap), sizeof(*b),
+			   GFP_KERNEL_ACCOUNT);
+	if (!e || !b) {
+		kvfree(e);
+		kvfree(b);
+		kfree(tab);
+		return NULL;
+	}
+	kpx_aff_init(&tab->t, e, b, cap, timeout, key);
+	return tab;
+}
+
+static void afft_free(struct kpx_afft *tab)
+{
+	kvfree(tab->t.e);
+	kvfree(tab->t.bucket);
+	kfree(tab);
+}
+
+static void afft_free_rcu(struct rcu_head *head)
+{
+	afft_free(container_of(head, struct kpx_afft, rcu));
+}
+
+/* The table, for a writer (a->lock held) or the grow work. */
+static struct kpx_aff *aff_t(struct kpx_affk *a)
+{
+	return &rcu_dereference_protected(a->tab, 1)->t;
+}
 
 /** kpx_sched_cfg_default - "random", no affinity, default sizes. */
 void kpx_sched_cfg_default(struct kpx_sched_cfg *scfg)
@@ -226,52 +298,54 @@ int kpx_lb_attach(struct kpx_bset *set, const struct kpx_bset *old,
 static void aff_grow_fn(struct work_struct *work)
 {
 	struct kpx_affk *a = container_of(work, struct kpx_affk, grow);
-	struct kpx_aff_entry *e;
-	struct kpx_aff nt;
-	u32 cap, *b;
+	struct kpx_afft *old, *nt;
+	struct kpx_hkey key;
+	u32 cap;
 
 	spin_lock_bh(&a->lock);
-	cap = min_t(u64, (u64)a->t.cap * AFF_GROW, a->max);
+	cap = min_t(u64, (u64)aff_t(a)->cap * AFF_GROW, a->max);
+	key = aff_t(a)->key;
 	spin_unlock_bh(&a->lock);
-	e = kvmalloc_array(cap, sizeof(*e), GFP_KERNEL);
-	b = kvmalloc_array(kpx_aff_nbuckets(cap), sizeof(*b), GFP_KERNEL);
+	nt = afft_alloc(cap, 0, &key);
 	spin_lock_bh(&a->lock);
-	if (e && b && !a->dead && cap > a->t.cap) {
-		kpx_aff_init(&nt, e, b, cap, 0, &a->t.key);
-		kpx_aff_move(&nt, &a->t);
-		swap(nt, a->t);
-		e = nt.e;	/* the old arrays, freed below */
-		b = nt.bucket;
+	old = rcu_dereference_protected(a->tab, lockdep_is_held(&a->lock));
+	if (nt && !a->dead && cap > old->t.cap) {
+		write_seqcount_begin(&a->seq);
+		kpx_aff_move(&nt->t, &old->t);
+		rcu_assign_pointer(a->tab, nt);
+		write_seqcount_end(&a->seq);
+		nt = NULL;
+	} else {
+		old = NULL;
 	}
 	a->growing = false;
 	spin_unlock_bh(&a->lock);
-	kvfree(e);
-	kvfree(b);
+	if (nt)
+		afft_free(nt);
+	if (old)
+		call_rcu(&old->rcu, afft_free_rcu);
 }
 
 static struct kpx_affk *affk_alloc(u32 timeout, u32 max)
 {
-	struct kpx_affk *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	struct kpx_affk *a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
 	u32 cap = min_t(u32, max, AFF_CAP0);
-	struct kpx_aff_entry *e;
+	struct kpx_afft *tab;
 	struct kpx_hkey key;
-	u32 *b;
 
 	if (!a)
 		return ERR_PTR(-ENOMEM);
-	e = kvmalloc_array(cap, sizeof(*e), GFP_KERNEL);
-	b = kvmalloc_array(kpx_aff_nbuckets(cap), sizeof(*b), GFP_KERNEL);
-	if (!e || !b) {
-		kvfree(e);
-		kvfree(b);
+	get_random_bytes(&key, sizeof(key));
+	tab = afft_alloc(cap, timeout, &key);
+	if (!tab) {
 		kfree(a);
 		return ERR_PTR(-ENOMEM);
 	}
 	spin_lock_init(&a->lock);
+	seqcount_spinlock_init(&a->seq, &a->lock);
 	INIT_WORK(&a->grow, aff_grow_fn);
 	a->max = max;
-	get_random_bytes(&key, sizeof(key));
-	kpx_aff_init(&a->t, e, b, cap, timeout, &key);
+	RCU_INIT_POINTER(a->tab, tab);
 	return a;
 }
 
@@ -298,12 +372,12 @@ void kpx_aff_stop(struct kpx_svc *svc)
 		affk_stop(a);
 }
 
+/* Frees @a and its table; nothing can reach it any more. */
 static void affk_free_rcu(struct rcu_head *head)
 {
 	struct kpx_affk *a = container_of(head, struct kpx_affk, rcu);
 
-	kvfree(a->t.e);
-	kvfree(a->t.bucket);
+	afft_free(rcu_dereference_raw(a->tab));
 	kfree(a);
 }
 
@@ -379,7 +453,7 @@ void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
 
 	if (!svc->scfg.aff_timeout || fresh) {
 		if (fresh && cur)
-			fresh->t.evictions = cur->t.evictions;
+			aff_t(fresh)->evictions = aff_t(cur)->evictions;
 		rcu_assign_pointer(svc->aff, fresh);
 		if (cur) {
 			affk_stop(cur);
@@ -390,8 +464,10 @@ void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
 	if (!cur)
 		return;
 	spin_lock_bh(&cur->lock);
-	cur->t.timeout_ms = svc->scfg.aff_timeout * 1000U;
-	kpx_aff_purge(&cur->t, keep_in_set, set);
+	write_seqcount_begin(&cur->seq);
+	WRITE_ONCE(aff_t(cur)->timeout_ms, svc->scfg.aff_timeout * 1000U);
+	kpx_aff_purge(aff_t(cur), keep_in_set, set);
+	write_seqcount_end(&cur->seq);
 	spin_unlock_bh(&cur->lock);
 }
 
@@ -409,7 +485,7 @@ u64 kpx_aff_evictions(const struct kpx_svc *svc)
 {
 	const struct kpx_affk *a = rcu_dereference(svc->aff);
 
-	return a ? READ_ONCE(a->t.evictions) : 0;
+	return a ? READ_ONCE(rcu_dereference(a->tab)->t.evictions) : 0;
 }
 
 static void lc_get(const void *ctx, u32 i, u32 *active, u32 *weight)
@@ -461,7 +537,9 @@ static u32 pick(struct kpx_svc *svc, const struct kpx_bset *set,
 				    sd->wrr_stride,
 				    atomic_inc_return(&svc->sched_ctr) - 1);
 	case KPX_SCHED_LC:
-		return kpx_pick_lc(lc_get, set, n, kpx_rand());
+		if (n <= KPX_LC_SCAN_MAX)
+			return kpx_pick_lc(lc_get, set, n, kpx_rand());
+		return kpx_pick_lc2(lc_get, set, n, kpx_rand(), kpx_rand());
 	case KPX_SCHED_SH:
 		return kpx_pick_sh(client16, n);
 	case KPX_SCHED_MH:
@@ -479,7 +557,8 @@ static u32 pick(struct kpx_svc *svc, const struct kpx_bset *set,
  *
  * Call under rcu_read_lock(), from the NAT hook (any context).  With
  * ClientIP affinity, a live entry whose backend is still in @set wins;
- * either way the client's entry is refreshed to the chosen backend.
+ * either way the client's entry is refreshed to the chosen backend (at
+ * most once per aff_refresh_ms() for a kept binding, see kpx_affk).
  *
  * Return: the backend, or NULL if @set is empty.
  */
@@ -489,7 +568,12 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 {
 	struct kpx_backend *be = NULL;
 	union kpx_addr client = {};
+	struct kpx_aff_entry copy;
+	const struct kpx_afft *tab;
 	struct kpx_affk *aff;
+	struct kpx_aff *at;
+	unsigned int seq;
+	bool hit;
 	u64 now;
 
 	if (!set || !set->count)
@@ -501,34 +585,57 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 		return set->be[pick(svc, set, client.bytes)];
 
 	now = jiffies64_to_msecs(get_jiffies_64());
+	do {
+		seq = read_seqcount_begin(&aff->seq);
+		tab = rcu_dereference(aff->tab);
+		hit = kpx_aff_peek(&tab->t, client.bytes, now, &copy);
+	} while (read_seqcount_retry(&aff->seq, seq));
+	if (hit && now - copy.last_ms < aff_refresh_ms(&tab->t)) {
+		be = set_find(set, copy.be_addr, (__force __be16)copy.be_port);
+		if (be)
+			return be;
+	}
+
 	spin_lock_bh(&aff->lock);
+	write_seqcount_begin(&aff->seq);
+	at = aff_t(aff);
 	{
 		const struct kpx_aff_entry *e;
 
-		e = kpx_aff_lookup(&aff->t, client.bytes, now);
+		be = NULL;
+		e = kpx_aff_lookup(at, client.bytes, now);
 		if (e) {
 			be = set_find(set, e->be_addr,
 				      (__force __be16)e->be_port);
 			if (!be)
-				kpx_aff_forget(&aff->t, client.bytes);
+				kpx_aff_forget(at, client.bytes);
 		}
 	}
 	if (!be)
 		be = set->be[pick(svc, set, client.bytes)];
-	kpx_aff_update(&aff->t, client.bytes, be->addr.bytes,
+	kpx_aff_update(at, client.bytes, be->addr.bytes,
 		       (__force u16)be->port, now);
-	if (aff->t.used >= aff->t.cap / 4 * 3 && aff->t.cap < aff->max &&
+	if (at->used >= at->cap / 4 * 3 && at->cap < aff->max &&
 	    !aff->growing && !aff->dead) {
 		aff->growing = true;
 		schedule_work(&aff->grow);
 	}
+	write_seqcount_end(&aff->seq);
 	spin_unlock_bh(&aff->lock);
 	return be;
 }
 
 /* lc: conntrack scan. */
 
-#define LC_SCAN_PERIOD	HZ
+/*
+ * The scan runs every LC_SCAN_PERIOD, or LC_SCAN_COST times as long as
+ * the last walk took if that is longer (at most LC_SCAN_PERIOD_MAX), so a
+ * namespace's scan takes at most about 1/LC_SCAN_COST of a CPU however
+ * big the host's conntrack table is.
+ */
+#define LC_SCAN_PERIOD		HZ
+#define LC_SCAN_PERIOD_MAX	(30 * HZ)
+#define LC_SCAN_COST		20
 
 /*
  * Zeroes (@zero) or publishes the scan counts of every lc backend.
@@ -565,11 +672,19 @@ static bool ct_closing(const struct nf_conn *ct)
 	return READ_ONCE(ct->proto.tcp.state) > TCP_CONNTRACK_ESTABLISHED;
 }
 
+/* @set's backend (@addr, @port) if @set is scheduled by lc. */
+static struct kpx_backend *lc_backend(const struct kpx_bset *set,
+				      const union kpx_addr *addr, __be16 port)
+{
+	if (!set || !set->sd || set->sd->id != KPX_SCHED_LC)
+		return NULL;
+	return set_find(set, addr->bytes, port);
+}
+
 static int lc_count(struct nf_conn *ct, void *data)
 {
 	const struct nf_conntrack_tuple *o, *r;
 	struct kpx_net *kn = data;
-	const struct kpx_bset *set;
 	struct kpx_backend *be;
 	struct kpx_svc *svc;
 	union kpx_addr ra = {};
@@ -581,16 +696,24 @@ static int lc_count(struct nf_conn *ct, void *data)
 	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
 	kpx_key_init(&key, o->src.l3num, o->dst.protonum, &o->dst.u3,
 		     o->dst.u.all);
+	memcpy(ra.bytes, &r->src.u3, o->src.l3num == NFPROTO_IPV4 ? 4 : 16);
 	rcu_read_lock();
 	svc = kpx_svc_lookup(kn, &key);
-	set = svc ? rcu_dereference(svc->bset) : NULL;
-	if (set && set->sd && set->sd->id == KPX_SCHED_LC) {
-		memcpy(ra.bytes, &r->src.u3,
-		       o->src.l3num == NFPROTO_IPV4 ? 4 : 16);
-		be = set_find(set, ra.bytes, r->src.u.all);
-		if (be)
-			atomic_inc(&be->scan);
+	/*
+	 * The frontend's own backend, or one of its ClusterIP frontend's: a
+	 * local client of a KPX_SVC_F_EXT_LOCAL frontend was scheduled with
+	 * that one (hook.c).
+	 */
+	be = svc ? lc_backend(rcu_dereference(svc->bset), &ra, r->src.u.all) :
+		   NULL;
+	if (svc && !be) {
+		svc = kpx_svc_cluster(kn, svc);
+		if (svc)
+			be = lc_backend(rcu_dereference(svc->bset), &ra,
+					r->src.u.all);
 	}
+	if (be)
+		atomic_inc(&be->scan);
 	rcu_read_unlock();
 	return 0;
 }
@@ -600,13 +723,16 @@ static void lc_scan_fn(struct work_struct *work)
 	struct kpx_net *kn = container_of(to_delayed_work(work),
 					  struct kpx_net, lc_work);
 	struct nf_ct_iter_data d = { .net = kn->net, .data = kn };
+	unsigned long t0 = jiffies, period;
 
 	/* No lc frontend left: stop until the next kick. */
 	if (!lc_walk(kn, true))
 		return;
 	nf_ct_iterate_cleanup_net(lc_count, &d);
 	lc_walk(kn, false);
-	schedule_delayed_work(&kn->lc_work, LC_SCAN_PERIOD);
+	period = clamp_t(unsigned long, (jiffies - t0) * LC_SCAN_COST,
+			 LC_SCAN_PERIOD, LC_SCAN_PERIOD_MAX);
+	schedule_delayed_work(&kn->lc_work, period);
 }
 
 /** kpx_lc_scan_init - set up the namespace's lc scan (not started). */
