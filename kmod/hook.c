@@ -126,8 +126,14 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	struct kpx_key key;
 	unsigned int verdict;
 
+	/*
+	 * A confirmed entry without a destination binding (one that passed
+	 * before the namespace had NAT hooks) cannot get one any more
+	 * (nf_nat_setup_info() leaves it alone): it is not ours to schedule
+	 * or count, for this packet or any later one.
+	 */
 	ct = nf_ct_get(skb, &ctinfo);
-	if (!ct || ctinfo != IP_CT_NEW ||
+	if (!ct || ctinfo != IP_CT_NEW || nf_ct_is_confirmed(ct) ||
 	    nf_nat_initialized(ct, NF_NAT_MANIP_DST))
 		return NF_ACCEPT;
 

@@ -160,3 +160,30 @@ u32 kpx_pick_lc(kpx_lc_get_fn get, const void *ctx, u32 n, u32 start)
 	}
 	return best;
 }
+
+/**
+ * kpx_pick_lc2 - least connections by the power of two random choices
+ * @get: reads backend i's active count and weight
+ * @ctx: passed to @get
+ * @n: backends, at least 2
+ * @r1: a random 32-bit value
+ * @r2: another, independent
+ *
+ * Reads two distinct backends chosen at random and returns the less
+ * loaded by active/weight (the first on a tie): O(1) whatever @n, and
+ * with high probability the chosen backend's load is within O(log log n)
+ * of the least (Mitzenmacher, "The Power of Two Choices in Randomized Load
+ * Balancing", 2001).  Use kpx_pick_lc() for a few backends.
+ *
+ * Return: an index below @n.
+ */
+u32 kpx_pick_lc2(kpx_lc_get_fn get, const void *ctx, u32 n, u32 r1, u32 r2)
+{
+	u32 i = kpx_scale(r1, n), j = kpx_scale(r2, n - 1), ai, wi, aj, wj;
+
+	if (j >= i)
+		j++;
+	get(ctx, i, &ai, &wi);
+	get(ctx, j, &aj, &wj);
+	return (u64)aj * wi < (u64)ai * wj ? j : i;
+}

@@ -39,5 +39,9 @@ u32 kpx_pick_sh(const u8 *client16, u32 n);
 typedef void (*kpx_lc_get_fn)(const void *ctx, u32 i, u32 *active,
 			      u32 *weight);
 u32 kpx_pick_lc(kpx_lc_get_fn get, const void *ctx, u32 n, u32 start);
+u32 kpx_pick_lc2(kpx_lc_get_fn get, const void *ctx, u32 n, u32 r1, u32 r2);
+
+/* lc reads every backend up to this many, two random ones above. */
+#define KPX_LC_SCAN_MAX	8
 
 #endif /* _KPX_SCHED_H */

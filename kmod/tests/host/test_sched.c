@@ -106,6 +106,89 @@ static void test_lc(void)
 	   "weighted lc: weight 3 carries %u vs %u", c.active[1], c.active[0]);
 }
 
+struct lc_big {
+	u32 active[1000];
+	u32 weight[1000];
+};
+
+static void lc_big_get(const void *ctx, u32 i, u32 *a, u32 *w)
+{
+	const struct lc_big *c = ctx;
+
+	*a = c->active[i];
+	*w = c->weight[i];
+}
+
+static u32 xs32(u32 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+static void test_lc2(void)
+{
+	static struct lc_big c;
+	u32 k, i, r1, r2, seed = 12345, lo = ~0U, hi = 0, bad = 0;
+	u32 hit_busy = 0;
+
+	for (i = 0; i < 1000; i++) {
+		c.active[i] = (i * 7919) % 13;
+		c.weight[i] = 1 + i % 3;
+	}
+	/* Always the less loaded of two distinct backends. */
+	for (k = 0; k < 100000; k++) {
+		u32 a, b, got;
+
+		r1 = xs32(&seed);
+		r2 = xs32(&seed);
+		a = kpx_scale(r1, 1000);
+		b = kpx_scale(r2, 999);
+		b += b >= a;
+		got = kpx_pick_lc2(lc_big_get, &c, 1000, r1, r2);
+		if (a == b || (got != a && got != b) ||
+		    (u64)c.active[got] * c.weight[got == a ? b : a] >
+		    (u64)c.active[got == a ? b : a] * c.weight[got])
+			bad++;
+	}
+	ok(!bad, "lc2 returns the less loaded of two distinct backends");
+	/* Balance: 100,000 connections that stay open over 1,000 backends. */
+	for (i = 0; i < 1000; i++) {
+		c.active[i] = 0;
+		c.weight[i] = 1;
+	}
+	for (k = 0; k < 100000; k++)
+		c.active[kpx_pick_lc2(lc_big_get, &c, 1000, xs32(&seed),
+				      xs32(&seed))]++;
+	for (i = 0; i < 1000; i++) {
+		lo = c.active[i] < lo ? c.active[i] : lo;
+		hi = c.active[i] > hi ? c.active[i] : hi;
+	}
+	ok(lo >= 95 && hi <= 105,
+	   "lc2: 100000 open connections on 1000 backends: %u..%u", lo, hi);
+	/* Skew: half the backends hold 1000 connections each. */
+	for (i = 0; i < 1000; i++)
+		c.active[i] = i < 500 ? 1000 : 0;
+	for (k = 0; k < 100000; k++) {
+		i = kpx_pick_lc2(lc_big_get, &c, 1000, xs32(&seed),
+				 xs32(&seed));
+		hit_busy += i < 500;
+		c.active[i]++;
+	}
+	/* only when both choices are busy: 1/4 of the time */
+	ok(hit_busy >= 23000 && hit_busy <= 27000,
+	   "lc2 under skew: %u of 100000 to the busy half (both busy: 25%%)",
+	   hit_busy);
+	{
+		struct lc_ctx two = { { 5, 1, 0, 0 }, { 1, 1, 1, 1 } };
+
+		ok(kpx_pick_lc2(lc_get, &two, 2, 0, 0) == 1 &&
+		   kpx_pick_lc2(lc_get, &two, 2, U32_MAX, U32_MAX) == 1,
+		   "lc2 with 2 backends compares both");
+	}
+}
+
 static void test_sh(void)
 {
 	u32 i, stable = 1, cnt[8] = { 0 }, lo = ~0U, hi = 0;
@@ -139,6 +222,7 @@ int main(void)
 	test_rr();
 	test_wrr();
 	test_lc();
+	test_lc2();
 	test_sh();
 	test_random();
 	return tap_done();
