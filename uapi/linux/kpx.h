@@ -113,8 +113,11 @@
  *   KPX_SVC_A_SCHEDULER: string, "random" (default), "rr", "wrr", "lc",
  *       "sh" (source hash), "mh" (Maglev), as IPVS names them; unknown
  *       names are rejected with EINVAL
- *   KPX_SVC_A_MH_SIZE: u32, Maglev lookup table size, a prime in
- *       KPX_MH_SIZE_MIN..KPX_MH_SIZE_MAX, default 65537; only with "mh"
+ *   KPX_SVC_A_MH_SIZE: u32, largest Maglev lookup table size, a prime in
+ *       KPX_MH_SIZE_MIN..KPX_MH_SIZE_MAX, default 65537; the table has the
+ *       smallest of a list of primes (251, 509, ..., 1048573, each about
+ *       twice the last) above 100 x the backends, at most this; only with
+ *       "mh"
  *   KPX_SVC_A_AFFINITY_TIMEOUT: u32, seconds; 0 (default) = no session
  *       affinity; else ClientIP affinity with this timeout
  *       (Service.spec.sessionAffinityConfig.clientIP.timeoutSeconds,
