@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
+# kpx-timeout: 480
 # kpx_sched: the module's schedulers and ClientIP session affinity, end to
 # end: rr gives exactly equal shares, sh keeps a client on one backend, mh
 # (Maglev) keeps >= 98% of the clients of the remaining backends when one
@@ -146,6 +147,21 @@ active() {
 }
 assert_eq "lc: pod1 active = 4 held connections" 4 "$(active 10.244.1.2)"
 assert_eq "lc: pod2 active = 0 (its connections closed)" 0 \
+	"$(active 10.244.2.2)"
+# The node's own connections to an ext-local frontend are scheduled with
+# its ClusterIP frontend (here the lc one): the scan counts them there.
+VE=10.96.0.23
+assert_rc "set lc, pod2 only" 0 "$KPXCTL" set tcp $VL:80 10.244.2.2:8080 \
+	--scheduler lc
+assert_rc "set ext-local -> $VL:80" 0 "$KPXCTL" set tcp $VE:80 \
+	10.244.3.2:8080 --ext-local $VL:80
+for i in 1 2 3; do
+	"$CLIENT_BIN" --hold 6000 -t 3000 $VE:80 >"$TMPD/holde$i.out" 2>&1 &
+	PIDS+=($!)
+done
+sleep 2.5	# connected, and a scan has recounted since
+kpx_snapshot
+assert_eq "lc: node -> ext-local: pod2 active = 3 held connections" 3 \
 	"$(active 10.244.2.2)"
 
 # --- ClientIP affinity ----------------------------------------------------
