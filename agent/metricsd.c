@@ -50,7 +50,8 @@ int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 		return rep->body ? 0 : -ENOMEM;
 	}
 	if (md->nl) {
-		r = kpx_nl_dump(md->nl, &v, &n);
+		r = md->per_backend ? kpx_nl_dump(md->nl, &v, &n) :
+				      kpx_nl_dump_frontends(md->nl, &v, &n);
 		if (r) {
 			kpx_warn("metrics", "dumping the module: %s", strerror(-r));
 			v = NULL;

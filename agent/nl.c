@@ -670,8 +670,12 @@ void kpx_nl_dump_reset(struct kpx_nl_dumpbuf *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* Appends the backends of nest @list to @s.  -EBADMSG if malformed. */
-static int parse_backends(struct kpx_service *s, struct nlattr *list)
+/*
+ * Appends the backends of nest @list to @s, or with @count_only adds their
+ * number to s->nbackends (s->backends stays NULL).  -EBADMSG if malformed.
+ */
+static int parse_backends(struct kpx_service *s, struct nlattr *list,
+			  bool count_only)
 {
 	size_t alen = kpx_addr_len(s->family), cnt = 0;
 	struct kpx_backend *v;
@@ -679,7 +683,11 @@ static int parse_backends(struct kpx_service *s, struct nlattr *list)
 	int rem;
 
 	nla_for_each_nested(a, list, rem)
-		cnt++;
+		cnt += !count_only || nla_type(a) == KPX_BACKENDS_A_BACKEND;
+	if (count_only) {
+		s->nbackends += cnt;
+		return 0;
+	}
 	if (!cnt)
 		return 0;
 	v = realloc(s->backends, (s->nbackends + cnt) * sizeof(*v));
@@ -792,7 +800,8 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 			return ret;
 	}
 	if (stb[KPX_SVC_A_BACKENDS]) {
-		ret = parse_backends(cur, stb[KPX_SVC_A_BACKENDS]);
+		ret = parse_backends(cur, stb[KPX_SVC_A_BACKENDS],
+				     d->count_backends);
 		if (ret)
 			return ret;
 	}
@@ -801,16 +810,17 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 			  genlmsg_attrlen(nlmsg_data(nlh), 0), rem) {
 		if (nla_type(a) != KPX_A_BACKENDS)
 			continue;
-		ret = parse_backends(cur, a);
+		ret = parse_backends(cur, a, d->count_backends);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n)
+static int dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n,
+		bool count_backends)
 {
-	struct kpx_nl_dumpbuf d = { 0 };
+	struct kpx_nl_dumpbuf d = { .count_backends = count_backends };
 	int ret = -EAGAIN;
 
 	nl->errmsg[0] = '\0';
@@ -828,6 +838,7 @@ int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n)
 			kpx_dbg(2, "nl", "dump interrupted, retrying (%d)",
 				tries + 1);
 			kpx_nl_dump_reset(&d);
+			d.count_backends = count_backends;
 			ret = -EAGAIN;
 			continue;
 		}
@@ -837,11 +848,22 @@ int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n)
 		kpx_nl_dump_reset(&d);
 		return ret;
 	}
-	for (size_t i = 0; i < d.n; i++)
+	for (size_t i = 0; i < d.n && !count_backends; i++)
 		kpx_service_normalize(&d.v[i], kpx_addr_len(d.v[i].family));
 	*out = d.v;
 	*n = d.n;
 	return 0;
+}
+
+int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n)
+{
+	return dump(nl, out, n, false);
+}
+
+int kpx_nl_dump_frontends(struct kpx_nl *nl, struct kpx_service **out,
+			  size_t *n)
+{
+	return dump(nl, out, n, true);
 }
 
 /* ---- stats ---- */

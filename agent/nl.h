@@ -36,6 +36,14 @@ int kpx_nl_flush(struct kpx_nl *nl);
  * interrupted by a concurrent change (NLM_F_DUMP_INTR).
  */
 int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n);
+/*
+ * As kpx_nl_dump(), but the backends are only counted: each frontend's
+ * nbackends is set and its backends pointer is NULL (source ranges are
+ * read, nothing is normalized).  For /metrics without per-backend series:
+ * no allocation per backend.
+ */
+int kpx_nl_dump_frontends(struct kpx_nl *nl, struct kpx_service **out,
+			  size_t *n);
 int kpx_nl_stats(struct kpx_nl *nl, struct kpx_nl_stats *st);
 void kpx_services_free(struct kpx_service *v, size_t n);
 

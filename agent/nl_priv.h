@@ -34,6 +34,7 @@ struct kpx_nl_request {
 struct kpx_nl_dumpbuf {
 	struct kpx_service *v;
 	size_t n, cap;
+	bool count_backends;	/* only count them: nbackends, backends NULL */
 };
 
 /* libnl's NLE_* (either sign) to a negative errno; -EIO if unknown. */

@@ -12,6 +12,7 @@
 #  - their refused frontends are not in the module, each is logged once
 #    with its namespace/name and reason, and counted in
 #    kpx_sync_proxy_rules_frontends_refused / ..._frontend_refused_total;
+#    /metrics keeps its per-frontend series (and none per backend);
 #  - every other Service answers: default/web, default/lb's ClusterIP and
 #    edge/ranges' own ClusterIP; a Service created afterwards is programmed
 #    and answers;
@@ -209,4 +210,14 @@ assert_eq "kpx_sync_proxy_rules_frontends_refused" "$nrefused.000" \
 assert_ge "kpx_sync_proxy_rules_frontend_refused_total counts the retries" $((2 * nrefused)) \
 	"$(metric kpx_sync_proxy_rules_frontend_refused_total)"
 assert_eq "kpx_sync_errors_total" 0 "$(metric kpx_sync_errors_total)"
+# the default per-frontend series, read by a dump that only counts backends
+assert_eq "kpx_frontend_backends of default/web" 2 \
+	"$(metric 'kpx_frontend_backends{protocol="tcp",vip="10.96.0.70",port="80"}')"
+kpx_snapshot
+conns=$(svc_counter tcp 10.96.0.70 80 conns)
+assert_ge "kpxctl: default/web's connections" 20 "$conns"
+assert_eq "kpx_frontend_connections_total of default/web == kpxctl" "$conns" \
+	"$(metric 'kpx_frontend_connections_total{protocol="tcp",vip="10.96.0.70",port="80"}')"
+assert_eq "no per-backend series without --metrics-per-backend" 0 \
+	"$(grep -c '^kpx_backend_' "$TMPD/metrics")"
 ksft_exit

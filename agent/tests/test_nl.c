@@ -320,6 +320,14 @@ static void test_build_split(void)
 		   "  kpx_nl_parse_service reads %zu backends back",
 		   same);
 		kpx_nl_dump_reset(&d);
+		/* kpx_nl_dump_frontends(): counted, not stored */
+		d.count_backends = true;
+		ret = kpx_nl_parse_service(nlmsg_hdr(msg), &d);
+		ok(ret == 0 && d.n == 1 && d.v[0].nbackends == cases[i].n &&
+		   !d.v[0].backends,
+		   "  counting only: %zu backends, none stored",
+		   d.n ? d.v[0].nbackends : 0);
+		kpx_nl_dump_reset(&d);
 		nlmsg_free(msg);
 		kpx_service_free(&s);
 	}

@@ -10,7 +10,8 @@
  * with libcurl by a client thread) and a scrape thread rendering /metrics
  * in a loop from a copy of the whole programmed state (SERVICES x
  * ENDPOINTS backends; the copy stands in for the module dump's
- * allocations, the kernel's side of a dump is not in it).
+ * allocations: of the frontends only where the build dumps with
+ * kpx_nl_dump_frontends(); the kernel's side of a dump is not in it).
  *
  * Three phases over the same model of SERVICES ClusterIP Services
  * (default 10,000) with ENDPOINTS ready endpoints each (default 100), each
@@ -29,6 +30,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +97,13 @@ struct shared {
 	size_t scrape_bytes;
 };
 
-/* A deep copy of @v, as kpx_nl_dump() hands the metrics server one. */
-static struct kpx_service *copy_state(const struct kpx_service *v, size_t n)
+/*
+ * A copy of @v as the metrics server's dump hands it one: deep, or with
+ * @frontends_only the frontends with their backends counted, not stored
+ * (kpx_nl_dump_frontends(), the default without --metrics-per-backend).
+ */
+static struct kpx_service *copy_state(const struct kpx_service *v, size_t n,
+				      bool frontends_only)
 {
 	struct kpx_service *c = calloc(n ? n : 1, sizeof(*c));
 	size_t i;
@@ -107,6 +114,9 @@ static struct kpx_service *copy_state(const struct kpx_service *v, size_t n)
 		c[i] = v[i];
 		c[i].source_ranges = NULL;
 		c[i].nsource_ranges = 0;
+		c[i].backends = NULL;
+		if (frontends_only)
+			continue;
 		c[i].backends = malloc((v[i].nbackends ? v[i].nbackends : 1) * sizeof(*v[i].backends));
 		if (!c[i].backends)
 			exit(2);
@@ -122,7 +132,12 @@ static void *scrape_thread(void *arg)
 
 	while (!atomic_load(&sh->stop_scrape)) {
 		double t0 = mono_ms();
-		struct kpx_service *v = copy_state(sh->state, sh->nstate);
+#ifdef KPX_METRICS_PER_BACKEND
+		bool frontends_only = !(sh->flags & KPX_METRICS_PER_BACKEND);
+#else
+		bool frontends_only = false;	/* every scrape dumped every backend */
+#endif
+		struct kpx_service *v = copy_state(sh->state, sh->nstate, frontends_only);
 		size_t len = 0;
 		char *text;
 
