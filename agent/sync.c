@@ -707,6 +707,14 @@ int kpx_sync_run(struct kpx_sync *s)
 	}
 	free(done);
 	ndesired = kpx_fecache_count(s->fc);
+	if (s->nrefused >= 2 && 2 * s->nrefused > ndesired) {
+		/* not one bad object: a data plane that takes none (a module
+		 * of another version, say) fails every sync as before */
+		if (refusals)
+			kpx_err("sync", "the %s data plane refuses %zu of %zu frontends: the sync failed",
+				s->dp->ops->name, s->nrefused, ndesired);
+		errors += refusals ? refusals : 1;
+	}
 	errors += nserr;
 	s->refusals += refusals;
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);

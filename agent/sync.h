@@ -86,7 +86,11 @@ int64_t kpx_sync_due(const struct kpx_sync *s);
  * the update time /healthz and serviceProxyHealthy read moves on.  The
  * same value is sent again at most once per sync-period (at a later
  * sync, at least sync-period after the last attempt); a changed value is
- * sent at once; a frontend no longer desired is forgotten.
+ * sent at once; a frontend no longer desired is forgotten.  When the
+ * refused frontends are most of the desired ones (at least two, more than
+ * half), the data plane as a whole is failing (a module of another
+ * version refusing every SET): such a sync's refusals count as failed
+ * changes, as before.
  *
  * Logs one "sync done" line: duration_ms (wall), cpu_ms (the thread's CPU
  * time, netlink handling in the kernel included), full, frontends, sets,

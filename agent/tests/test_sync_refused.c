@@ -15,8 +15,9 @@
  *  - the refused frontend is sent again only after sync-period, and is not
  *    logged again;
  *  - a changed value of it is sent at once and, accepted, programmed;
- *  - a failure that is not a refusal (-EIO on every set) still makes the
- *    sync failed and the proxy unhealthy, as before;
+ *  - a failure that is not a refusal (a failed commit) still makes the
+ *    sync failed and the proxy unhealthy, as before, and so does a data
+ *    plane that refuses most frontends;
  *  - the kpx mode's check_service() refuses, before sending, a frontend
  *    over the limits of uapi/linux/kpx.h (read from the header, so that
  *    this keeps testing whatever the limits are), by name, and the sync
@@ -99,6 +100,11 @@ static int refuse_big(struct kpx_fakedp *f, const struct kpx_service *s)
 		return 0;
 	kpx_service_str(s, key, sizeof(key));
 	return strcmp(key, "10.96.0.20:80/tcp") ? 0 : -E2BIG;
+}
+
+static int refuse_all(struct kpx_fakedp *f, const struct kpx_service *s)
+{
+	return -EINVAL;
 }
 
 static bool in_table(const struct kpx_fakedp *f, const char *want)
@@ -304,6 +310,37 @@ static void test_refused(FILE *logf)
 
 	kpx_sync_free(s);
 	kpx_hc_free(hc);
+
+	/* a data plane that refuses every frontend fails the sync */
+	{
+		struct kpx_metrics *met2 = kpx_metrics_new();
+		struct kpx_fakedp g;
+		char want[96];
+
+		kpx_fakedp_init(&g, "fake-none", KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP);
+		g.hold = true;
+		g.refuse = refuse_all;
+		s = kpx_sync_new(m, &g.dp, 0, PERIOD_MS);
+		kpx_sync_set_metrics(s, met2);
+		kpx_metrics_change(met2, KPX_KIND_SERVICE, true, 0);
+		r = kpx_sync_run(s);
+		ok(r > 1 && r == g.refused && !g.ntable &&
+		   metric(met2, "kpx_sync_errors_total") == 1 &&
+		   metric(met2, "kubeproxy_sync_proxy_rules_last_timestamp_seconds") == 0,
+		   "every frontend refused: the sync fails with %d failed changes, no update recorded",
+		   r);
+		ok(kpx_sync_due(s) <= kpx_now_ms(), "and the repair is due at min-sync-period");
+		r = kpx_sync_run(s);
+		ok(r > 0 && g.refused == 5 && metric(met2, "kpx_sync_errors_total") == 2 &&
+		   metric(met2, "kubeproxy_sync_proxy_rules_last_timestamp_seconds") == 0,
+		   "the next sync, sending nothing before sync-period, fails too (%d)", r);
+		snprintf(want, sizeof(want), "data plane refuses %ld of %ld frontends: the sync failed",
+			 g.refused, g.refused);
+		ok(log_count(logf, want) == 1, "and says so (\"%s\")", want);
+		kpx_sync_free(s);
+		kpx_fakedp_free(&g);
+		kpx_metrics_free(met2);
+	}
 	kpx_fakedp_free(&f);
 	kpx_metrics_free(met);
 	kpx_model_free(m);
