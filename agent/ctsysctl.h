@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Defaults of kube-proxy's v1alpha1 defaulting (SetDefaults_KubeProxyConfiguration). */
 #define KPX_CT_MAX_PER_CORE_DEFAULT	32768
@@ -44,20 +45,69 @@ long kpx_ct_max(const struct kpx_ct_settings *s, int ncpu);
 /* CPUs this process may run on (sched_getaffinity, as Go's NumCPU), >= 1. */
 int kpx_ct_ncpu(void);
 
+/* Flags of kpx_sysctl_ensure(), kpx_ct_apply() and kpx_mode_sysctls(). */
+#define KPX_SYSCTL_DRY_RUN	0x1	/* write nothing, log each change */
+#define KPX_SYSCTL_TOLERANT	0x2	/* a read-only /proc/sys is a warning */
+
 /*
- * Writes the sysctls under @root ("" for the node; a directory holding
- * proc/sys/net/netfilter/ and sys/module/nf_conntrack/parameters/ in
- * tests): nf_conntrack_max, then the hash table size raised to max / 4 when
- * it is smaller (as kube-proxy: the hash is global and only the initial
- * network namespace may resize it; EROFS or EACCES there, a read-only
- * /sys, is logged and skipped), then each timeout that is > 0 and
- * nf_conntrack_tcp_be_liberal when set.  A sysctl that already has the
- * value is not written.  With @dry_run nothing is written, each change is
- * logged.  Returns the number of values written (or that would be), or
- * -errno with the file and reason in @err (the caller stops: kube-proxy
- * fails to start then too).
+ * Sets the sysctl @name (a path under /proc/sys, "net/ipv4/vs/conntrack";
+ * @root "" for the node, a scratch directory in tests) to @want unless it
+ * has that value already (then only a debug line is logged).  Returns 1
+ * when written (or, with KPX_SYSCTL_DRY_RUN, when it would be), 0 when it
+ * had the value, or -errno with the file and the reason in @err.
+ *
+ * With KPX_SYSCTL_TOLERANT a write refused with EROFS, EACCES or EPERM (a
+ * container's read-only /proc/sys, systemd's ProtectKernelTunables=, no
+ * capability) is not an error: the first time for @name it is logged as a
+ * warning naming the value wanted and the value found, the sysctl is
+ * counted in the kpx_sysctl_unset metric (kpx_sysctl_metrics()) until it
+ * has the wanted value, and 0 is returned.  "kpx-agent --init-only", run
+ * with the rights to write /proc/sys, sets them before the agent starts.
+ */
+int kpx_sysctl_ensure(const char *root, const char *name, long want,
+		      unsigned int flags, char *err, size_t errlen);
+
+/*
+ * Whether /proc/sys under @root is mounted read-only (statvfs ST_RDONLY):
+ * logged once at info level by the agent.
+ */
+bool kpx_sysctl_readonly(const char *root);
+
+/*
+ * Appends the Prometheus gauge kpx_sysctl_unset{sysctl="net.x.y"} (1 per
+ * sysctl that kpx_sysctl_ensure() could not set to its wanted value) to @f.
+ * Thread-safe.
+ */
+void kpx_sysctl_metrics(FILE *f);
+
+/*
+ * Writes the conntrack sysctls under @root: nf_conntrack_max, then the
+ * hash table size raised to max / 4 when it is smaller (as kube-proxy: the
+ * hash is global and only the initial network namespace may resize it;
+ * EROFS or EACCES there, a read-only /sys, is logged and skipped), then
+ * each timeout that is > 0 and nf_conntrack_tcp_be_liberal when set, each
+ * through kpx_sysctl_ensure() with @flags.  Loads nf_conntrack (modprobe)
+ * when its sysctls are missing on the node.  Returns the number of values
+ * written (or that would be), or -errno with the file and reason in @err
+ * (the caller stops: kube-proxy fails to start then too).
  */
 int kpx_ct_apply(const struct kpx_ct_settings *s, const char *root, int ncpu,
-		 bool dry_run, char *err, size_t errlen);
+		 unsigned int flags, char *err, size_t errlen);
+
+/*
+ * The other sysctls a proxy mode needs, as kube-proxy's proxiers set them:
+ * net.ipv4.conf.all.route_localnet = 1 when @localhost_nodeports (every
+ * mode: kube-proxy's iptables mode for 127.0.0.1 NodePorts); in the "ipvs"
+ * mode net.ipv4.vs.conntrack = 1 (NAT'ed connections keep conntrack
+ * entries, which the masquerade rules need), net.ipv4.vs.expire_nodest_conn
+ * = 1, net.ipv4.vs.expire_quiescent_template = 1 and net.ipv4.ip_forward =
+ * 1 (net.ipv4.vs.conn_reuse_mode is left as is: kube-proxy changes it only
+ * on kernels before 5.9).  net.bridge.bridge-nf-call-iptables is only
+ * checked: when it exists and is 0, a line says that Service traffic
+ * between pods of one bridge bypasses the proxy (kube-proxy logs the same).
+ * Returns the number written, or -errno with @err.
+ */
+int kpx_mode_sysctls(const char *mode, bool localhost_nodeports, const char *root,
+		     unsigned int flags, char *err, size_t errlen);
 
 #endif

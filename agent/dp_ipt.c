@@ -37,6 +37,7 @@
 #include "dataplane.h"
 #include "duration.h"
 #include "ipt_rules.h"
+#include "ctsysctl.h"
 #include "log.h"
 #include "nl.h"
 
@@ -643,22 +644,20 @@ static int plan_build(struct dp_ipt *d, struct plan *p)
 	return r;
 }
 
-/* Sets net.ipv4.conf.all.route_localnet = 1, as kube-proxy for 127.0.0.1 NodePorts. */
+/*
+ * Sets net.ipv4.conf.all.route_localnet = 1, as kube-proxy for 127.0.0.1
+ * NodePorts; a read-only /proc/sys is a warning (--init-only sets it).
+ */
 static int set_route_localnet(struct dp_ipt *d)
 {
-	const char *path = "/proc/sys/net/ipv4/conf/all/route_localnet";
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	char err[512];
+	int r;
 
-	if (fd < 0 || write(fd, "1\n", 2) != 2) {
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		return kpx_dp_fail(&d->dp, -e, "%s: %s", path, strerror(e));
-	}
-	close(fd);
+	r = kpx_sysctl_ensure("", "net/ipv4/conf/all/route_localnet", 1, KPX_SYSCTL_TOLERANT,
+			      err, sizeof(err));
+	if (r < 0)
+		return kpx_dp_fail(&d->dp, r, "%s", err);
 	d->localnet = true;
-	kpx_info("dataplane", "set net.ipv4.conf.all.route_localnet=1 (127.0.0.1 frontends)");
 	return 0;
 }
 

@@ -53,6 +53,7 @@
 #include "ipvs_link.h"
 #include "ipvs_nl.h"
 #include "ipvs_rules.h"
+#include "ctsysctl.h"
 #include "log.h"
 #include "nl.h"
 
@@ -225,22 +226,6 @@ static int pend_push(struct dp_ipvs *v, const struct kpx_service *s, bool del)
 
 /* --- small helpers ----------------------------------------------------------- */
 
-/* Writes @val to /proc/sys/@path; 0 or -errno. */
-static int sysctl_set(const char *path, const char *val)
-{
-	char p[256];
-	int fd, r = 0;
-
-	snprintf(p, sizeof(p), "/proc/sys/%s", path);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
 static bool module_loaded(const char *name)
 {
 	char p[128];
@@ -282,12 +267,13 @@ static int write_rules(struct dp_ipvs *v)
 	FILE *f;
 	int r;
 
-	/* kube-proxy's IPVS sysctls: NAT'ed connections get conntrack entries */
-	if ((r = sysctl_set("net/ipv4/vs/conntrack", "1")) ||
-	    (r = sysctl_set("net/ipv4/vs/expire_nodest_conn", "1")) ||
-	    (r = sysctl_set("net/ipv4/vs/expire_quiescent_template", "1")) ||
-	    (r = sysctl_set("net/ipv4/ip_forward", "1")))
-		return kpx_dp_fail(&v->dp, r, "setting the IPVS sysctls: %s", strerror(-r));
+	/*
+	 * kube-proxy's IPVS sysctls (NAT'ed connections get conntrack
+	 * entries); a read-only /proc/sys is a warning (--init-only sets them).
+	 */
+	r = kpx_mode_sysctls("ipvs", false, "", KPX_SYSCTL_TOLERANT, err, sizeof(err));
+	if (r < 0)
+		return kpx_dp_fail(&v->dp, r, "setting the IPVS sysctls: %s", err);
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;

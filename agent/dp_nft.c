@@ -28,6 +28,7 @@
 
 #include "addr.h"
 #include "dataplane.h"
+#include "ctsysctl.h"
 #include "log.h"
 #include "nft_cips.h"
 #include "nft_rules.h"
@@ -471,7 +472,7 @@ static int apply_ops(struct dp_nft *n)
  */
 static void maybe_route_localnet(struct dp_nft *n)
 {
-	int fd;
+	char err[512];
 
 	if (n->localnet)
 		return;
@@ -479,14 +480,9 @@ static void maybe_route_localnet(struct dp_nft *n)
 		if (n->cur[i].family != AF_INET ||
 		    (ntohl(n->cur[i].addr.v4.s_addr) >> 24) != 127)
 			continue;
-		fd = open("/proc/sys/net/ipv4/conf/all/route_localnet", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "1", 1) != 1)
-			kpx_warn("nftables", "cannot set net.ipv4.conf.all.route_localnet=1: %s",
-				 strerror(errno));
-		else
-			kpx_info("nftables", "set net.ipv4.conf.all.route_localnet=1 for localhost NodePorts");
-		if (fd >= 0)
-			close(fd);
+		if (kpx_sysctl_ensure("", "net/ipv4/conf/all/route_localnet", 1,
+				      KPX_SYSCTL_TOLERANT, err, sizeof(err)) < 0)
+			kpx_warn("nftables", "localhost NodePorts: %s", err);
 		n->localnet = true;
 		return;
 	}

@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <sys/signalfd.h>
 
 #include "config.h"
 #include "ctsysctl.h"
 #include "dataplane.h"
+#include "decode.h"
 #include "duration.h"
 #include "healthcheck.h"
 #include "healthz.h"
@@ -137,20 +139,51 @@ static void servers_stop(struct servers *sv)
  */
 static void localnet_on(void)
 {
-	static const char path[] = "/proc/sys/net/ipv4/conf/all/route_localnet";
-	FILE *f = fopen(path, "w");
-	bool bad = !f;
+	char err[512];
 
-	if (f) {
-		bad = fputs("1\n", f) == EOF;
-		bad |= fclose(f) != 0;
+	if (kpx_sysctl_ensure("", "net/ipv4/conf/all/route_localnet", 1,
+			      KPX_SYSCTL_TOLERANT, err, sizeof(err)) < 0)
+		kpx_err("main", "localhost NodePorts: %s", err);
+}
+
+/* Does --nodeport-addresses take 127.0.0.1 (localhost NodePorts)? */
+static bool localhost_nodeports(const struct kpx_config *o)
+{
+	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
+	int i;
+
+	for (i = 0; i < o->n_nodeport_cidrs; i++)
+		if (kpx_cidr_contains(&o->nodeport_cidrs[i], AF_INET, &lo))
+			return true;
+	return false;
+}
+
+/*
+ * --init-only: the node's set-up that needs privileges the agent does not
+ * keep (writing /proc/sys, loading nf_conntrack and ip_vs), as kube-proxy
+ * does at start-up: the conntrack sysctls and those of the proxy mode.  Run
+ * before the agent, in the DaemonSet's privileged init container or the
+ * unit's ExecStartPre=.  Every failure is an error (exit 1).
+ */
+static int init_only(const struct kpx_config *o)
+{
+	unsigned int flags = o->dry_run ? KPX_SYSCTL_DRY_RUN : 0;
+	char err[512];
+	int r, n;
+
+	r = kpx_ct_apply(&o->conntrack, "", kpx_ct_ncpu(), flags, err, sizeof(err));
+	if (r >= 0) {
+		n = r;
+		r = kpx_mode_sysctls(o->proxy_mode, localhost_nodeports(o), "", flags,
+				     err, sizeof(err));
 	}
-	if (bad) {
-		kpx_err("main", "localhost NodePorts: cannot set %s: %s", path, strerror(errno));
-		return;
+	if (r < 0) {
+		fprintf(stderr, "kpx-agent: --init-only: %s\n", err);
+		return 1;
 	}
-	kpx_warn("main", "localhost NodePorts: set %s = 1 (loopback destinations from outside are dropped by kpx.ko)",
-		 path);
+	kpx_info("main", "init-only: node set up for the %s mode (%d sysctls written)",
+		 *o->proxy_mode ? o->proxy_mode : "kpx", n + r);
+	return 0;
 }
 
 static int run(const struct kpx_config *o, struct kpx_dp *dp,
@@ -303,7 +336,7 @@ int main(int argc, char **argv)
 		kpx_info("main", "%u kube-proxy settings given have no effect in kpx (logged above)",
 			 o.n_ignored);
 	if (o.cleanup || o.init_only) {
-		r = o.cleanup ? cleanup(&o) : 0;
+		r = o.cleanup ? cleanup(&o) : init_only(&o);
 		kpx_config_free(&o);
 		return r;
 	}
@@ -315,8 +348,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* kube-proxy's setupConntrack(): after the proxier, before the first sync */
-	r = kpx_ct_apply(&o.conntrack, "", kpx_ct_ncpu(), o.dry_run, err, sizeof(err));
+	/*
+	 * kube-proxy's setupConntrack(): after the proxier, before the first
+	 * sync.  A read-only /proc/sys (a container's, the unit's
+	 * ProtectKernelTunables=) is checked, not written: --init-only has
+	 * set it up.
+	 */
+	if (kpx_sysctl_readonly(""))
+		kpx_info("main", "/proc/sys is read-only: node sysctls are checked, not set (kpx-agent --init-only sets them)");
+	r = kpx_ct_apply(&o.conntrack, "", kpx_ct_ncpu(),
+			 o.dry_run ? KPX_SYSCTL_DRY_RUN : KPX_SYSCTL_TOLERANT, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "kpx-agent: %s\n", err);
 		if (dp)

@@ -13,6 +13,7 @@
 
 #include "addr.h"
 #include "duration.h"
+#include "ctsysctl.h"
 #include "metrics.h"
 
 /* kube-proxy's buckets: ExponentialBuckets(0.001, 2, 15). */
@@ -562,6 +563,7 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 	gauge(f, "kpx_sync_proxy_rules_frontends_refused",
 	      "Frontends refused by the data plane and not programmed, retried every sync-period or when they change",
 	      (double)m->refused);
+	kpx_sysctl_metrics(f);
 	if (st) {
 		gauge(f, "kpx_module_frontends", "Frontends in the module", st->services);
 		gauge(f, "kpx_module_backends", "Backends in the module", st->backends);
