@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Validates packaging/kubernetes/: every YAML document parses, the kinds,
-image, probes, RBAC verbs and capabilities are the intended ones, and the
-Containerfile installs the kpx-agent package on Debian's slim base.  Then
+image, probes, RBAC verbs and capabilities are the intended ones, the
+privileged node-setup init container runs kpx-agent --init-only with the
+agent's flags, and the Containerfile installs the kpx-agent package on
+Debian's slim base; and packaging/systemd/kpx-agent.service: --init-only
+as a '+' ExecStartPre= with the agent's options, the agent sandboxed.  Then
 checks that a few deliberate mistakes are caught.  TAP; exit 1 on failure.
 Needs python3-yaml (Debian)."""
 import copy
@@ -140,13 +143,15 @@ def check_daemonset(docs, ver):
 
     inits = pod.get("initContainers", [])
     mains = pod.get("containers", [])
-    if len(inits) != 1 or len(mains) != 1:
-        return errs + ["want 1 init container and 1 container"]
-    init, main = inits[0], mains[0]
+    if [c.get("name") for c in inits] != ["load-module", "node-setup"] or len(mains) != 1:
+        return errs + ["want the init containers load-module, node-setup and 1 container"]
+    init, setup, main = inits[0], inits[1], mains[0]
     image = "registry.example.org/kpx/kpx-agent:" + ver
-    for c in (init, main):
+    for c in (init, setup, main):
         if c.get("image") != image:
             errs.append("%s: image %s, want %s" % (c.get("name"), c.get("image"), image))
+    errs += check_node_setup(setup, main, pod)
+    for c in (init, main):
         sc, _, drop = caps(c)
         if drop != ["ALL"]:
             errs.append("%s: drop %s, want [ALL]" % (c.get("name"), drop))
@@ -190,6 +195,86 @@ def check_daemonset(docs, ver):
         ref = env.get(var, {}).get("valueFrom", {}).get("configMapKeyRef", {})
         if ref != {"name": NAME, "key": key} or key not in cm:
             errs.append("%s not from ConfigMap key %s" % (var, key))
+    return errs
+
+
+def without_hostname(args):
+    """The agent's args without --hostname-override and its value."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--hostname-override":
+            skip = True
+        elif not a.startswith("--hostname-override="):
+            out.append(a)
+    return out
+
+
+def check_node_setup(setup, main, pod):
+    """The privileged init container that runs kpx-agent --init-only with
+    the agent's flags (the conntrack and mode settings must be the same)."""
+    errs = []
+    if setup.get("command") != ["/usr/sbin/kpx-agent", "--init-only"]:
+        errs.append("node-setup command %s" % setup.get("command"))
+    if setup.get("args", []) != without_hostname(main.get("args", [])):
+        errs.append("node-setup args %s, want the agent's %s" %
+                    (setup.get("args"), without_hostname(main.get("args", []))))
+    sc = setup.get("securityContext", {})
+    if sc.get("privileged") is not True:
+        errs.append("node-setup: not privileged (/proc/sys would be read-only)")
+    if sc.get("readOnlyRootFilesystem") is not True or sc.get("runAsUser") != 0:
+        errs.append("node-setup: root filesystem writable or not uid 0")
+    if "allowPrivilegeEscalation" in sc or "capabilities" in sc:
+        errs.append("node-setup: allowPrivilegeEscalation/capabilities with privileged")
+    vols = {v["name"]: v for v in pod.get("volumes", [])}
+    mods = [m for m in setup.get("volumeMounts", []) if m.get("mountPath") == "/lib/modules"]
+    if len(mods) != 1 or mods[0].get("readOnly") is not True or \
+            vols.get(mods[0]["name"], {}).get("hostPath", {}).get("path") != "/lib/modules":
+        errs.append("node-setup: /lib/modules not a read-only hostPath mount")
+    return errs
+
+
+UNIT = os.path.join(TOP, "packaging", "systemd", "kpx-agent.service")
+
+
+def unit_directives(text):
+    """[(section, key, value)] of a systemd unit file."""
+    out, sect = [], None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            sect = line.strip("[]")
+            continue
+        k, _, v = line.partition("=")
+        out.append((sect, k.strip(), v.strip()))
+    return out
+
+
+def check_unit(text):
+    """The unit runs --init-only with full rights ('+') before the agent,
+    with the same options, and keeps the agent's sandbox."""
+    errs = []
+    d = unit_directives(text)
+    svc = [(k, v) for s, k, v in d if s == "Service"]
+    pre = [v for k, v in svc if k == "ExecStartPre"]
+    start = [v for k, v in svc if k == "ExecStart"]
+    if start != ["/usr/sbin/kpx-agent $KPX_AGENT_OPTS"]:
+        errs.append("ExecStart %s" % start)
+    if "+/usr/sbin/kpx-agent --init-only $KPX_AGENT_OPTS" not in pre:
+        errs.append("no ExecStartPre=+/usr/sbin/kpx-agent --init-only $KPX_AGENT_OPTS (%s)" % pre)
+    if "+/sbin/modprobe kpx" not in pre or pre.index("+/sbin/modprobe kpx") != 0:
+        errs.append("ExecStartPre=+/sbin/modprobe kpx is not first (%s)" % pre)
+    want = {"CapabilityBoundingSet": "CAP_NET_ADMIN", "NoNewPrivileges": "yes",
+            "ProtectKernelTunables": "yes", "ProtectSystem": "strict", "User": "root"}
+    got = dict(svc)
+    for k, v in want.items():
+        if got.get(k) != v:
+            errs.append("%s=%s, want %s" % (k, got.get(k), v))
+    if "ProcSubset" in got:
+        errs.append("ProcSubset= hides /proc/sys from the agent")
     return errs
 
 
@@ -266,8 +351,28 @@ MUTANTS = [
     ("/lib/modules writable",
      lambda d: _pod(d)["initContainers"][0]["volumeMounts"][0].__setitem__("readOnly", False)),
     ("a missing kind", lambda d: d.pop("ServiceAccount")),
+    ("no node-setup init container", lambda d: _pod(d)["initContainers"].pop(1)),
+    ("node-setup without --init-only", lambda d: _pod(d)["initContainers"][1].__setitem__(
+        "command", ["/usr/sbin/kpx-agent"])),
+    ("node-setup not privileged", lambda d: _pod(d)["initContainers"][1][
+        "securityContext"].__setitem__("privileged", False)),
+    ("agent flag missing from node-setup", lambda d: _pod(d)["containers"][0]["args"].extend(
+        ["--conntrack-min", "262144"])),
+    ("agent privileged", lambda d: _pod(d)["containers"][0]["securityContext"].__setitem__(
+        "privileged", True)),
     ("configmap syncPeriod differs", lambda d: d["ConfigMap"]["data"].__setitem__(
         "config.conf", d["ConfigMap"]["data"]["config.conf"].replace("syncPeriod: 30s", "syncPeriod: 1m"))),
+]
+
+
+# (description, text in the unit, replacement) that check_unit must reject.
+UNIT_MUTANTS = [
+    ("--init-only without '+'", "ExecStartPre=+/usr/sbin/kpx-agent --init-only",
+     "ExecStartPre=/usr/sbin/kpx-agent --init-only"),
+    ("no --init-only step", "ExecStartPre=+/usr/sbin/kpx-agent --init-only $KPX_AGENT_OPTS\n", ""),
+    ("--init-only without the agent's options", "--init-only $KPX_AGENT_OPTS", "--init-only"),
+    ("ProtectKernelTunables dropped", "ProtectKernelTunables=yes", "ProtectKernelTunables=no"),
+    ("ProcSubset=pid back", "ProtectProc=invisible\n", "ProtectProc=invisible\nProcSubset=pid\n"),
 ]
 
 
@@ -290,6 +395,13 @@ def main():
         tap(not e, desc, e)
     e = check_containerfile(ver)
     tap(not e, "Containerfile: debian:bookworm-slim, installs kpx-agent .deb", e)
+    with open(UNIT) as f:
+        unit = f.read()
+    e = check_unit(unit)
+    tap(not e, "systemd unit: ExecStartPre=+kpx-agent --init-only, the agent sandboxed", e)
+    for desc, old, new in UNIT_MUTANTS:
+        tap(old in unit and check_unit(unit.replace(old, new)),
+            "rejects a unit mutant: " + desc)
     for desc, mutate in MUTANTS:
         bad = copy.deepcopy(docs)
         mutate(bad)
