@@ -18,7 +18,7 @@
 #    and answers;
 #  - default/lb's healthCheckNodePort answers 200 with localEndpoints 1 and
 #    serviceProxyHealthy true; /healthz is 200 after 3 x --sync-period;
-#  - the agent stays at its quiet rate: over 20 s at --sync-period 4s at
+#  - the agent stays at its quiet rate: over 15 s at --sync-period 3s at
 #    most 7 syncs, none full (a failed sync used to bring a full sync every
 #    min-sync-period, 1 s), and the refused frontends are tried again at
 #    the periodic syncs without being logged again.
@@ -111,7 +111,7 @@ EOF
 assert_eq "objects written" 0 $?
 
 kpx_api_start --objects "$TMPD/objects.json"
-kpx_agent_start --hostname-override node-a --sync-period 4s \
+kpx_agent_start --hostname-override node-a --sync-period 3s \
 	--healthz-bind-address $HZ --metrics-bind-address $MT
 t=$(wait_proc_backends tcp 10.96.0.70:80 $BOTH 90)
 assert_ne "default/web programmed" timeout "$t"
@@ -177,19 +177,19 @@ assert_eq "default/lb's healthCheckNodePort: 200" 200 "$code"
 assert_eq "default/lb's health check: localEndpoints" 1 "$(jq -r '.localEndpoints' "$TMPD/hc.body")"
 assert_eq "default/lb's health check: serviceProxyHealthy" true \
 	"$(jq -r '.serviceProxyHealthy' "$TMPD/hc.body")"
-left=$((start + 12 - $(date +%s)))
+left=$((start + 9 - $(date +%s)))
 ((left > 0)) && sleep "$left"
 code=$(curl -s -m 5 -o "$TMPD/hz.body" -w '%{http_code}' "http://$HZ/healthz")
 assert_eq "/healthz 3 x sync-period after the refusal: 200" 200 "$code"
 
 # --- quiet rate ----------------------------------------------------------------
 from=$(wc -l <"$TMPD/agent.log")
-sleep 20
+sleep 15
 quiet=$(tail -n +"$((from + 1))" "$TMPD/agent.log" | grep 'msg="sync done"')
 n=$(grep -c . <<<"$quiet")
-log "syncs in 20 s: $n"
-assert_eq "at most 7 syncs in 20 s at --sync-period 4s ($n)" 1 "$((n <= 7))"
-assert_ge "the periodic syncs run (at least 3 in 20 s)" 3 "$n"
+log "syncs in 15 s: $n"
+assert_eq "at most 7 syncs in 15 s at --sync-period 3s ($n)" 1 "$((n <= 7))"
+assert_ge "the periodic syncs run (at least 3 in 15 s)" 3 "$n"
 assert_eq "no full sync" 0 "$(grep -c 'full=true' <<<"$quiet")"
 assert_eq "no sync error" 0 "$(grep -vc 'errors=0' <<<"$quiet")"
 assert_ge "the refused frontends are tried again at the periodic syncs" 1 \
