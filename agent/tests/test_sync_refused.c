@@ -23,7 +23,7 @@
  *    this keeps testing whatever the limits are), by name, and the sync
  *    goes on with the others.
  *
- * Uses 127.0.0.1 and an ephemeral-range port for the health check.  TAP.
+ * Uses 127.0.0.1 and a port the kernel picks for the health check.  TAP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -433,13 +433,29 @@ static void test_precheck(FILE *logf)
 #endif
 }
 
+/* A TCP port free on 127.0.0.1 now (the kernel's pick), for the health check. */
+static uint16_t free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	uint16_t port = 0;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &l))
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port ? port : (uint16_t)(40000 + getpid() % 20000);
+}
+
 int main(void)
 {
 	FILE *logf = tmpfile();
 
 	printf("TAP version 13\n");
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	hc_port = 40000 + getpid() % 20000;
+	hc_port = free_port();
 	kpx_log_set_fd(fileno(logf));
 	test_refused(logf);
 	test_precheck(logf);
