@@ -58,12 +58,21 @@ void kpx_config_defaults(struct kpx_config *c)
 	kpx_ct_settings_defaults(&c->conntrack);
 }
 
+static size_t nsettings(void);
+
 void kpx_config_free(struct kpx_config *c)
 {
 	free(c->kubeconfig);
 	free(c->master);
 	free(c->config_file);
-	c->kubeconfig = c->master = c->config_file = NULL;
+	free(c->write_config_to);
+	if (c->values) {
+		for (size_t i = 0; i < nsettings(); i++)
+			free(c->values[i]);
+		free(c->values);
+	}
+	c->kubeconfig = c->master = c->config_file = c->write_config_to = NULL;
+	c->values = NULL;
 }
 
 int kpx_cidr_parse(const char *s, struct kpx_cidr *out)
@@ -210,6 +219,8 @@ struct setting {
 	enum vtype type;
 	setter set;		/* NULL: kpx does not use it */
 	bool always;		/* flag applies even with --config */
+	bool own;		/* kpx's own flag, not kube-proxy's */
+	const char *deprecated;	/* kube-proxy's deprecation notice, or NULL */
 };
 
 #define BAD(what) fail(err, len, "%s: invalid value \"%.128s\"%s", name(s, from_file), v, what)
@@ -502,9 +513,18 @@ static int set_scheduler(struct kpx_config *c, const struct setting *s,
 	return BAD(" (want random, rr, wrr, lc, sh or mh)");
 }
 
+/* True when the bind address @v names no port ("IP" or "[IPv6]"). */
+static bool bind_is_bare(const char *v)
+{
+	if (v[0] == '[')
+		return !strstr(v, "]:");
+	return !strchr(v, ':') || strchr(v, ':') != strrchr(v, ':');
+}
+
 static int set_healthz(struct kpx_config *c, const struct setting *s,
 		       const char *v, bool from_file, char *err, size_t len)
 {
+	c->healthz_bind_bare = *v && bind_is_bare(v);
 	if (!*v) {	/* a flag set to "": disabled */
 		c->healthz_bind[0] = '\0';
 		return 0;
@@ -517,6 +537,7 @@ static int set_healthz(struct kpx_config *c, const struct setting *s,
 static int set_metrics(struct kpx_config *c, const struct setting *s,
 		       const char *v, bool from_file, char *err, size_t len)
 {
+	c->metrics_bind_bare = *v && bind_is_bare(v);
 	if (!*v) {
 		c->metrics_bind[0] = '\0';
 		return 0;
@@ -651,29 +672,61 @@ static int set_metrics_per_backend(struct kpx_config *c, const struct setting *s
 	return set_bool_field(s, v, from_file, err, len, &c->metrics_per_backend);
 }
 
+static int set_write_config(struct kpx_config *c, const struct setting *s,
+			    const char *v, bool from_file, char *err, size_t len)
+{
+	if (!*v)
+		return BAD(" (want a file name)");
+	return set_dup(&c->write_config_to, v);
+}
+
+/* --healthz-port, --metrics-port: checked here, applied by kpx_config_parse(). */
+static int set_port(struct kpx_config *c, const struct setting *s,
+		    const char *v, bool from_file, char *err, size_t len)
+{
+	long port;
+
+	if (parse_long(v, 0, 65535, &port))
+		return BAD(" (want a port 0..65535, 0 disables the server)");
+	return 0;
+}
+
 static int set_init_only(struct kpx_config *c, const struct setting *s,
 			 const char *v, bool from_file, char *err, size_t len)
 {
 	return set_bool_field(s, v, from_file, err, len, &c->init_only);
 }
 
+/* own and deprecated are set by name where they apply; the rest are zero. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct setting settings[] = {
 	/* flags without a field: always apply */
 	{ "config", NULL, V_STR, set_config, true },
+	{ "write-config-to", NULL, V_STR, set_write_config, true },
+	{ "healthz-port", NULL, V_INT, set_port, true, .deprecated =
+	  "This flag is deprecated and will be removed in a future release. Please use --healthz-bind-address instead." },
+	{ "metrics-port", NULL, V_INT, set_port, true, .deprecated =
+	  "This flag is deprecated and will be removed in a future release. Please use --metrics-bind-address instead." },
 	{ "master", NULL, V_STR, set_master, true },
 	{ "cleanup", NULL, V_BOOL, set_cleanup, true },
 	{ "init-only", NULL, V_BOOL, set_init_only, true },
-	{ "once", NULL, V_BOOL, set_once, true },		/* kpx */
-	{ "dry-run", NULL, V_BOOL, set_dry_run, true },	/* kpx */
-	{ "scheduler", NULL, V_STR, set_scheduler, true },	/* kpx */
-	{ "kube-api-timeout", NULL, V_DUR, set_req_timeout, true },	/* kpx */
-	{ "watch-stall-timeout", NULL, V_DUR, set_stall, true },	/* kpx */
-	{ "metrics-per-backend", NULL, V_BOOL, set_metrics_per_backend, true },	/* kpx */
-	{ "min-sync-period", NULL, V_DUR, set_min_sync, false },
-	{ "sync-period", NULL, V_DUR, set_sync, false },
+	{ "once", NULL, V_BOOL, set_once, true, .own = true },
+	{ "dry-run", NULL, V_BOOL, set_dry_run, true, .own = true },
+	{ "scheduler", NULL, V_STR, set_scheduler, true, .own = true },
+	{ "kube-api-timeout", NULL, V_DUR, set_req_timeout, true, .own = true },
+	{ "watch-stall-timeout", NULL, V_DUR, set_stall, true, .own = true },
+	{ "metrics-per-backend", NULL, V_BOOL, set_metrics_per_backend, true, .own = true },
+	{ "min-sync-period", NULL, V_DUR, set_min_sync, false, .own = true },
+	{ "sync-period", NULL, V_DUR, set_sync, false, .own = true },
 	{ "v", "logging.verbosity", V_INT, set_verbosity, true },
 	{ "hostname-override", "hostnameOverride", V_STR, set_hostname, true },
 	{ "boot-id-file", NULL, V_STR, NULL, true },
+	{ "machine-id-file", NULL, V_STR, NULL, true },
+	{ "log-text-split-stream", NULL, V_BOOL, NULL, true },
+	{ "log-text-info-buffer-size", NULL, V_STR, NULL, true },
+	{ "log-json-split-stream", NULL, V_BOOL, NULL, true },
+	{ "log-json-info-buffer-size", NULL, V_STR, NULL, true },
 	{ "vmodule", "logging.vmodule", V_ANY, NULL, true },
 	{ "log-flush-frequency", "logging.flushFrequency", V_ANY, NULL, true },
 	{ "logging-format", "logging.format", V_STR, NULL, true },
@@ -743,8 +796,32 @@ static const struct setting settings[] = {
 	{ NULL, "winkernel.rootHnsEndpointName", V_STR, NULL, false },
 	{ NULL, "winkernel.forwardHealthCheckVip", V_BOOL, NULL, false },
 };
+#pragma GCC diagnostic pop
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+static size_t nsettings(void)
+{
+	return NSETTINGS;
+}
+
+/* Records @v as the value @s was given, for kpx_config_write(). */
+static int remember(struct kpx_config *c, const struct setting *s, const char *v)
+{
+	char *d;
+
+	if (!c->values) {
+		c->values = calloc(NSETTINGS, sizeof(*c->values));
+		if (!c->values)
+			return -ENOMEM;
+	}
+	d = strdup(v);
+	if (!d)
+		return -ENOMEM;
+	free(c->values[s - settings]);
+	c->values[s - settings] = d;
+	return 0;
+}
 
 /* Sections of the file whose members are in settings[]. */
 static const char *const sections[] = {
@@ -797,6 +874,8 @@ static int apply(struct kpx_config *c, const struct setting *s, const char *v,
 {
 	int r;
 
+	if (remember(c, s, v))
+		return fail(err, len, "out of memory");
 	if (s->set) {
 		r = s->set(c, s, v, from_file, err, len);
 		if (r == -ENOMEM)
@@ -1110,13 +1189,16 @@ int kpx_config_load_file(struct kpx_config *c, const char *path, char *err,
 
 /* ---- command line -------------------------------------------------------- */
 
-/* Prints the flags of settings[] that kpx uses (@used) or ignores, wrapped. */
+/*
+ * Prints the flags of settings[]: kube-proxy's that kpx uses (@used) or
+ * ignores, wrapped.
+ */
 static void list_flags(bool used)
 {
 	size_t i, col = 0;
 
 	for (i = 0; i < NSETTINGS; i++) {
-		if (!settings[i].flag || !settings[i].set != !used)
+		if (!settings[i].flag || settings[i].own || !settings[i].set != !used)
 			continue;
 		if (col + strlen(settings[i].flag) + 3 > 78) {
 			printf("\n");
@@ -1133,7 +1215,8 @@ static void usage(void)
 	       "Watches Services and EndpointSlices and programs the kpx kernel module.\n"
 	       "Flags and --config (KubeProxyConfiguration v1alpha1) are kube-proxy's; with\n"
 	       "--config, flags other than --v and --hostname-override that map to a field\n"
-	       "are ignored, as in kube-proxy.  kpx-agent's own flags:\n"
+	       "are ignored, as in kube-proxy; \"_\" in a flag name reads as \"-\".\n"
+	       "kpx-agent's own flags (not kube-proxy's):\n"
 	       "  --once          list, sync once and exit (for tests)\n"
 	       "  --dry-run       do not touch the module: sync against an empty state\n"
 	       "                  and log the changes instead\n"
@@ -1144,13 +1227,48 @@ static void usage(void)
 	       "  --min-sync-period, --sync-period DUR   (as kube-proxy >= 1.30)\n"
 	       "  --metrics-per-backend  /metrics also has kpx_backend_connections_total,\n"
 	       "                  one series per backend (default: per frontend only)\n"
-	       "  --proxy-mode    kpx, nftables, iptables or ipvs; \"\" = kpx if the module\n"
-	       "                  loads, else nftables, else iptables\n"
-	       "kube-proxy flags used by kpx:\n");
+	       "kube-proxy flags used by kpx (--proxy-mode also takes kpx; \"\" = kpx if\n"
+	       "the module loads, else nftables, else iptables; --healthz-port and\n"
+	       "--metrics-port are deprecated, as in kube-proxy):\n");
 	list_flags(true);
 	printf("kube-proxy flags accepted, reported and ignored:\n");
 	list_flags(false);
 	printf("  --help, --version\nDUR is a kube duration such as 500ms, 1s, 1m30s.\n");
+}
+
+/* The value --@flag was given, or NULL. */
+static const char *given_value(const struct kpx_config *c, const char *flag)
+{
+	size_t i;
+
+	for (i = 0; c->values && i < NSETTINGS; i++)
+		if (settings[i].flag && !strcmp(settings[i].flag, flag))
+			return c->values[i];
+	return NULL;
+}
+
+/* --healthz-port / --metrics-port @flag over the bind address @bind. */
+static void apply_port(struct kpx_config *c, const char *flag, char *bind,
+		       size_t bindlen, bool bare)
+{
+	const char *v = given_value(c, flag);
+	char host[64], *colon;
+
+	if (!v)
+		return;
+	if (!strcmp(v, "0")) {
+		bind[0] = '\0';
+		return;
+	}
+	if (!bare || !bind[0])
+		return;	/* the address names its port: it wins, as kube-proxy */
+	colon = strrchr(bind, ':');
+	if (!colon || (size_t)(colon - bind) >= sizeof(host))
+		return;
+	memcpy(host, bind, colon - bind);
+	host[colon - bind] = '\0';
+	if (snprintf(bind, bindlen, "%s:%.5s", host, v) >= (int)bindlen)
+		bind[0] = '\0';	/* cannot happen: host came from bind */
 }
 
 #define OPT_HELP	(int)(NSETTINGS + 1)
@@ -1165,6 +1283,7 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 		const char *v;
 	} given[256];
 	size_t i, n = 0, ngiven = 0;
+	char **nargv = NULL;
 	int ch, r, idx;
 
 	kpx_config_defaults(c);
@@ -1181,9 +1300,26 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 	opts[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
 	opts[n] = (struct option){ 0 };
 
+	/*
+	 * pflag's WordSepNormalizeFunc: "_" in a flag's name reads as "-".
+	 * The flags are normalized in a copy of argv (the caller's may be
+	 * read-only).
+	 */
+	nargv = calloc((size_t)argc + 1, sizeof(*nargv));
+	if (!nargv)
+		return fail(err, errlen, "out of memory");
+	for (i = 0; i < (size_t)argc; i++) {
+		nargv[i] = strdup(argv[i]);
+		if (!nargv[i]) {
+			r = fail(err, errlen, "out of memory");
+			goto out;
+		}
+	}
+	argv = nargv;
+
 	/* Whole names only: getopt would take abbreviations, kube-proxy does not. */
 	for (i = 1; i < (size_t)argc; i++) {
-		const char *a = argv[i], *nm;
+		char *a = argv[i], *nm;
 		size_t len, j;
 
 		if (a[0] != '-' || !a[1])
@@ -1192,6 +1328,9 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 			break;
 		nm = a + (a[1] == '-' ? 2 : 1);
 		len = strcspn(nm, "=");
+		for (j = 0; j < len; j++)
+			if (nm[j] == '_')
+				nm[j] = '-';
 		if ((len == 4 && !strncmp(nm, "help", 4)) || (len == 1 && nm[0] == 'h') ||
 		    (len == 7 && !strncmp(nm, "version", 7)))
 			continue;
@@ -1199,8 +1338,10 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 			if (settings[j].flag && strlen(settings[j].flag) == len &&
 			    !strncmp(settings[j].flag, nm, len))
 				break;
-		if (j == NSETTINGS)
-			return fail(err, errlen, "unknown flag %.*s", (int)(nm - a + len), a);
+		if (j == NSETTINGS) {
+			r = fail(err, errlen, "unknown flag %.*s", (int)(nm - a + len), a);
+			goto out;
+		}
 		if (settings[j].type != V_BOOL && !nm[len])
 			i++;	/* its value */
 	}
@@ -1209,41 +1350,50 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 	while ((ch = getopt_long_only(argc, argv, ":h", opts, &idx)) != -1) {
 		if (ch == 'h' || ch == OPT_HELP) {
 			usage();
-			return 1;
+			r = 1;
+			goto out;
 		}
-		if (ch == OPT_VERSION)
-			return 2;
+		if (ch == OPT_VERSION) {
+			r = 2;
+			goto out;
+		}
 		if (ch == ':')
-			return fail(err, errlen, "flag %s needs a value", argv[optind - 1]);
+			{ r = fail(err, errlen, "flag %s needs a value", argv[optind - 1]); goto out; }
 		if (ch == '?' || ch < 1 || ch > (int)NSETTINGS)
-			return fail(err, errlen, "unknown flag %s", argv[optind - 1]);
+			{ r = fail(err, errlen, "unknown flag %s", argv[optind - 1]); goto out; }
 		if (ngiven == sizeof(given) / sizeof(given[0]))
-			return fail(err, errlen, "too many flags");
+			{ r = fail(err, errlen, "too many flags"); goto out; }
 		given[ngiven].s = &settings[ch - 1];
 		given[ngiven].v = optarg ? optarg : "true";
 		ngiven++;
 	}
 	if (optind < argc)
-		return fail(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+		{ r = fail(err, errlen, "unexpected argument \"%s\"", argv[optind]); goto out; }
 
 	/* --config first (the last one given wins), then the flags. */
 	for (i = 0; i < ngiven; i++) {
 		if (given[i].s->set == set_config) {
 			r = apply(c, given[i].s, given[i].v, false, err, errlen);
 			if (r)
-				return r;
+				goto out;
 		}
 	}
 	if (c->config_file) {
 		r = kpx_config_load_file(c, c->config_file, err, errlen);
-		if (r)
-			return -EINVAL;
+		if (r) {
+			r = -EINVAL;
+			goto out;
+		}
 	}
 	for (i = 0; i < ngiven; i++) {
 		const struct setting *s = given[i].s;
 
 		if (s->set == set_config)
 			continue;
+		if (s->deprecated) {
+			kpx_logkv(KPX_LOG_WARN, "config", "flag has been deprecated",
+				  "flag", name(s, false), "notice", s->deprecated, NULL);
+		}
 		if (c->config_file && !s->always) {
 			c->n_ignored++;
 			kpx_logkv(KPX_LOG_WARN, "config",
@@ -1253,24 +1403,369 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 		}
 		r = apply(c, s, given[i].v, false, err, errlen);
 		if (r)
-			return r;
+			goto out;
+	}
+	/*
+	 * kube-proxy's addressFromDeprecatedFlags(): without --config and
+	 * --write-config-to, a port of 0 disables the server and another
+	 * port is appended to a bind address given without one.
+	 */
+	if (!c->config_file && !c->write_config_to) {
+		apply_port(c, "healthz-port", c->healthz_bind, sizeof(c->healthz_bind),
+			   c->healthz_bind_bare);
+		apply_port(c, "metrics-port", c->metrics_bind, sizeof(c->metrics_bind),
+			   c->metrics_bind_bare);
 	}
 
 	/* Cross-field checks, as kube-proxy's validation. */
 	if (c->detect_local == KPX_DETECT_LOCAL_BRIDGE && !c->pod_bridge_interface[0])
-		return fail(err, errlen, "detectLocalMode BridgeInterface needs --pod-bridge-interface (detectLocal.bridgeInterface)");
+		{ r = fail(err, errlen, "detectLocalMode BridgeInterface needs --pod-bridge-interface (detectLocal.bridgeInterface)"); goto out; }
 	if (c->detect_local == KPX_DETECT_LOCAL_IFPREFIX && !c->pod_interface_prefix[0])
-		return fail(err, errlen, "detectLocalMode InterfaceNamePrefix needs --pod-interface-name-prefix (detectLocal.interfaceNamePrefix)");
+		{ r = fail(err, errlen, "detectLocalMode InterfaceNamePrefix needs --pod-interface-name-prefix (detectLocal.interfaceNamePrefix)"); goto out; }
 	if (c->min_sync_ms > c->sync_ms)
-		return fail(err, errlen, "min-sync-period (%lld ms) is longer than sync-period (%lld ms)",
-			    (long long)c->min_sync_ms, (long long)c->sync_ms);
+		{ r = fail(err, errlen, "min-sync-period (%lld ms) is longer than sync-period (%lld ms)",
+			    (long long)c->min_sync_ms, (long long)c->sync_ms); goto out; }
 	c->health_timeout_ms = 2 * c->sync_ms;
 	if (!c->hostname[0]) {
 		if (gethostname(c->hostname, sizeof(c->hostname)))
-			return fail(err, errlen, "gethostname: %s", strerror(errno));
+			{ r = fail(err, errlen, "gethostname: %s", strerror(errno)); goto out; }
 		c->hostname[sizeof(c->hostname) - 1] = '\0';
 		for (char *p = c->hostname; *p; p++)
 			*p = (char)tolower((unsigned char)*p);
 	}
-	return 0;
+	r = 0;
+	if (c->write_config_to) {
+		r = kpx_config_write(c, c->write_config_to, err, errlen);
+		if (!r) {
+			kpx_logkv(KPX_LOG_INFO, "config", "Wrote configuration",
+				  "file", c->write_config_to, NULL);
+			r = 1;
+		}
+	}
+out:
+	for (i = 0; nargv && i < (size_t)argc; i++)
+		free(nargv[i]);
+	free(nargv);
+	return r;
+}
+
+/* ---- --write-config-to --------------------------------------------------- */
+
+/*
+ * Every KubeProxyConfiguration v1alpha1 field, in the order kube-proxy
+ * writes them (sorted keys), with kube-proxy's default.  T_* is the YAML
+ * shape: a number or boolean is a plain scalar, a string is quoted when it
+ * would otherwise read as something else.
+ */
+enum etype { T_STR, T_NUM, T_LIST, T_MAP };
+
+static const struct {
+	const char *path;
+	enum etype type;
+	const char *def;
+} emit_fields[] = {
+	{ "apiVersion", T_STR, API_VERSION },
+	{ "bindAddress", T_STR, "0.0.0.0" },
+	{ "bindAddressHardFail", T_NUM, "false" },
+	{ "clientConnection.acceptContentTypes", T_STR, "" },
+	{ "clientConnection.burst", T_NUM, "10" },
+	{ "clientConnection.contentType", T_STR, "application/vnd.kubernetes.protobuf" },
+	{ "clientConnection.kubeconfig", T_STR, "" },
+	{ "clientConnection.qps", T_NUM, "5" },
+	{ "clusterCIDR", T_STR, "" },
+	{ "configSyncPeriod", T_STR, "15m0s" },
+	{ "conntrack.maxPerCore", T_NUM, "32768" },
+	{ "conntrack.min", T_NUM, "131072" },
+	{ "conntrack.tcpBeLiberal", T_NUM, "false" },
+	{ "conntrack.tcpCloseWaitTimeout", T_STR, "1h0m0s" },
+	{ "conntrack.tcpEstablishedTimeout", T_STR, "24h0m0s" },
+	{ "conntrack.udpStreamTimeout", T_STR, "0s" },
+	{ "conntrack.udpTimeout", T_STR, "0s" },
+	{ "detectLocal.bridgeInterface", T_STR, "" },
+	{ "detectLocal.interfaceNamePrefix", T_STR, "" },
+	{ "detectLocalMode", T_STR, "" },
+	{ "enableProfiling", T_NUM, "false" },
+	{ "featureGates", T_MAP, NULL },
+	{ "healthzBindAddress", T_STR, "0.0.0.0:10256" },
+	{ "hostnameOverride", T_STR, "" },
+	{ "iptables.localhostNodePorts", T_NUM, "true" },
+	{ "iptables.masqueradeAll", T_NUM, "false" },
+	{ "iptables.masqueradeBit", T_NUM, "14" },
+	{ "iptables.minSyncPeriod", T_STR, "1s" },
+	{ "iptables.syncPeriod", T_STR, "30s" },
+	{ "ipvs.excludeCIDRs", T_LIST, NULL },
+	{ "ipvs.minSyncPeriod", T_STR, "0s" },
+	{ "ipvs.scheduler", T_STR, "" },
+	{ "ipvs.strictARP", T_NUM, "false" },
+	{ "ipvs.syncPeriod", T_STR, "30s" },
+	{ "ipvs.tcpFinTimeout", T_STR, "0s" },
+	{ "ipvs.tcpTimeout", T_STR, "0s" },
+	{ "ipvs.udpTimeout", T_STR, "0s" },
+	{ "kind", T_STR, KIND },
+	{ "logging.flushFrequency", T_STR, "5s" },
+	{ "logging.format", T_STR, "text" },
+	{ "logging.options.json.infoBufferSize", T_STR, "0" },
+	{ "logging.options.text.infoBufferSize", T_STR, "0" },
+	{ "logging.verbosity", T_NUM, "0" },
+	{ "metricsBindAddress", T_STR, "127.0.0.1:10249" },
+	{ "mode", T_STR, "" },
+	{ "nftables.masqueradeAll", T_NUM, "false" },
+	{ "nftables.masqueradeBit", T_NUM, "14" },
+	{ "nftables.minSyncPeriod", T_STR, "1s" },
+	{ "nftables.syncPeriod", T_STR, "30s" },
+	{ "nodePortAddresses", T_LIST, NULL },
+	{ "oomScoreAdj", T_NUM, "-999" },
+	{ "portRange", T_STR, "" },
+	{ "showHiddenMetricsForVersion", T_STR, "" },
+	{ "winkernel.enableDSR", T_NUM, "false" },
+	{ "winkernel.forwardHealthCheckVip", T_NUM, "false" },
+	{ "winkernel.networkName", T_STR, "" },
+	{ "winkernel.rootHnsEndpointName", T_STR, "" },
+	{ "winkernel.sourceVip", T_STR, "" },
+	{ "windowsRunAsService", T_NUM, "false" },
+};
+
+/* @ms as Go's time.Duration.String() ("0s", "500ms", "1m30s", "24h0m0s"). */
+static void go_duration(int64_t ms, char *out, size_t len)
+{
+	char sec[32];
+	int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60, f = ms % 1000;
+	int n;
+
+	if (!ms) {
+		snprintf(out, len, "0s");
+		return;
+	}
+	if (ms < 1000) {
+		snprintf(out, len, "%lldms", (long long)ms);
+		return;
+	}
+	n = snprintf(sec, sizeof(sec), "%lld.%03lld", (long long)s, (long long)f);
+	while (sec[n - 1] == '0')
+		sec[--n] = '\0';
+	if (sec[n - 1] == '.')
+		sec[--n] = '\0';
+	if (h)
+		snprintf(out, len, "%lldh%lldm%ss", (long long)h, (long long)m, sec);
+	else if (m)
+		snprintf(out, len, "%lldm%ss", (long long)m, sec);
+	else
+		snprintf(out, len, "%ss", sec);
+}
+
+/* The mode section whose sync periods kube-proxy uses in @mode. */
+static const char *mode_section(const char *mode)
+{
+	if (!strcmp(mode, "nftables"))
+		return "nftables.";
+	if (!strcmp(mode, "ipvs"))
+		return "ipvs.";
+	return "iptables.";
+}
+
+/* The value to write for @path into @buf, or NULL for the field's default. */
+static const char *effective(const struct kpx_config *c, const char *path,
+			     char *buf, size_t len)
+{
+	const struct setting *s = find_field(path);
+	const char *dot = strchr(path, '.');
+
+	if (!strcmp(path, "healthzBindAddress"))
+		return c->healthz_bind;
+	if (!strcmp(path, "metricsBindAddress"))
+		return c->metrics_bind;
+	if (!strcmp(path, "logging.verbosity")) {
+		snprintf(buf, len, "%d", c->verbosity);
+		return buf;
+	}
+	if (!strcmp(path, "hostnameOverride"))
+		return given_value(c, "hostname-override") ? c->hostname : NULL;
+	if (dot && (!strcmp(dot, ".syncPeriod") || !strcmp(dot, ".minSyncPeriod")) &&
+	    !strncmp(path, mode_section(c->proxy_mode), (size_t)(dot - path + 1))) {
+		go_duration(!strcmp(dot, ".syncPeriod") ? c->sync_ms : c->min_sync_ms, buf, len);
+		return buf;
+	}
+	if (s && c->values)
+		return c->values[s - settings];
+	return NULL;
+}
+
+/* A string that YAML would read as a number, boolean or null. */
+static bool needs_quotes(const char *v)
+{
+	char *end;
+	bool b;
+
+	if (!*v || !parse_bool(v, &b) || !strcmp(v, "null") || !strcmp(v, "~"))
+		return true;
+	strtod(v, &end);
+	return !*end;
+}
+
+static int emit(yaml_emitter_t *e, yaml_event_t *ev)
+{
+	return yaml_emitter_emit(e, ev) ? 0 : -EIO;
+}
+
+static int emit_scalar(yaml_emitter_t *e, const char *v, bool quoted)
+{
+	yaml_event_t ev;
+
+	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)strlen(v),
+				     1, 1, quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE :
+				     YAML_PLAIN_SCALAR_STYLE);
+	return emit(e, &ev);
+}
+
+static int emit_mapping(yaml_emitter_t *e, bool start, bool flow)
+{
+	yaml_event_t ev;
+
+	if (start)
+		yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, flow ?
+						    YAML_FLOW_MAPPING_STYLE :
+						    YAML_BLOCK_MAPPING_STYLE);
+	else
+		yaml_mapping_end_event_initialize(&ev);
+	return emit(e, &ev);
+}
+
+/* A comma-joined list value as a sequence; NULL or "" is null. */
+static int emit_list(yaml_emitter_t *e, const char *v)
+{
+	char *dup, *tok, *save = NULL;
+	yaml_event_t ev;
+	int r;
+
+	if (!v || !*v)
+		return emit_scalar(e, "null", false);
+	dup = strdup(v);
+	if (!dup)
+		return -ENOMEM;
+	yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+	r = emit(e, &ev);
+	for (tok = strtok_r(dup, ",", &save); !r && tok; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		r = emit_scalar(e, tok, needs_quotes(tok));
+	}
+	free(dup);
+	if (!r) {
+		yaml_sequence_end_event_initialize(&ev);
+		r = emit(e, &ev);
+	}
+	return r;
+}
+
+/* Opens and closes the nested maps between field paths @prev and @path. */
+static int emit_sections(yaml_emitter_t *e, const char *prev, const char *path)
+{
+	size_t common = 0, i;
+	int depth_prev = 0, depth_common = 0, r = 0;
+	const char *p;
+
+	/* the length of the common section prefix, ending on a '.' */
+	for (i = 0; prev && prev[i] && prev[i] == path[i]; i++)
+		if (prev[i] == '.')
+			common = i + 1;
+	for (p = prev; p && *p; p++)
+		depth_prev += *p == '.';
+	for (i = 0; i < common; i++)
+		depth_common += path[i] == '.';
+	for (; !r && depth_prev > depth_common; depth_prev--)
+		r = emit_mapping(e, false, false);
+	for (p = path + common; !r && strchr(p, '.'); p = strchr(p, '.') + 1) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "%.*s", (int)(strchr(p, '.') - p), p);
+		r = emit_scalar(e, key, false);
+		if (!r)
+			r = emit_mapping(e, true, false);
+	}
+	return r;
+}
+
+int kpx_config_write(const struct kpx_config *c, const char *path, char *err,
+		     size_t errlen)
+{
+	yaml_emitter_t e;
+	yaml_event_t ev;
+	const char *prev = NULL;
+	char buf[64];
+	size_t i;
+	FILE *f;
+	int r, fr;
+
+	f = fopen(path, "we");
+	if (!f) {
+		r = -errno;
+		snprintf(err, errlen, "--write-config-to %s: %s", path, strerror(-r));
+		return r;
+	}
+	if (!yaml_emitter_initialize(&e)) {
+		fclose(f);
+		return fail(err, errlen, "out of memory");
+	}
+	yaml_emitter_set_output_file(&e, f);
+	yaml_emitter_set_unicode(&e, 1);
+	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+	r = emit(&e, &ev);
+	if (!r) {
+		yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+		r = emit(&e, &ev);
+	}
+	if (!r)
+		r = emit_mapping(&e, true, false);
+	for (i = 0; !r && i < sizeof(emit_fields) / sizeof(emit_fields[0]); i++) {
+		const char *fp = emit_fields[i].path;
+		const char *v = effective(c, fp, buf, sizeof(buf));
+		const char *key = strrchr(fp, '.') ? strrchr(fp, '.') + 1 : fp;
+
+		r = emit_sections(&e, prev, fp);
+		prev = fp;
+		if (!r)
+			r = emit_scalar(&e, key, false);
+		if (r)
+			break;
+		switch (emit_fields[i].type) {
+		case T_LIST:
+			r = emit_list(&e, v);
+			break;
+		case T_MAP:
+			r = emit_mapping(&e, true, true);
+			if (!r)
+				r = emit_mapping(&e, false, true);
+			break;
+		case T_NUM:
+			r = emit_scalar(&e, v ? v : emit_fields[i].def, false);
+			break;
+		default:
+			v = v ? v : emit_fields[i].def;
+			r = emit_scalar(&e, v, needs_quotes(v));
+			break;
+		}
+	}
+	if (!r)
+		r = emit_sections(&e, prev, "");
+	if (!r)
+		r = emit_mapping(&e, false, false);
+	if (!r) {
+		yaml_document_end_event_initialize(&ev, 1);
+		r = emit(&e, &ev);
+	}
+	if (!r) {
+		yaml_stream_end_event_initialize(&ev);
+		r = emit(&e, &ev);
+	}
+	if (r) {
+		snprintf(err, errlen, "--write-config-to %s: %s", path,
+			 r == -ENOMEM ? "out of memory" : e.problem ? e.problem : "write error");
+	}
+	yaml_emitter_delete(&e);
+	fr = fclose(f);
+	if (!r && fr) {
+		r = -errno;
+		snprintf(err, errlen, "--write-config-to %s: %s", path, strerror(-r));
+	}
+	return r;
 }

@@ -95,6 +95,22 @@ struct kpx_config {
 
 	/* --conntrack-* / conntrack.*: sysctls set at start-up (ctsysctl.h) */
 	struct kpx_ct_settings conntrack;
+
+	/*
+	 * --write-config-to FILE: write the effective KubeProxyConfiguration
+	 * there and exit (kpx_config_parse() returns 1 after writing).
+	 */
+	char *write_config_to;
+	/*
+	 * The value each setting was last given (flag or file, after the
+	 * precedence rules), by index in config.c's table; NULL entries are
+	 * unset.  Read by kpx_config_write().  Owned; NULL until a setting is
+	 * applied.
+	 */
+	char **values;
+	/* --healthz-bind-address / --metrics-bind-address had no port: the
+	 * deprecated --healthz-port / --metrics-port then set it */
+	bool healthz_bind_bare, metrics_bind_bare;
 };
 
 /* Fills @c with kube-proxy's defaults. */
@@ -111,7 +127,12 @@ void kpx_config_defaults(struct kpx_config *c);
  * "--masquerade-all=false").  A setting kpx does not use (iptables/ipvs
  * tuning, ...) is logged once as ignored when set to
  * something other than its zero value, and counted in c->n_ignored.
- * Returns 0 to run, 1 when --help was printed on stdout, 2 when --version
+ * Flag names are normalized as kube-proxy's (pflag's WordSepNormalizeFunc):
+ * "_" reads as "-".  The deprecated --healthz-port and --metrics-port are
+ * accepted with a warning and, without --config or --write-config-to, set
+ * the port of a bind address given without one, or disable the server (0).
+ * Returns 0 to run, 1 when --help was printed on stdout or --write-config-to
+ * wrote its file, 2 when --version
  * was asked for (the caller prints it; both exit 0), or -EINVAL with a one-line reason in @err for any unknown or invalid
  * flag, field or value, or an unreadable --config file (exit 2).
  * Free with kpx_config_free().
@@ -139,7 +160,16 @@ int kpx_config_load_file(struct kpx_config *c, const char *path,
  */
 int kpx_cidr_parse(const char *s, struct kpx_cidr *out);
 
-/* Frees the strings @c owns (kubeconfig, master, config_file). */
+/*
+ * Writes @c as a KubeProxyConfiguration v1alpha1 YAML document (libyaml's
+ * emitter) to @path, as kube-proxy's --write-config-to: every field, in
+ * kube-proxy's key order, with the value given (flag or file) or
+ * kube-proxy's default.  Returns 0 or -errno with the reason in @err.
+ */
+int kpx_config_write(const struct kpx_config *c, const char *path,
+		     char *err, size_t errlen);
+
+/* Frees the strings @c owns (kubeconfig, master, config_file, ...). */
 void kpx_config_free(struct kpx_config *c);
 
 #endif

@@ -328,6 +328,162 @@ static void test_flags(void)
 	}
 }
 
+/* Reads file @path (at most 64 KiB) into a static buffer. */
+static const char *slurp(const char *path)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * kube-proxy's other registered flags: --healthz-port/--metrics-port
+ * (deprecated, addressFromDeprecatedFlags()), "_" normalized to "-",
+ * --write-config-to, the logging and machine-id flags, --help's groups.
+ */
+static void test_kube_proxy_flags(void)
+{
+	struct kpx_config c;
+	char path[] = "/tmp/kpx-test-config-XXXXXX";
+	int r, fd;
+
+	{
+		const char *const a[] = { "--healthz_bind_address=192.0.2.7:81",
+			"--kube_api_qps", "7", "-v=2", "--masquerade_all", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && streq(c.healthz_bind, "192.0.2.7:81") && c.kube_api_qps == 7 &&
+		   c.masquerade_all && c.verbosity == 2,
+		   "flags: _ reads as - in flag names (%s)", r ? err : c.healthz_bind);
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--healthz-port", "0", "--metrics-port=0", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && !c.healthz_bind[0] && !c.metrics_bind[0],
+		   "flags: --healthz-port 0 / --metrics-port 0 disable the servers (%s)", r ? err : "ok");
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--healthz-bind-address", "10.0.0.1", "--healthz-port",
+			"12345", "--metrics-bind-address=::1", "--metrics-port", "9000", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && streq(c.healthz_bind, "10.0.0.1:12345") &&
+		   streq(c.metrics_bind, "[::1]:9000"),
+		   "flags: --healthz-port/--metrics-port set the port of a bare bind address (%s %s)",
+		   c.healthz_bind, c.metrics_bind);
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--healthz-port", "12345",
+			"--metrics-bind-address=127.0.0.1:9100", "--metrics-port", "9000", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && streq(c.healthz_bind, "0.0.0.0:10256") &&
+		   streq(c.metrics_bind, "127.0.0.1:9100"),
+		   "flags: an address with a port keeps it over --*-port, as kube-proxy (%s %s)",
+		   c.healthz_bind, c.metrics_bind);
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--config", DATA "kubeadm.yaml", "--healthz-port", "0", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && streq(c.healthz_bind, "0.0.0.0:10256"),
+		   "flags: --healthz-port is not used with --config (%s)", r ? err : c.healthz_bind);
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--healthz-port", "65536", NULL };
+
+		r = parse(&c, a);
+		ok(r == -EINVAL && strstr(err, "--healthz-port: invalid value"),
+		   "flags: --healthz-port 65536 rejected (%s)", err);
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--machine-id-file=/etc/machine-id", "--boot-id-file",
+			"/proc/sys/kernel/random/boot_id", "--logging-format=json",
+			"--log-flush-frequency=5s", "--vmodule=proxier*=4", "--log-text-split-stream",
+			"--log-text-info-buffer-size", "1Mi", "--log-json-split-stream=true",
+			"--log-json-info-buffer-size=0", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && c.n_ignored == 9,
+		   "flags: --machine-id-file, --boot-id-file and the logging flags accepted, reported (%s, %u)",
+		   r ? err : "ok", c.n_ignored);
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--write-config-to", path, "--proxy-mode", "ipvs",
+			"--sync-period=1m30s", "--cluster-cidr", "10.1.0.0/16",
+			"--nodeport-addresses", "10.0.0.0/8,fd00::/64", "--hostname-override", "N1",
+			"--conntrack-min", "65536", "--oom-score-adj=-500", "--healthz-port", "0", NULL };
+		const char *text;
+		struct kpx_config back;
+
+		fd = mkstemp(path);
+		close(fd);
+		r = parse(&c, a);
+		ok(r == 1, "--write-config-to writes and returns 1 (%s)", r == 1 ? "ok" : err);
+		text = slurp(path);
+		ok(strstr(text, "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n") &&
+		   strstr(text, "\nkind: KubeProxyConfiguration\n") &&
+		   strstr(text, "\nmode: ipvs\n") && strstr(text, "\nhostnameOverride: n1\n") &&
+		   strstr(text, "\noomScoreAdj: -500\n") &&
+		   strstr(text, "\n  syncPeriod: 1m30s\n  tcpFinTimeout: 0s\n") &&
+		   strstr(text, "\nnodePortAddresses:\n- 10.0.0.0/8\n- fd00::/64\n") &&
+		   strstr(text, "\n  acceptContentTypes: \"\"\n") &&
+		   strstr(text, "\nhealthzBindAddress: 0.0.0.0:10256\n"),
+		   "--write-config-to: the effective values, ipvs.syncPeriod in ipvs mode, "
+		   "--healthz-port not applied (as kube-proxy)");
+		kpx_config_defaults(&back);
+		r = kpx_config_load_file(&back, path, err, sizeof(err));
+		ok(r == 0 && streq(back.proxy_mode, "ipvs") && back.n_cluster_cidrs == 1 &&
+		   streq(cidr_str(&back.cluster_cidrs[0]), "10.1.0.0/16") &&
+		   back.n_nodeport_cidrs == 2 && back.conntrack.min == 65536 &&
+		   streq(back.hostname, "n1"),
+		   "--write-config-to: the file loads back as --config (%s)", r ? err : "ok");
+		kpx_config_free(&back);
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--write-config-to", "/nonexistent-dir/x.yaml", NULL };
+
+		r = parse(&c, a);
+		ok(r == -ENOENT && strstr(err, "No such file"),
+		   "--write-config-to: an unwritable path is an error (%s)", err);
+		kpx_config_free(&c);
+	}
+	{
+		const char *const h[] = { "--help", NULL };
+		FILE *saved = stdout;
+		const char *text;
+
+		stdout = fopen(path, "w");
+		r = parse(&c, h);
+		fclose(stdout);
+		stdout = saved;
+		text = slurp(path);
+		ok(r == 1 && strstr(text, "kpx-agent's own flags (not kube-proxy's):\n") &&
+		   strstr(text, "--dry-run") && strstr(text, "--healthz-port") &&
+		   strstr(text, "--machine-id-file") &&
+		   strstr(text, "kube-proxy flags accepted, reported and ignored:"),
+		   "--help groups kpx's own flags apart from kube-proxy's");
+		kpx_config_free(&c);
+	}
+	unlink(path);
+}
+
 /* --hostname-override: a Node name, a DNS-1123 subdomain of up to 253. */
 static void test_node_names(void)
 {
@@ -391,6 +547,7 @@ int main(void)
 	test_full();
 	test_bad_yaml();
 	test_flags();
+	test_kube_proxy_flags();
 	test_node_names();
 	test_cidr();
 	printf("1..%d\n", test_no);
