@@ -18,6 +18,7 @@
 struct kpx_cidrs;
 struct kpx_nscfg;
 struct kpx_stats_pcpu;
+struct kpx_mh_cache;
 
 /*
  * An IPv4 or IPv6 address in network byte order; IPv4 uses the first four
@@ -121,6 +122,7 @@ struct kpx_net {
 	/* issue 3: KPX_CMD_SET_CONFIG settings (NULL: none) */
 	struct kpx_nscfg __rcu *cfg;
 	struct delayed_work lc_work;	/* issue 4: lc conntrack scan */
+	struct kpx_mh_cache *mhc;	/* shared Maglev tables (lb.c), lock */
 	/* issue 3: addresses of KPX_SVC_F_CLUSTER_IP frontends (vip.c) */
 	struct rhashtable vips;
 };

@@ -35,6 +35,8 @@
 #include <linux/random.h>
 #include <linux/spinlock.h>
 #include <linux/seqlock.h>
+#include <linux/siphash.h>
+#include <linux/list.h>
 #include <linux/workqueue.h>
 #include <linux/socket.h>
 #include <net/netfilter/nf_conntrack.h>
@@ -139,25 +141,137 @@ void kpx_sched_cfg_default(struct kpx_sched_cfg *scfg)
 }
 
 /*
- * A Maglev table, refcounted: a SET that keeps a frontend's backends and
- * weights hands the same table to the new set instead of rebuilding it.
- * w[] holds the weights it was built with (the backends are compared by
- * object: a kept backend keeps its object).
+ * Maglev tables are refcounted and shared: by a set and the next one when
+ * a SET keeps the backends and weights, and by every frontend of the
+ * namespace whose set has the same backend identities (address, port),
+ * weights and table size, as a Service's ClusterIP, NodePort and load
+ * balancer frontends usually do.  A namespace's tables are found through
+ * its cache, keyed by a keyed hash of (identities, weights, size) and
+ * compared in full.  The cache is refcounted by the namespace and by each
+ * table in it, so a table freed from an RCU callback after the namespace
+ * has gone can still unlink itself.  The cache's lock is taken from those
+ * callbacks (softirq).
  */
+#define MH_CACHE_BUCKETS	1024
+
+struct kpx_mh_cache {
+	refcount_t ref;
+	spinlock_t lock;
+	siphash_key_t key;
+	struct hlist_head b[MH_CACHE_BUCKETS];
+};
+
 struct kpx_mh_tab {
 	refcount_t ref;
+	struct kpx_mh_cache *c;	/* NULL: not in a cache */
+	struct hlist_node node;
+	u64 sig;
 	u32 size;
 	u32 n;
-	u32 *w;
+	u64 *ident;		/* what it was built from: n identities */
+	u32 *w;			/* and n weights */
 	u16 slot[];
 };
 
+static void mh_cache_put(struct kpx_mh_cache *c)
+{
+	if (refcount_dec_and_test(&c->ref))
+		kvfree(c);
+}
+
+static void mh_tab_free(struct kpx_mh_tab *mt)
+{
+	kvfree(mt->ident);
+	kvfree(mt->w);
+	kvfree(mt);
+}
+
 static void mh_tab_put(struct kpx_mh_tab *mt)
 {
-	if (mt && refcount_dec_and_test(&mt->ref)) {
-		kvfree(mt->w);
-		kvfree(mt);
+	struct kpx_mh_cache *c;
+	unsigned long flags;
+
+	if (!mt)
+		return;
+	c = mt->c;
+	if (!c) {
+		if (refcount_dec_and_test(&mt->ref))
+			mh_tab_free(mt);
+		return;
 	}
+	if (!refcount_dec_and_lock_irqsave(&mt->ref, &c->lock, &flags))
+		return;
+	hlist_del(&mt->node);
+	spin_unlock_irqrestore(&c->lock, flags);
+	mh_tab_free(mt);
+	mh_cache_put(c);
+}
+
+/* The namespace's cache, created on first use; kn->lock held. */
+static struct kpx_mh_cache *mh_cache_get(struct kpx_net *kn)
+{
+	struct kpx_mh_cache *c = kn->mhc;
+	u32 i;
+
+	lockdep_assert_held(&kn->lock);
+	if (c)
+		return c;
+	c = kvmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	if (!c)
+		return NULL;
+	refcount_set(&c->ref, 1);
+	spin_lock_init(&c->lock);
+	get_random_bytes(&c->key, sizeof(c->key));
+	for (i = 0; i < MH_CACHE_BUCKETS; i++)
+		INIT_HLIST_HEAD(&c->b[i]);
+	kn->mhc = c;
+	return c;
+}
+
+/**
+ * kpx_lb_net_pre_exit - drop the namespace's reference to its Maglev
+ * cache (the tables still in use keep it until they go)
+ * @kn: the namespace, whose writers are gone
+ */
+void kpx_lb_net_pre_exit(struct kpx_net *kn)
+{
+	struct kpx_mh_cache *c;
+
+	mutex_lock(&kn->lock);
+	c = kn->mhc;
+	kn->mhc = NULL;
+	mutex_unlock(&kn->lock);
+	if (c)
+		mh_cache_put(c);
+}
+
+static u64 mh_sig(const struct kpx_mh_cache *c, const u64 *ident,
+		  const u32 *w, u32 n, u32 size)
+{
+	return siphash_3u64(siphash(ident, n * sizeof(*ident), &c->key),
+			    siphash(w, n * sizeof(*w), &c->key), size,
+			    &c->key);
+}
+
+/* A cached table built from exactly these inputs, with a reference. */
+static struct kpx_mh_tab *mh_cache_find(struct kpx_mh_cache *c, u64 sig,
+					u32 size, u32 n, const u64 *ident,
+					const u32 *w)
+{
+	struct kpx_mh_tab *mt;
+
+	spin_lock_bh(&c->lock);
+	hlist_for_each_entry(mt, &c->b[sig % MH_CACHE_BUCKETS], node) {
+		if (mt->sig == sig && mt->size == size && mt->n == n &&
+		    !memcmp(mt->ident, ident, n * sizeof(*ident)) &&
+		    !memcmp(mt->w, w, n * sizeof(*w)) &&
+		    refcount_inc_not_zero(&mt->ref))
+			goto out;
+	}
+	mt = NULL;
+out:
+	spin_unlock_bh(&c->lock);
+	return mt;
 }
 
 /** kpx_sched_data_free - free a set's scheduler data (NULL is fine). */
@@ -189,14 +303,16 @@ static struct kpx_mh_tab *mh_reusable(const struct kpx_bset *set,
 	return mt;
 }
 
-static int build_mh(struct kpx_sched_data *sd, const struct kpx_bset *set,
-		    const struct kpx_bset *old, u32 max)
+static int build_mh(struct kpx_net *kn, struct kpx_sched_data *sd,
+		    const struct kpx_bset *set, const struct kpx_bset *old,
+		    u32 max)
 {
-	u32 i, n = set->count, cur = 0;
+	u32 i, n = set->count, cur = 0, *w;
+	struct kpx_mh_cache *c;
 	struct kpx_mh_tab *mt;
-	void *scratch;
-	u64 *ident;
-	int err;
+	void *scratch = NULL;
+	u64 *ident, sig;
+	int err = -ENOMEM;
 
 	if (old && old->sd && old->sd->mht)
 		cur = old->sd->mht->size;
@@ -206,35 +322,52 @@ static int build_mh(struct kpx_sched_data *sd, const struct kpx_bset *set,
 		refcount_inc(&mt->ref);
 		goto done;
 	}
-	mt = kvmalloc(struct_size(mt, slot, sd->mh_size), GFP_KERNEL_ACCOUNT);
-	if (!mt)
-		return -ENOMEM;
-	refcount_set(&mt->ref, 1);
-	mt->size = sd->mh_size;
-	mt->n = n;
-	mt->w = kvmalloc_array(n, sizeof(*mt->w), GFP_KERNEL_ACCOUNT);
+	c = mh_cache_get(kn);
 	ident = kvmalloc_array(n, sizeof(*ident), GFP_KERNEL_ACCOUNT);
-	scratch = kvmalloc(kpx_mh_scratch_size(n), GFP_KERNEL_ACCOUNT);
-	err = -ENOMEM;
-	if (!mt->w || !ident || !scratch)
-		goto out;
+	w = kvmalloc_array(n, sizeof(*w), GFP_KERNEL_ACCOUNT);
+	if (!c || !ident || !w)
+		goto fail;
 	for (i = 0; i < n; i++) {
 		ident[i] = kpx_be_ident(set->be[i]->addr.bytes,
 					(__force u16)set->be[i]->port);
-		mt->w[i] = READ_ONCE(set->be[i]->weight);
+		w[i] = READ_ONCE(set->be[i]->weight);
 	}
-	err = kpx_mh_build(mt->slot, mt->size, ident, mt->w, n, scratch);
-out:
+	sig = mh_sig(c, ident, w, n, sd->mh_size);
+	mt = mh_cache_find(c, sig, sd->mh_size, n, ident, w);
+	if (mt) {
+		kvfree(ident);
+		kvfree(w);
+		goto done;
+	}
+	mt = kvmalloc(struct_size(mt, slot, sd->mh_size), GFP_KERNEL_ACCOUNT);
+	scratch = kvmalloc(kpx_mh_scratch_size(n), GFP_KERNEL_ACCOUNT);
+	if (!mt || !scratch)
+		goto fail;
+	err = kpx_mh_build(mt->slot, sd->mh_size, ident, w, n, scratch);
+	if (err)
+		goto fail;
 	kvfree(scratch);
-	kvfree(ident);
-	if (err) {
-		mh_tab_put(mt);
-		return err;
-	}
+	refcount_set(&mt->ref, 1);
+	mt->sig = sig;
+	mt->size = sd->mh_size;
+	mt->n = n;
+	mt->ident = ident;
+	mt->w = w;
+	mt->c = c;
+	refcount_inc(&c->ref);
+	spin_lock_bh(&c->lock);
+	hlist_add_head(&mt->node, &c->b[sig % MH_CACHE_BUCKETS]);
+	spin_unlock_bh(&c->lock);
 done:
 	sd->mht = mt;
 	sd->mh = mt->slot;
 	return 0;
+fail:
+	kvfree(scratch);
+	kvfree(mt);
+	kvfree(w);
+	kvfree(ident);
+	return err;
 }
 
 static int build_wrr(struct kpx_sched_data *sd, const struct kpx_bset *set)
@@ -257,6 +390,7 @@ static int build_wrr(struct kpx_sched_data *sd, const struct kpx_bset *set)
 
 /**
  * kpx_lb_attach - build a new set's scheduler data, before publishing it
+ * @kn: the frontend's namespace; kn->lock held
  * @set: the new set, or NULL (no backend: nothing to build)
  * @old: the set it replaces (still published), or NULL
  * @scfg: the frontend's validated scheduler settings
@@ -264,14 +398,15 @@ static int build_wrr(struct kpx_sched_data *sd, const struct kpx_bset *set)
  * Process context; the Maglev build is O(size), reschedules, and runs
  * here, never in the packet path.  Its size follows the backend count
  * (kpx_mh_size_for(), at most scfg->mh_size); a set with @old's backends
- * and weights takes @old's table.  On error @set is unchanged (the caller
- * frees it).
+ * and weights takes @old's table, and one with the same backends, weights
+ * and size as another frontend's shares that one's (kpx_mh_tab).  On error
+ * @set is unchanged (the caller frees it).
  *
  * Return: 0, -ENOMEM, or -EINVAL if the Maglev size does not exceed the
  * backend count.
  */
-int kpx_lb_attach(struct kpx_bset *set, const struct kpx_bset *old,
-		  const struct kpx_sched_cfg *scfg)
+int kpx_lb_attach(struct kpx_net *kn, struct kpx_bset *set,
+		  const struct kpx_bset *old, const struct kpx_sched_cfg *scfg)
 {
 	struct kpx_sched_data *sd;
 	int err = 0;
@@ -284,7 +419,7 @@ int kpx_lb_attach(struct kpx_bset *set, const struct kpx_bset *old,
 		return -ENOMEM;
 	sd->id = scfg->id;
 	if (sd->id == KPX_SCHED_MH)
-		err = build_mh(sd, set, old, scfg->mh_size);
+		err = build_mh(kn, sd, set, old, scfg->mh_size);
 	else if (sd->id == KPX_SCHED_WRR)
 		err = build_wrr(sd, set);
 	if (err) {

@@ -32,8 +32,9 @@ struct kpx_affk;
 
 void kpx_lb_init(void);
 void kpx_sched_cfg_default(struct kpx_sched_cfg *scfg);
-int kpx_lb_attach(struct kpx_bset *set, const struct kpx_bset *old,
-		  const struct kpx_sched_cfg *scfg);
+int kpx_lb_attach(struct kpx_net *kn, struct kpx_bset *set,
+		  const struct kpx_bset *old, const struct kpx_sched_cfg *scfg);
+void kpx_lb_net_pre_exit(struct kpx_net *kn);
 void kpx_sched_data_free(struct kpx_sched_data *sd);
 struct kpx_affk *kpx_aff_prepare(const struct kpx_svc *svc,
 				 const struct kpx_sched_cfg *scfg);

@@ -76,6 +76,7 @@ static void __net_exit kpx_net_pre_exit(struct net *net)
 	struct kpx_net *kn = kpx_net(net);
 
 	kpx_lc_scan_stop(kn);	/* issue 4 */
+	kpx_lb_net_pre_exit(kn);
 	/* No writer is left: the netns or the genl family is going away. */
 	mutex_lock(&kn->lock);
 	if (kn->hooks_on) {

@@ -203,7 +203,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		goto out;
 	}
 	/* issue 4: scheduler tables and affinity table, before any change */
-	err = kpx_lb_attach(set, old, scfg);
+	err = kpx_lb_attach(kn, set, old, scfg);
 	if (!err) {
 		fresh = kpx_aff_prepare(svc, scfg);
 		if (IS_ERR(fresh))

@@ -20,12 +20,15 @@
 #include <linux/rhashtable.h>
 #include <linux/in.h>
 #include <linux/socket.h>
+#include <linux/kpx.h>
 
 #include "kpx.h"
 #include "svc.h"
 #include "backend.h"
 #include "pernet.h"
 #include "lb.h"
+#include "sched.h"
+#include "maglev.h"
 #include "kunit_env.h"
 
 #define N_STABLE	64	/* never deleted */
@@ -359,6 +362,97 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_backends), 0U);
 }
 
+/* The Maglev table of frontend @i (kn->lock held). */
+static const u16 *mh_of(struct kpx_net *kn, u32 i, u32 *size)
+{
+	const struct kpx_bset *set;
+	struct kpx_svc *svc;
+	struct kpx_key key;
+
+	key_of(&key, i);
+	rcu_read_lock();
+	svc = kpx_svc_lookup(kn, &key);
+	rcu_read_unlock();	/* kn->lock keeps it */
+	if (!svc)
+		return NULL;
+	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
+	if (!set || !set->sd)
+		return NULL;
+	*size = set->sd->mh_size;
+	return set->sd->mh;
+}
+
+static int mh_set(struct kpx_net *kn, u32 i, u32 n, u32 w0)
+{
+	struct kpx_be_cfg cfg[8];
+	struct kpx_sched_cfg scfg;
+	struct kpx_key key;
+	u32 j, dup;
+
+	key_of(&key, i);
+	kpx_sched_cfg_default(&scfg);
+	scfg.id = KPX_SCHED_MH;
+	for (j = 0; j < n; j++) {
+		be_of(&cfg[j], 3, j, 0);	/* the same backends for all */
+		if (!j)
+			cfg[j].weight = w0;
+	}
+	if (kpx_be_cfg_sort(cfg, n, &dup))
+		return -EINVAL;
+	return kpx_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL);
+}
+
+/*
+ * Maglev tables: frontends with the same backends and weights share one
+ * table (of the size for 3 backends, not the largest size), a SET that
+ * keeps them keeps it, a different weight gets its own, and a shared
+ * table outlives the deletion of one of its frontends.
+ */
+static void table_mh_shared_test(struct kunit *test)
+{
+	struct kpx_net *kn = kpx_net(&init_net);
+	const u16 *a, *b, *d, *a2;
+	u32 sa = 0, sb = 0, sd = 0, i, hits[3] = {};
+	struct kpx_key key;
+
+	KUNIT_ASSERT_EQ(test, mh_set(kn, 20, 3, 1), 0);
+	KUNIT_ASSERT_EQ(test, mh_set(kn, 21, 3, 1), 0);
+	KUNIT_ASSERT_EQ(test, mh_set(kn, 22, 3, 2), 0);
+	mutex_lock(&kn->lock);
+	a = mh_of(kn, 20, &sa);
+	b = mh_of(kn, 21, &sb);
+	d = mh_of(kn, 22, &sd);
+	mutex_unlock(&kn->lock);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_EXPECT_EQ(test, sa, kpx_mh_size_for(3, KPX_MH_SIZE_DEFAULT, 0));
+	KUNIT_EXPECT_EQ(test, sa, 509U);
+	KUNIT_EXPECT_PTR_EQ(test, a, b);
+	KUNIT_EXPECT_EQ(test, sb, sa);
+	KUNIT_EXPECT_PTR_NE(test, a, d);
+	KUNIT_EXPECT_EQ(test, sd, sa);
+
+	KUNIT_ASSERT_EQ(test, mh_set(kn, 20, 3, 1), 0);	/* unchanged */
+	mutex_lock(&kn->lock);
+	a2 = mh_of(kn, 20, &sa);
+	mutex_unlock(&kn->lock);
+	KUNIT_EXPECT_PTR_EQ(test, a2, a);
+
+	key_of(&key, 20);
+	KUNIT_EXPECT_EQ(test, kpx_svc_del(kn, &key), 0);
+	synchronize_rcu();
+	rcu_barrier();	/* the deleted frontend's set is freed */
+	mutex_lock(&kn->lock);
+	b = mh_of(kn, 21, &sb);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	for (i = 0; i < sb; i++)
+		if (b[i] < 3)
+			hits[b[i]]++;
+	mutex_unlock(&kn->lock);
+	KUNIT_EXPECT_EQ(test, hits[0] + hits[1] + hits[2], sb);
+	KUNIT_EXPECT_GE(test, min3(hits[0], hits[1], hits[2]), sb / 3 - 1);
+	kpx_svc_flush(kn);
+}
+
 static int table_suite_init(struct kunit_suite *suite)
 {
 	return kpx_test_up();
@@ -371,6 +465,7 @@ static void table_suite_exit(struct kunit_suite *suite)
 
 static struct kunit_case table_cases[] = {
 	KUNIT_CASE(table_replace_keeps_backends_test),
+	KUNIT_CASE(table_mh_shared_test),
 	KUNIT_CASE(table_concurrent_test),
 	{}
 };
