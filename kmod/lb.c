@@ -606,6 +606,16 @@ void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
 	spin_unlock_bh(&cur->lock);
 }
 
+/**
+ * kpx_aff_free - free kpx_aff_prepare()'s table that a failed SET did not
+ * install (NULL and error pointers are fine)
+ */
+void kpx_aff_free(struct kpx_affk *fresh)
+{
+	if (!IS_ERR_OR_NULL(fresh))
+		affk_free_rcu(&fresh->rcu);
+}
+
 /** kpx_aff_release - free a dying frontend's table (from its RCU free). */
 void kpx_aff_release(struct kpx_svc *svc)
 {

@@ -42,6 +42,7 @@ void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
 		    const struct kpx_bset *set);
 void kpx_aff_stop(struct kpx_svc *svc);
 void kpx_aff_release(struct kpx_svc *svc);
+void kpx_aff_free(struct kpx_affk *fresh);
 u64 kpx_aff_evictions(const struct kpx_svc *svc);
 struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 				 const struct kpx_bset *set,

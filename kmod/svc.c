@@ -248,6 +248,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		svc->stats = kpx_stats_alloc();
 	if (!svc || !svc->stats) {
 		kfree(svc);
+		kpx_aff_free(fresh);
 		kpx_bset_free(set);
 		err = -ENOMEM;
 		goto out;
