@@ -223,7 +223,31 @@ struct setting {
 	const char *deprecated;	/* kube-proxy's deprecation notice, or NULL */
 };
 
-#define BAD(what) fail(err, len, "%s: invalid value \"%.128s\"%s", name(s, from_file), v, what)
+#define BAD(what) bad(err, len, s, from_file, v, what)
+
+static const char *name(const struct setting *s, bool from_file);
+
+/*
+ * An invalid value: "--flag: invalid value "v" (why)" for a flag; for a
+ * file field the shape of kube-proxy's validation errors,
+ * "path: Invalid value: v: why" (strings quoted, numbers not).
+ */
+static int bad(char *err, size_t len, const struct setting *s, bool from_file,
+	       const char *v, const char *what)
+{
+	size_t n;
+
+	if (!from_file || !s->field)
+		return fail(err, len, "%s: invalid value \"%.128s\"%s", name(s, from_file), v, what);
+	while (*what == ' ' || *what == '(')
+		what++;
+	n = strlen(what);
+	if (n && what[n - 1] == ')')
+		n--;
+	return fail(err, len, s->type == V_INT || s->type == V_FLOAT || s->type == V_BOOL ?
+		    "%s: Invalid value: %.128s%s%.*s" : "%s: Invalid value: \"%.128s\"%s%.*s",
+		    s->field, v, n ? ": " : "", (int)n, what);
+}
 
 static const char *name(const struct setting *s, bool from_file)
 {
@@ -356,6 +380,15 @@ static int set_min_sync(struct kpx_config *c, const struct setting *s,
 			const char *v, bool from_file, char *err, size_t len)
 {
 	return set_period(c, s, v, from_file, err, len, &c->min_sync_ms, false);
+}
+
+/* iptables.*, nftables.*, ipvs.* periods: checked here, used by resolve_periods(). */
+static int set_mode_period(struct kpx_config *c, const struct setting *s,
+			   const char *v, bool from_file, char *err, size_t len)
+{
+	int64_t ms;
+
+	return set_period(c, s, v, from_file, err, len, &ms, strstr(s->field, ".syncPeriod") != NULL);
 }
 
 static int set_req_timeout(struct kpx_config *c, const struct setting *s,
@@ -568,8 +601,10 @@ static int set_mode(struct kpx_config *c, const struct setting *s,
 static int set_ct_count(const struct setting *s, const char *v, bool from_file,
 			char *err, size_t len, long *out)
 {
-	if (parse_long(v, 0, 2147483647L, out))
-		return BAD(" (want an integer >= 0)");
+	if (parse_long(v, -2147483648L, 2147483647L, out))
+		return BAD(" (want an integer)");
+	if (*out < 0)
+		return BAD(" (must be greater than or equal to 0)");
 	return 0;
 }
 
@@ -748,8 +783,8 @@ static const struct setting settings[] = {
 	{ "masquerade-all", "iptables.masqueradeAll", V_BOOL, set_masq_all, false },
 	{ NULL, "nftables.masqueradeAll", V_BOOL, set_masq_all, false },
 	{ "nodeport-addresses", "nodePortAddresses", V_LIST, set_nodeport, false },
-	{ "iptables-sync-period", "iptables.syncPeriod", V_DUR, set_sync, false },
-	{ "iptables-min-sync-period", "iptables.minSyncPeriod", V_DUR, set_min_sync, false },
+	{ "iptables-sync-period", "iptables.syncPeriod", V_DUR, set_mode_period, false },
+	{ "iptables-min-sync-period", "iptables.minSyncPeriod", V_DUR, set_mode_period, false },
 	{ "conntrack-max-per-core", "conntrack.maxPerCore", V_INT, set_ct_max_per_core, false },
 	{ "conntrack-min", "conntrack.min", V_INT, set_ct_min, false },
 	{ "conntrack-tcp-timeout-established", "conntrack.tcpEstablishedTimeout", V_DUR,
@@ -780,10 +815,10 @@ static const struct setting settings[] = {
 	{ "iptables-localhost-nodeports", "iptables.localhostNodePorts", V_BOOL, NULL, false },
 	{ NULL, "iptables.snatNodeInternalIP", V_BOOL, NULL, false },
 	{ NULL, "nftables.masqueradeBit", V_INT, NULL, false },
-	{ NULL, "nftables.syncPeriod", V_DUR, NULL, false },
-	{ NULL, "nftables.minSyncPeriod", V_DUR, NULL, false },
-	{ "ipvs-sync-period", "ipvs.syncPeriod", V_DUR, NULL, false },
-	{ "ipvs-min-sync-period", "ipvs.minSyncPeriod", V_DUR, NULL, false },
+	{ NULL, "nftables.syncPeriod", V_DUR, set_mode_period, false },
+	{ NULL, "nftables.minSyncPeriod", V_DUR, set_mode_period, false },
+	{ "ipvs-sync-period", "ipvs.syncPeriod", V_DUR, set_mode_period, false },
+	{ "ipvs-min-sync-period", "ipvs.minSyncPeriod", V_DUR, set_mode_period, false },
 	{ "ipvs-scheduler", "ipvs.scheduler", V_STR, NULL, false },
 	{ "ipvs-exclude-cidrs", "ipvs.excludeCIDRs", V_LIST, NULL, false },
 	{ "ipvs-strict-arp", "ipvs.strictARP", V_BOOL, NULL, false },
@@ -900,7 +935,23 @@ struct yctx {
 	yaml_document_t *doc;
 	char *err;
 	size_t len;
+	char errs[2048];	/* every field error, ", "-joined */
+	unsigned int nerrs;
+	char unknown[1024];	/* unknown fields, as strict decoding lists them */
+	unsigned int nunknown;
 };
+
+/* Appends @msg to @buf (of @size), ", "-joined, truncating with "...". */
+static void append(char *buf, size_t size, const char *msg)
+{
+	size_t n = strlen(buf);
+
+	if (n + 8 >= size)
+		return;
+	snprintf(buf + n, size - n, "%s%s", n ? ", " : "", msg);
+	if (strlen(buf) + 1 >= size)
+		strcpy(buf + size - 4, "...");
+}
 
 static bool is_null(const yaml_node_t *n)
 {
@@ -1048,6 +1099,39 @@ static const struct setting *find_field(const char *path)
 	return NULL;
 }
 
+/* The mode section whose sync periods kube-proxy uses in @mode. */
+static const char *mode_section(const char *mode)
+{
+	if (!strcmp(mode, "nftables"))
+		return "nftables.";
+	if (!strcmp(mode, "ipvs"))
+		return "ipvs.";
+	return "iptables.";	/* iptables, and kpx's own modes */
+}
+
+/*
+ * The sync periods of the proxy mode's own section, as kube-proxy's
+ * v1alpha1 conversion: nftables.* in nftables mode, ipvs.* in ipvs mode,
+ * iptables.* otherwise; the other sections' values are not used.
+ */
+static void resolve_periods(struct kpx_config *c)
+{
+	static const char *const keys[] = { "syncPeriod", "minSyncPeriod" };
+	char path[32];
+	size_t i;
+
+	for (i = 0; c->values && i < 2; i++) {
+		const struct setting *s;
+		int64_t ms;
+
+		snprintf(path, sizeof(path), "%s%s", mode_section(c->proxy_mode), keys[i]);
+		s = find_field(path);
+		if (s && c->values[s - settings] &&
+		    !kpx_parse_duration(c->values[s - settings], &ms))
+			*(i ? &c->min_sync_ms : &c->sync_ms) = ms;
+	}
+}
+
 static bool is_section(const char *key)
 {
 	size_t i;
@@ -1080,8 +1164,13 @@ static int walk(struct yctx *y, yaml_node_t *map, const char *prefix)
 		s = find_field(path);
 		if (s) {
 			r = field_value(y, s, v);
-			if (r)
+			if (r == -EINVAL) {
+				/* every field error is reported, as kube-proxy's validation */
+				append(y->errs, sizeof(y->errs), y->err);
+				y->nerrs++;
+			} else if (r) {
 				return r;
+			}
 			continue;
 		}
 		if (!prefix && is_section(key)) {
@@ -1094,7 +1183,10 @@ static int walk(struct yctx *y, yaml_node_t *map, const char *prefix)
 				return r;
 			continue;
 		}
-		return fail(y->err, y->len, "unknown field \"%.128s\"", path);
+		/* unknown or obsolete (udpIdleTimeout, conntrack.max, ...) */
+		snprintf(y->err, y->len, "unknown field \"%.128s\"", path);
+		append(y->unknown, sizeof(y->unknown), y->err);
+		y->nunknown++;
 	}
 	return 0;
 }
@@ -1149,6 +1241,24 @@ int kpx_config_load_yaml(struct kpx_config *c, const char *data, size_t len,
 			r = fail(err, errlen, "kind \"%.64s\": want %s", kind ? kind : "", KIND);
 		else
 			r = walk(&y, root, NULL);
+		if (!r && y.nerrs)
+			r = y.nerrs == 1 ? fail(err, errlen, "%s", y.errs) :
+			    fail(err, errlen, "[%s]", y.errs);
+		if (!r && y.nunknown) {
+			/*
+			 * kube-proxy decodes strictly first, then leniently
+			 * (unknown fields dropped) with a warning.
+			 */
+			char msg[sizeof(y.unknown) + 32];
+
+			snprintf(msg, sizeof(msg), "strict decoding error: %s", y.unknown);
+			c->n_ignored += y.nunknown;
+			kpx_logkv(KPX_LOG_WARN, "config",
+				  "Using lenient decoding as strict decoding failed",
+				  "err", msg, NULL);
+		}
+		if (!r)
+			resolve_periods(c);
 	}
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
@@ -1417,6 +1527,24 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 			   c->metrics_bind_bare);
 	}
 
+	/*
+	 * The per-mode sync period flags, as kube-proxy's
+	 * processV1Alpha1Flags(): --iptables-* unless the mode is ipvs,
+	 * --ipvs-* in ipvs mode (with --config, resolve_periods() did it).
+	 */
+	if (!c->config_file) {
+		const char *v;
+		int64_t ms;
+		bool ipvs = !strcmp(c->proxy_mode, "ipvs");
+
+		if ((v = given_value(c, ipvs ? "ipvs-sync-period" : "iptables-sync-period")) &&
+		    !kpx_parse_duration(v, &ms))
+			c->sync_ms = ms;
+		if ((v = given_value(c, ipvs ? "ipvs-min-sync-period" : "iptables-min-sync-period")) &&
+		    !kpx_parse_duration(v, &ms))
+			c->min_sync_ms = ms;
+	}
+
 	/* Cross-field checks, as kube-proxy's validation. */
 	if (c->detect_local == KPX_DETECT_LOCAL_BRIDGE && !c->pod_bridge_interface[0])
 		{ r = fail(err, errlen, "detectLocalMode BridgeInterface needs --pod-bridge-interface (detectLocal.bridgeInterface)"); goto out; }
@@ -1551,16 +1679,6 @@ static void go_duration(int64_t ms, char *out, size_t len)
 		snprintf(out, len, "%lldm%ss", (long long)m, sec);
 	else
 		snprintf(out, len, "%ss", sec);
-}
-
-/* The mode section whose sync periods kube-proxy uses in @mode. */
-static const char *mode_section(const char *mode)
-{
-	if (!strcmp(mode, "nftables"))
-		return "nftables.";
-	if (!strcmp(mode, "ipvs"))
-		return "ipvs.";
-	return "iptables.";
 }
 
 /* The value to write for @path into @buf, or NULL for the field's default. */

@@ -294,8 +294,10 @@ def check_configmap(docs, ds_args):
         errs.append("healthzBindAddress %s" % kpc.get("healthzBindAddress"))
     for key, flag in (("syncPeriod", "--sync-period"), ("minSyncPeriod", "--min-sync-period")):
         val = ds_args[ds_args.index(flag) + 1] if flag in ds_args else None
-        if kpc.get(key) != val:
-            errs.append("%s %s != DaemonSet %s %s" % (key, kpc.get(key), flag, val))
+        # v1alpha1 has the sync periods in the mode's section only
+        got = (kpc.get("iptables") or {}).get(key)
+        if key in kpc or got != val:
+            errs.append("iptables.%s %s != DaemonSet %s %s" % (key, got, flag, val))
     return errs
 
 
