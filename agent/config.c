@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/inotify.h>
 #include <arpa/inet.h>
 #include <yaml.h>
 #include <linux/kpx.h>
@@ -1886,4 +1887,40 @@ int kpx_config_write(const struct kpx_config *c, const char *path, char *err,
 		snprintf(err, errlen, "--write-config-to %s: %s", path, strerror(-r));
 	}
 	return r;
+}
+
+/* ---- the --config file's changes --------------------------------------- */
+
+#define WATCH_EVENTS (IN_MODIFY | IN_CLOSE_WRITE | IN_MOVE_SELF | IN_DELETE_SELF)
+
+int kpx_config_watch_open(const char *path)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), e;
+
+	if (fd < 0)
+		return -errno;
+	if (inotify_add_watch(fd, path, WATCH_EVENTS) < 0) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+bool kpx_config_watch_changed(int fd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool changed = false;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			if (ev->mask & (WATCH_EVENTS | IN_IGNORED))
+				changed = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return changed;
 }

@@ -169,6 +169,21 @@ int kpx_cidr_parse(const char *s, struct kpx_cidr *out);
 int kpx_config_write(const struct kpx_config *c, const char *path,
 		     char *err, size_t errlen);
 
+/*
+ * Watches the --config file @path as kube-proxy does, to exit (and be
+ * restarted) when it changes: an inotify descriptor (non-blocking,
+ * close-on-exec) for the file's writes, its rename and its removal (a
+ * ConfigMap volume's update removes the old file behind the symlink).
+ * Returns the descriptor or -errno.
+ */
+int kpx_config_watch_open(const char *path);
+
+/*
+ * Reads the events pending on @fd (from kpx_config_watch_open()) without
+ * blocking; true when one says the file changed.
+ */
+bool kpx_config_watch_changed(int fd);
+
 /* Frees the strings @c owns (kubeconfig, master, config_file, ...). */
 void kpx_config_free(struct kpx_config *c);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 
 #include "config.h"
@@ -186,6 +187,33 @@ static int init_only(const struct kpx_config *o)
 	return 0;
 }
 
+/*
+ * The descriptor the event loop waits on: @sfd, or with --config an epoll
+ * descriptor over @sfd and the file's watch (*wfd), readable when either is.
+ */
+static int events_fd(const struct kpx_config *o, int sfd, int *wfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int efd;
+
+	if (sfd < 0 || !o->config_file || o->once)
+		return sfd;
+	*wfd = kpx_config_watch_open(o->config_file);
+	if (*wfd < 0) {
+		kpx_err("main", "watching --config %s: %s", o->config_file, strerror(-*wfd));
+		*wfd = -1;
+		return -1;
+	}
+	efd = epoll_create1(EPOLL_CLOEXEC);
+	if (efd < 0 || epoll_ctl(efd, EPOLL_CTL_ADD, sfd, &ev) ||
+	    epoll_ctl(efd, EPOLL_CTL_ADD, *wfd, &ev)) {
+		if (efd >= 0)
+			close(efd);
+		return -1;
+	}
+	return efd;
+}
+
 static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	       const struct kpx_kubeconfig *kc)
 {
@@ -196,8 +224,9 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	struct servers sv = { 0 };
 	struct kpx_hc *hc = NULL;
 	int sfd = signal_fd(), status = 0, r;
+	int wfd = -1, efd = events_fd(o, sfd, &wfd);
 
-	if (!k || sfd < 0) {
+	if (!k || sfd < 0 || efd < 0) {
 		fprintf(stderr, "kpx-agent: setup failed: %s\n", strerror(errno));
 		status = 1;
 		goto out;
@@ -241,7 +270,7 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 			if (wait > INT_MAX)
 				wait = INT_MAX;
 		}
-		r = kpx_k8s_poll(k, sfd, (int)wait);
+		r = kpx_k8s_poll(k, efd, (int)wait);
 		if (r < 0) {
 			kpx_err("main", "event loop: %s", strerror(-r));
 			status = 1;
@@ -255,11 +284,23 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 					 strsignal((int)si.ssi_signo));
 				break;
 			}
+			if (wfd >= 0 && kpx_config_watch_changed(wfd)) {
+				/* as kube-proxy: exit, to be restarted with the new file */
+				kpx_err("main", "content of the proxy server's configuration file "
+					"%s was updated: exiting, module state left in place",
+					o->config_file);
+				status = 1;
+				break;
+			}
 		}
 	}
 out:
 	servers_stop(&sv);
 	kpx_hc_free(hc);
+	if (efd >= 0 && efd != sfd)
+		close(efd);
+	if (wfd >= 0)
+		close(wfd);
 	if (sfd >= 0)
 		close(sfd);
 	kpx_k8s_free(k);

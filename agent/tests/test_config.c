@@ -619,6 +619,35 @@ static void test_config_files(void)
 	free(cm);
 }
 
+/* The --config file's watch: a write, a rename, a removal are changes. */
+static void test_config_watch(void)
+{
+	char path[] = "/tmp/kpx-test-watch-XXXXXX", moved[64];
+	int fd = mkstemp(path), w;
+
+	ok(fd >= 0 && write(fd, HDR, strlen(HDR)) > 0, "watch: config file written");
+	close(fd);
+	w = kpx_config_watch_open(path);
+	ok(w >= 0, "watch: inotify on the file (%d)", w);
+	ok(!kpx_config_watch_changed(w), "watch: no change, nothing reported");
+	fd = open(path, O_RDONLY);
+	close(fd);
+	ok(!kpx_config_watch_changed(w), "watch: reading it is not a change");
+	fd = open(path, O_WRONLY | O_APPEND);
+	ok(fd >= 0 && write(fd, "mode: ipvs\n", 11) == 11, "watch: appended");
+	close(fd);
+	ok(kpx_config_watch_changed(w), "watch: a write is a change");
+	ok(!kpx_config_watch_changed(w), "watch: reported once");
+	snprintf(moved, sizeof(moved), "%s.moved", path);
+	ok(rename(path, moved) == 0 && kpx_config_watch_changed(w), "watch: a rename is a change");
+	close(w);
+	w = kpx_config_watch_open(moved);
+	ok(w >= 0 && unlink(moved) == 0 && kpx_config_watch_changed(w),
+	   "watch: removing it (a ConfigMap update) is a change");
+	close(w);
+	ok(kpx_config_watch_open(path) == -ENOENT, "watch: a missing file is -ENOENT");
+}
+
 /* --hostname-override: a Node name, a DNS-1123 subdomain of up to 253. */
 static void test_node_names(void)
 {
@@ -684,6 +713,7 @@ int main(void)
 	test_flags();
 	test_kube_proxy_flags();
 	test_config_files();
+	test_config_watch();
 	test_node_names();
 	test_cidr();
 	printf("1..%d\n", test_no);
