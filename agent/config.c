@@ -56,6 +56,7 @@ void kpx_config_defaults(struct kpx_config *c)
 	c->health_timeout_ms = 2 * c->sync_ms;
 	c->request_timeout_ms = 60000;
 	c->watch_stall_ms = 150000;
+	c->oom_score_adj = -999;	/* kube-proxy's qos.KubeProxyOOMScoreAdj */
 	kpx_ct_settings_defaults(&c->conntrack);
 }
 
@@ -727,6 +728,32 @@ static int set_port(struct kpx_config *c, const struct setting *s,
 	return 0;
 }
 
+static int set_oom(struct kpx_config *c, const struct setting *s,
+		   const char *v, bool from_file, char *err, size_t len)
+{
+	long x;
+
+	if (parse_long(v, -1000, 1000, &x))
+		return BAD(" (must be within the range [-1000, 1000])");
+	c->oom_score_adj = (int)x;
+	return 0;
+}
+
+/* ipvs.scheduler: IPVS's scheduler names, as kube-proxy's validation. */
+static int set_ipvs_scheduler(struct kpx_config *c, const struct setting *s,
+			      const char *v, bool from_file, char *err, size_t len)
+{
+	static const char *const names[] = {
+		"rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq", "mh",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(v, names[i]))
+			return 0;
+	return BAD(" (not an IPVS scheduler: rr, wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq, mh)");
+}
+
 static int set_init_only(struct kpx_config *c, const struct setting *s,
 			 const char *v, bool from_file, char *err, size_t len)
 {
@@ -808,7 +835,7 @@ static const struct setting settings[] = {
 	{ "bind-address-hard-fail", "bindAddressHardFail", V_BOOL, NULL, false },
 	{ "profiling", "enableProfiling", V_BOOL, NULL, false },
 	{ "show-hidden-metrics-for-version", "showHiddenMetricsForVersion", V_STR, NULL, false },
-	{ "oom-score-adj", "oomScoreAdj", V_INT, NULL, false },
+	{ "oom-score-adj", "oomScoreAdj", V_INT, set_oom, false },
 	{ "config-sync-period", "configSyncPeriod", V_DUR, NULL, false },
 	{ "proxy-port-range", "portRange", V_STR, NULL, false },
 	{ NULL, "windowsRunAsService", V_BOOL, NULL, false },
@@ -820,7 +847,7 @@ static const struct setting settings[] = {
 	{ NULL, "nftables.minSyncPeriod", V_DUR, set_mode_period, false },
 	{ "ipvs-sync-period", "ipvs.syncPeriod", V_DUR, set_mode_period, false },
 	{ "ipvs-min-sync-period", "ipvs.minSyncPeriod", V_DUR, set_mode_period, false },
-	{ "ipvs-scheduler", "ipvs.scheduler", V_STR, NULL, false },
+	{ "ipvs-scheduler", "ipvs.scheduler", V_STR, set_ipvs_scheduler, false },
 	{ "ipvs-exclude-cidrs", "ipvs.excludeCIDRs", V_LIST, NULL, false },
 	{ "ipvs-strict-arp", "ipvs.strictARP", V_BOOL, NULL, false },
 	{ "ipvs-tcp-timeout", "ipvs.tcpTimeout", V_DUR, NULL, false },
@@ -840,6 +867,8 @@ static size_t nsettings(void)
 {
 	return NSETTINGS;
 }
+
+static const char *given_value(const struct kpx_config *c, const char *flag);
 
 /* Records @v as the value @s was given, for kpx_config_write(). */
 static int remember(struct kpx_config *c, const struct setting *s, const char *v)
@@ -1111,6 +1140,31 @@ static const char *mode_section(const char *mode)
 }
 
 /*
+ * In ipvs mode, ipvs.scheduler (--ipvs-scheduler) is the default scheduler
+ * when kpx has it (rr, wrr, lc, sh, mh); another IPVS scheduler is
+ * reported and the default kept.  --scheduler, given, wins.
+ */
+static void resolve_ipvs_scheduler(struct kpx_config *c)
+{
+	static const char *const kpx_has[] = { "rr", "wrr", "lc", "sh", "mh" };
+	const struct setting *s = find_field("ipvs.scheduler");
+	const char *v = s && c->values ? c->values[s - settings] : NULL;
+	size_t i;
+
+	if (!v || !*v || strcmp(c->proxy_mode, "ipvs") || given_value(c, "scheduler"))
+		return;
+	for (i = 0; i < sizeof(kpx_has) / sizeof(kpx_has[0]); i++) {
+		if (!strcmp(v, kpx_has[i])) {
+			strcpy(c->scheduler, v);
+			return;
+		}
+	}
+	c->n_ignored++;
+	kpx_logkv(KPX_LOG_WARN, "config", "IPVS scheduler not available in kpx, default kept",
+		  "setting", "ipvs.scheduler", "value", v, "scheduler", c->scheduler, NULL);
+}
+
+/*
  * The sync periods of the proxy mode's own section, as kube-proxy's
  * v1alpha1 conversion: nftables.* in nftables mode, ipvs.* in ipvs mode,
  * iptables.* otherwise; the other sections' values are not used.
@@ -1131,6 +1185,7 @@ static void resolve_periods(struct kpx_config *c)
 		    !kpx_parse_duration(c->values[s - settings], &ms))
 			*(i ? &c->min_sync_ms : &c->sync_ms) = ms;
 	}
+	resolve_ipvs_scheduler(c);
 }
 
 static bool is_section(const char *key)
@@ -1545,6 +1600,7 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 		    !kpx_parse_duration(v, &ms))
 			c->min_sync_ms = ms;
 	}
+	resolve_ipvs_scheduler(c);
 
 	/* Cross-field checks, as kube-proxy's validation. */
 	if (c->detect_local == KPX_DETECT_LOCAL_BRIDGE && !c->pod_bridge_interface[0])
@@ -1923,4 +1979,29 @@ bool kpx_config_watch_changed(int fd)
 		}
 	}
 	return changed;
+}
+
+int kpx_config_apply_oom_score_adj(const struct kpx_config *c, const char *path)
+{
+	char v[16];
+	FILE *f = fopen(path ? path : "/proc/self/oom_score_adj", "we");
+	int r = 0;
+
+	if (!f) {
+		r = -errno;
+	} else {
+		snprintf(v, sizeof(v), "%d\n", c->oom_score_adj);
+		if (fputs(v, f) == EOF)
+			r = -errno;
+		if (fclose(f) && !r)
+			r = -errno;
+	}
+	if (r) {
+		char val[16];
+
+		snprintf(val, sizeof(val), "%d", c->oom_score_adj);
+		kpx_dbg(2, "config", "Failed to apply OOMScore: %s (oomScoreAdj %s)",
+			strerror(-r), val);
+	}
+	return r;
 }

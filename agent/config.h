@@ -108,6 +108,7 @@ struct kpx_config {
 	 * applied.
 	 */
 	char **values;
+	int oom_score_adj;		/* --oom-score-adj / oomScoreAdj, default -999 */
 	/* --healthz-bind-address / --metrics-bind-address had no port: the
 	 * deprecated --healthz-port / --metrics-port then set it */
 	bool healthz_bind_bare, metrics_bind_bare;
@@ -183,6 +184,14 @@ int kpx_config_watch_open(const char *path);
  * blocking; true when one says the file changed.
  */
 bool kpx_config_watch_changed(int fd);
+
+/*
+ * Writes @c->oom_score_adj to @path (NULL: /proc/self/oom_score_adj), as
+ * kube-proxy does at start in every mode.  A failure (an unprivileged agent
+ * cannot lower it) is logged at --v 2 as kube-proxy does and returned as
+ * -errno; it is not fatal.
+ */
+int kpx_config_apply_oom_score_adj(const struct kpx_config *c, const char *path);
 
 /* Frees the strings @c owns (kubeconfig, master, config_file, ...). */
 void kpx_config_free(struct kpx_config *c);

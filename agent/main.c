@@ -232,6 +232,8 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 		goto out;
 	}
 	kpx_model_set_config(model, o);
+	if (!o->dry_run)
+		kpx_config_apply_oom_score_adj(o, NULL);	/* as kube-proxy, in every mode */
 	if (dp && kpx_model_localhost_nodeports(model))
 		localnet_on();
 	if (!o->dry_run && !o->once) {

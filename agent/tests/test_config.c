@@ -134,8 +134,9 @@ static void test_full(void)
 	   c.conntrack.tcp_established_s == 7200 && c.conntrack.tcp_close_wait_s == 0 &&
 	   c.conntrack.tcp_be_liberal && c.conntrack.udp_s == 30 && c.conntrack.udp_stream_s == 120,
 	   "full: conntrack.* read, a 0 kept as 0 (leave the sysctl as is)");
-	ok(c.n_ignored == 4, "full: 4 ignored settings reported, bindAddress 192.0.2.7 one (%u)",
+	ok(c.n_ignored == 3, "full: 3 ignored settings reported, bindAddress 192.0.2.7 one (%u)",
 	   c.n_ignored);
+	ok(c.oom_score_adj == -999, "full: oomScoreAdj -999");
 	kpx_config_free(&c);
 }
 
@@ -648,6 +649,67 @@ static void test_config_watch(void)
 	ok(kpx_config_watch_open(path) == -ENOENT, "watch: a missing file is -ENOENT");
 }
 
+/* oomScoreAdj in every mode; ipvs.scheduler in ipvs mode. */
+static void test_mode_settings(void)
+{
+	char path[] = "/tmp/kpx-test-oom-XXXXXX";
+	struct kpx_config c;
+	int r, fd;
+
+	kpx_config_defaults(&c);
+	ok(c.oom_score_adj == -999, "oomScoreAdj: default -999, as kube-proxy");
+	r = yaml(&c, HDR "oomScoreAdj: 500\n");
+	ok(r == 0 && c.oom_score_adj == 500 && c.n_ignored == 0, "oomScoreAdj: 500 used");
+	kpx_config_free(&c);
+	r = yaml(&c, HDR "oomScoreAdj: 1001\n");
+	ok(r == -EINVAL && strstr(err, "oomScoreAdj: Invalid value: 1001: must be within the range [-1000, 1000]"),
+	   "oomScoreAdj: 1001 rejected (%s)", err);
+	kpx_config_free(&c);
+	{
+		const char *const a[] = { "--oom-score-adj=-500", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && c.oom_score_adj == -500, "--oom-score-adj -500 (%s)", r ? err : "ok");
+	}
+	fd = mkstemp(path);
+	close(fd);
+	ok(kpx_config_apply_oom_score_adj(&c, path) == 0 && streq(slurp(path), "-500\n"),
+	   "oomScoreAdj: written to oom_score_adj (%s)", slurp(path));
+	ok(kpx_config_apply_oom_score_adj(&c, "/nonexistent-dir/oom_score_adj") == -ENOENT,
+	   "oomScoreAdj: a failure is returned, not fatal");
+	unlink(path);
+	kpx_config_free(&c);
+
+	r = yaml(&c, HDR "mode: ipvs\nipvs:\n  scheduler: wrr\n");
+	ok(r == 0 && streq(c.scheduler, "wrr") && c.n_ignored == 0,
+	   "ipvs mode: ipvs.scheduler wrr is the default scheduler (%s)", c.scheduler);
+	kpx_config_free(&c);
+	r = yaml(&c, HDR "mode: kpx\nipvs:\n  scheduler: wrr\n");
+	ok(r == 0 && streq(c.scheduler, "random"), "kpx mode: ipvs.scheduler not used (%s)", c.scheduler);
+	kpx_config_free(&c);
+	r = yaml(&c, HDR "mode: ipvs\nipvs:\n  scheduler: sed\n");
+	ok(r == 0 && streq(c.scheduler, "random") && c.n_ignored == 1,
+	   "ipvs mode: an IPVS scheduler kpx lacks (sed) is reported, default kept (%u)", c.n_ignored);
+	kpx_config_free(&c);
+	r = yaml(&c, HDR "mode: ipvs\nipvs:\n  scheduler: fastest\n");
+	ok(r == -EINVAL && strstr(err, "ipvs.scheduler: Invalid value: \"fastest\""),
+	   "ipvs.scheduler: not an IPVS scheduler rejected (%s)", err);
+	kpx_config_free(&c);
+	{
+		const char *const a[] = { "--proxy-mode", "ipvs", "--ipvs-scheduler", "lc", NULL };
+		const char *const b[] = { "--proxy-mode", "ipvs", "--ipvs-scheduler", "lc",
+			"--scheduler", "mh", NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && streq(c.scheduler, "lc"), "--ipvs-scheduler lc in ipvs mode (%s)", c.scheduler);
+		kpx_config_free(&c);
+		r = parse(&c, b);
+		ok(r == 0 && streq(c.scheduler, "mh"), "--scheduler wins over --ipvs-scheduler (%s)",
+		   c.scheduler);
+		kpx_config_free(&c);
+	}
+}
+
 /* --hostname-override: a Node name, a DNS-1123 subdomain of up to 253. */
 static void test_node_names(void)
 {
@@ -714,6 +776,7 @@ int main(void)
 	test_kube_proxy_flags();
 	test_config_files();
 	test_config_watch();
+	test_mode_settings();
 	test_node_names();
 	test_cidr();
 	printf("1..%d\n", test_no);
