@@ -19,6 +19,7 @@
 #include <sys/inotify.h>
 #include <arpa/inet.h>
 #include <yaml.h>
+#include <json-c/json.h>
 #include <linux/kpx.h>
 
 #include "config.h"
@@ -2004,4 +2005,113 @@ int kpx_config_apply_oom_score_adj(const struct kpx_config *c, const char *path)
 			strerror(-r), val);
 	}
 	return r;
+}
+
+/* ---- /configz and /flagz ---------------------------------------------- */
+
+/* The JSON value of @v for a field of type @t. */
+static json_object *json_value(enum etype t, const char *v)
+{
+	json_object *a;
+	char *end, *dup, *tok, *save = NULL;
+	bool b;
+	long long x;
+
+	switch (t) {
+	case T_MAP:
+		return json_object_new_object();
+	case T_LIST:
+		if (!v || !*v)
+			return NULL;	/* null */
+		a = json_object_new_array();
+		dup = strdup(v);
+		for (tok = dup ? strtok_r(dup, ",", &save) : NULL; a && tok;
+		     tok = strtok_r(NULL, ",", &save))
+			json_object_array_add(a, json_object_new_string(tok));
+		free(dup);
+		return a;
+	case T_NUM:
+		if (!parse_bool(v, &b) && (!strcmp(v, "true") || !strcmp(v, "false")))
+			return json_object_new_boolean(b);
+		errno = 0;
+		x = strtoll(v, &end, 10);
+		if (!errno && !*end)
+			return json_object_new_int64(x);
+		return json_object_new_double(strtod(v, NULL));
+	default:
+		return json_object_new_string(v);
+	}
+}
+
+char *kpx_config_configz(const struct kpx_config *c)
+{
+	json_object *root = json_object_new_object(), *cfg = json_object_new_object();
+	char buf[64], *out = NULL;
+	size_t i;
+
+	if (!root || !cfg)
+		goto out;
+	json_object_object_add(root, "kubeproxy.config.k8s.io", cfg);
+	for (i = 0; i < sizeof(emit_fields) / sizeof(emit_fields[0]); i++) {
+		const char *path = emit_fields[i].path, *p, *dot;
+		const char *v = effective(c, path, buf, sizeof(buf));
+		json_object *obj = cfg, *sub;
+		char key[64];
+
+		/* the nested objects of "a.b.c" */
+		for (p = path; (dot = strchr(p, '.')); p = dot + 1) {
+			snprintf(key, sizeof(key), "%.*s", (int)(dot - p), p);
+			if (!json_object_object_get_ex(obj, key, &sub)) {
+				sub = json_object_new_object();
+				json_object_object_add(obj, key, sub);
+			}
+			obj = sub;
+		}
+		json_object_object_add(obj, p, json_value(emit_fields[i].type,
+							   v ? v : emit_fields[i].def));
+	}
+	out = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+out:
+	json_object_put(root);
+	if (!cfg || !root)
+		json_object_put(cfg);
+	return out;
+}
+
+static int cmp_flag(const void *a, const void *b)
+{
+	return strcmp((*(const struct setting *const *)a)->flag,
+		      (*(const struct setting *const *)b)->flag);
+}
+
+char *kpx_config_flagz(const struct kpx_config *c)
+{
+	const struct setting *sorted[NSETTINGS];
+	char *buf = NULL;
+	size_t len = 0, i, n = 0, j;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < NSETTINGS; i++)
+		if (settings[i].flag)
+			sorted[n++] = &settings[i];
+	qsort(sorted, n, sizeof(sorted[0]), cmp_flag);
+	fprintf(f, "\n kube-proxy flags\n"
+		"Warning: This endpoint is not meant to be machine parseable, has no "
+		"formatting compatibility guarantees and is for debugging purposes only.\n\n");
+	for (i = 0; i < n; i++) {
+		const struct setting *s = sorted[i];
+		const char *v = c->values ? c->values[s - settings] : NULL;
+
+		for (j = 0; !v && s->field && j < sizeof(emit_fields) / sizeof(emit_fields[0]); j++)
+			if (!strcmp(emit_fields[j].path, s->field))
+				v = emit_fields[j].def;
+		fprintf(f, "%s=%s\n", s->flag, v ? v : "");
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }

@@ -193,6 +193,16 @@ bool kpx_config_watch_changed(int fd);
  */
 int kpx_config_apply_oom_score_adj(const struct kpx_config *c, const char *path);
 
+/*
+ * /configz: {"kubeproxy.config.k8s.io": {...}}, the effective
+ * KubeProxyConfiguration (the fields kpx_config_write() writes) as JSON
+ * (json-c).  /flagz: kube-proxy's flagz text page, a header then one
+ * "name=value" line per flag (given or default), sorted.  malloc'd; NULL
+ * on ENOMEM.
+ */
+char *kpx_config_configz(const struct kpx_config *c);
+char *kpx_config_flagz(const struct kpx_config *c);
+
 /* Frees the strings @c owns (kubeconfig, master, config_file, ...). */
 void kpx_config_free(struct kpx_config *c);
 

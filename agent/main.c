@@ -109,7 +109,7 @@ static void servers_start(struct servers *sv, const struct kpx_config *o,
 
 	sv->hz = (struct kpx_healthz){ .m = m, .timeout_ms = o->health_timeout_ms };
 	sv->md = (struct kpx_metricsd){ .m = m, .dry_run = o->dry_run, .mode = mode,
-					.per_backend = o->metrics_per_backend };
+					.per_backend = o->metrics_per_backend, .config = o };
 	if (o->healthz_bind[0]) {
 		sv->hzd = kpx_healthz_start(o->healthz_bind, &sv->hz, err, sizeof(err));
 		if (sv->hzd)

@@ -44,6 +44,15 @@ int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 		rep->body = strdup(md->mode ? md->mode : "kpx");
 		return rep->body ? 0 : -ENOMEM;
 	}
+	if (md->config && !strcmp(path, "/configz")) {
+		rep->content_type = "application/json";
+		rep->body = kpx_config_configz(md->config);
+		return rep->body ? 0 : -ENOMEM;
+	}
+	if (md->config && !strcmp(path, "/flagz")) {
+		rep->body = kpx_config_flagz(md->config);
+		return rep->body ? 0 : -ENOMEM;
+	}
 	if (strcmp(path, "/metrics")) {
 		rep->status = 404;
 		rep->body = strdup("404 page not found\n");

@@ -2,7 +2,8 @@
 /*
  * kube-proxy's metrics server on --metrics-bind-address: GET /metrics
  * (Prometheus text format 0.0.4, see metrics.h), /healthz ("ok", as
- * kube-proxy's metrics mux), /proxyMode ("kpx").  With a module, each
+ * kube-proxy's metrics mux), /proxyMode ("kpx"), /configz and /flagz
+ * (config.h: kpx_config_configz(), kpx_config_flagz()).  With a module, each
  * scrape dumps it on the server's own netlink socket for fresh counters,
  * in the server's thread: the module's dump runs under RCU, the agent's
  * state is copied under its lock and rendered outside it (metrics.h), so
@@ -13,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "config.h"
 #include "httpd.h"
 #include "metrics.h"
 #include "nl.h"
@@ -23,6 +25,7 @@ struct kpx_metricsd {
 	bool dry_run;
 	const char *mode;	/* the proxy mode in use, for /proxyMode; NULL = "kpx" */
 	bool per_backend;	/* --metrics-per-backend: KPX_METRICS_PER_BACKEND */
+	const struct kpx_config *config;	/* for /configz and /flagz; NULL: 404 */
 };
 
 /* The handler, exposed for tests; @ctx is a struct kpx_metricsd. */

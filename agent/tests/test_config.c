@@ -710,6 +710,54 @@ static void test_mode_settings(void)
 	}
 }
 
+#include <json-c/json.h>
+
+/* /configz's JSON and /flagz's text of the effective configuration. */
+static void test_configz_flagz(void)
+{
+	const char *const a[] = { "--proxy-mode", "nftables", "--cluster-cidr", "10.1.0.0/16",
+		"--nodeport-addresses", "10.0.0.0/8,fd00::/64", "--conntrack-min=1000",
+		"--masquerade-all", "--sync-period", "45s", NULL };
+	struct kpx_config c;
+	json_object *root, *cfg, *x;
+	char *z, *f;
+	int r = parse(&c, a);
+
+	z = kpx_config_configz(&c);
+	root = z ? json_tokener_parse(z) : NULL;
+	ok(r == 0 && root && json_object_object_get_ex(root, "kubeproxy.config.k8s.io", &cfg),
+	   "/configz: a JSON object under kubeproxy.config.k8s.io");
+	ok(json_object_object_get_ex(cfg, "mode", &x) && streq(json_object_get_string(x), "nftables") &&
+	   json_object_object_get_ex(cfg, "clusterCIDR", &x) &&
+	   streq(json_object_get_string(x), "10.1.0.0/16"),
+	   "/configz: mode nftables, clusterCIDR");
+	ok(json_object_object_get_ex(cfg, "nodePortAddresses", &x) &&
+	   json_object_is_type(x, json_type_array) && json_object_array_length(x) == 2 &&
+	   streq(json_object_get_string(json_object_array_get_idx(x, 1)), "fd00::/64"),
+	   "/configz: nodePortAddresses is a list");
+	ok(json_object_object_get_ex(cfg, "conntrack", &x) &&
+	   json_object_object_get_ex(x, "min", &x) && json_object_is_type(x, json_type_int) &&
+	   json_object_get_int(x) == 1000, "/configz: conntrack.min is the number 1000");
+	ok(json_object_object_get_ex(cfg, "nftables", &x) &&
+	   json_object_object_get_ex(x, "syncPeriod", &x) &&
+	   streq(json_object_get_string(x), "45s"), "/configz: nftables.syncPeriod 45s in nftables mode");
+	ok(json_object_object_get_ex(cfg, "iptables", &x) &&
+	   json_object_object_get_ex(x, "masqueradeAll", &x) &&
+	   json_object_is_type(x, json_type_boolean) && json_object_get_boolean(x),
+	   "/configz: iptables.masqueradeAll is the boolean true");
+	json_object_put(root);
+	free(z);
+	f = kpx_config_flagz(&c);
+	ok(f && strstr(f, "kube-proxy flags\nWarning: This endpoint is not meant to be machine parseable") &&
+	   strstr(f, "\nproxy-mode=nftables\n") && strstr(f, "\nhealthz-bind-address=0.0.0.0:10256\n") &&
+	   strstr(f, "\nconntrack-min=1000\n") && strstr(f, "\nsync-period=45s\n") &&
+	   strstr(f, "\nbind-address=0.0.0.0\n") &&
+	   strstr(f, "\nbind-address=") < strstr(f, "\ncluster-cidr="),
+	   "/flagz: a name=value line per flag, given or default, sorted");
+	free(f);
+	kpx_config_free(&c);
+}
+
 /* --hostname-override: a Node name, a DNS-1123 subdomain of up to 253. */
 static void test_node_names(void)
 {
@@ -777,6 +825,7 @@ int main(void)
 	test_config_files();
 	test_config_watch();
 	test_mode_settings();
+	test_configz_flagz();
 	test_node_names();
 	test_cidr();
 	printf("1..%d\n", test_no);

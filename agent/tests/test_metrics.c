@@ -239,6 +239,29 @@ static void test_metricsd(void)
 	memset(&rep, 0, sizeof(rep));
 	ok(!kpx_metricsd_handle(&md, "/proxyMode", &rep) && !strcmp(rep.body, "kpx"), "GET /proxyMode: kpx");
 	free(rep.body);
+	memset(&rep, 0, sizeof(rep));
+	ok(!kpx_metricsd_handle(&md, "/configz", &rep) && rep.status == 404,
+	   "GET /configz without a configuration: 404");
+	free(rep.body);
+	{
+		struct kpx_config c;
+
+		kpx_config_defaults(&c);
+		md.config = &c;
+		memset(&rep, 0, sizeof(rep));
+		ok(!kpx_metricsd_handle(&md, "/configz", &rep) && rep.status == 200 &&
+		   !strcmp(rep.content_type, "application/json") &&
+		   strstr(rep.body, "{\"kubeproxy.config.k8s.io\":{") &&
+		   strstr(rep.body, "\"metricsBindAddress\":\"127.0.0.1:10249\""),
+		   "GET /configz: 200, the configuration as JSON");
+		free(rep.body);
+		memset(&rep, 0, sizeof(rep));
+		ok(!kpx_metricsd_handle(&md, "/flagz", &rep) && rep.status == 200 &&
+		   strstr(rep.body, "\nmetrics-bind-address=127.0.0.1:10249\n"),
+		   "GET /flagz: 200, name=value lines");
+		free(rep.body);
+		kpx_config_free(&c);
+	}
 	kpx_metrics_free(m);
 }
 
