@@ -430,9 +430,13 @@ static int on_event(struct res *r, struct json_object *ev)
 		}
 		return -1;
 	}
-	kpx_warn("k8s", "%s: unknown watch event type \"%s\"", r->name, type);
-	r->bad = "watch event of an unknown type";
-	return -1;
+	/*
+	 * A type this client does not know (client-go's watchHandler logs
+	 * and skips it): ending the watch would replay the same event from
+	 * the same resourceVersion and hold back every later change.
+	 */
+	kpx_warn("k8s", "%s: unknown watch event type \"%s\", skipped", r->name, type);
+	return 0;
 }
 
 static int on_value(void *ctx, struct json_object *obj)

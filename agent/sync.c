@@ -384,6 +384,25 @@ static void refused_add(struct kpx_sync *s, const struct kpx_op *op, int err,
 	s->nrefused++;
 }
 
+/*
+ * How many refused frontends are within the data plane's documented limits
+ * (its check_service() takes them): refusals a data plane of another
+ * version would give, unlike a Service over a documented limit, which is
+ * that one Service's problem however small the cluster.
+ */
+static size_t refused_unexpected(struct kpx_sync *s)
+{
+	size_t i, n = 0;
+
+	if (!s->dp || !s->dp->ops->check_service)
+		return s->nrefused;
+	for (i = 0; i < s->nrefused; i++)
+		if (!s->dp->ops->check_service(s->dp, &s->refused[i].fe))
+			n++;
+	s->dp->errmsg[0] = '\0';
+	return n;
+}
+
 /* The change @op was applied: its frontend is no longer refused. */
 static void refused_done(struct kpx_sync *s, const struct kpx_op *op)
 {
@@ -610,7 +629,7 @@ int kpx_sync_run(struct kpx_sync *s)
 	bool periodic = t0 - s->last_full >= s->period;
 	bool full = wants_dump(s, periodic, have_g0, g0);
 	struct kpx_service *desired = NULL;
-	size_t ndesired = 0, i;
+	size_t ndesired = 0, nunexpected, i;
 	struct kpx_op *ops = NULL, *done = NULL;
 	bool *applied = NULL;
 	unsigned int sets = 0, dels = 0, errors = 0, refusals = 0;
@@ -707,12 +726,13 @@ int kpx_sync_run(struct kpx_sync *s)
 	}
 	free(done);
 	ndesired = kpx_fecache_count(s->fc);
-	if (s->nrefused >= 2 && 2 * s->nrefused > ndesired) {
+	nunexpected = refused_unexpected(s);
+	if (nunexpected >= 2 && 2 * nunexpected > ndesired) {
 		/* not one bad object: a data plane that takes none (a module
 		 * of another version, say) fails every sync as before */
 		if (refusals)
-			kpx_err("sync", "the %s data plane refuses %zu of %zu frontends: the sync failed",
-				s->dp->ops->name, s->nrefused, ndesired);
+			kpx_err("sync", "the %s data plane refuses %zu of %zu frontends within its documented limits: the sync failed",
+				s->dp->ops->name, nunexpected, ndesired);
 		errors += refusals ? refusals : 1;
 	}
 	errors += nserr;

@@ -233,8 +233,12 @@ fault 'limit?n=0'
 # 12. watch events that cannot be decoded
 for how in json type; do
 	ip=10.96.5.$((++wip))
+	case $how in
+	json) want='malformed watch event' ;;
+	type) want='watch event without type or object' ;;
+	esac
 	fault "corrupt?n=1&path=/api/v1/services&how=$how" && apply_svc "bad-$how" "$ip" 80 10.244.5.$wip
-	wait_log "$tmp/agent.log" 'services: (malformed watch event|watch event without type or object), re-watching from resourceVersion [0-9]+'
+	wait_log "$tmp/agent.log" "services: $want, re-watching from resourceVersion [0-9]+"
 	ok $? "corrupt event ($how): watch ended, re-watched from the last resourceVersion"
 	wait_log "$tmp/agent.log" "dry run: set $ip:80/tcp"
 	ok $? "corrupt event ($how): its Service arrives all the same"

@@ -107,6 +107,11 @@ static int refuse_all(struct kpx_fakedp *f, const struct kpx_service *s)
 	return -EINVAL;
 }
 
+static int check_all_over(struct kpx_dp *dp, const struct kpx_service *s)
+{
+	return kpx_dp_fail(dp, -E2BIG, "fake: over a documented limit");
+}
+
 static bool in_table(const struct kpx_fakedp *f, const char *want)
 {
 	char key[KPX_SERVICE_STRLEN];
@@ -334,12 +339,36 @@ static void test_refused(FILE *logf)
 		ok(r > 0 && g.refused == 5 && metric(met2, "kpx_sync_errors_total") == 2 &&
 		   metric(met2, "kubeproxy_sync_proxy_rules_last_timestamp_seconds") == 0,
 		   "the next sync, sending nothing before sync-period, fails too (%d)", r);
-		snprintf(want, sizeof(want), "data plane refuses %ld of %ld frontends: the sync failed",
+		snprintf(want, sizeof(want), "data plane refuses %ld of %ld frontends within its documented limits: the sync failed",
 			 g.refused, g.refused);
 		ok(log_count(logf, want) == 1, "and says so (\"%s\")", want);
 		kpx_sync_free(s);
 		kpx_fakedp_free(&g);
 		kpx_metrics_free(met2);
+	}
+
+	/*
+	 * every frontend over a documented limit (refused by check_service()
+	 * before sending): those Services' problem, not the data plane's, so
+	 * the sync is an update even when they are most of a small cluster
+	 */
+	{
+		struct kpx_metrics *met3 = kpx_metrics_new();
+		struct kpx_fakedp g;
+
+		kpx_fakedp_init(&g, "fake-limits", KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP);
+		g.ops.check_service = check_all_over;
+		s = kpx_sync_new(m, &g.dp, 0, PERIOD_MS);
+		kpx_sync_set_metrics(s, met3);
+		kpx_metrics_change(met3, KPX_KIND_SERVICE, true, 0);
+		r = kpx_sync_run(s);
+		ok(r == 0 && !g.ntable && metric(met3, "kpx_sync_errors_total") == 0 &&
+		   metric(met3, "kpx_sync_proxy_rules_frontends_refused") > 1 && healthy_now(met3),
+		   "every frontend over a documented limit: refused, the sync is an update (%d, %g refused)",
+		   r, metric(met3, "kpx_sync_proxy_rules_frontends_refused"));
+		kpx_sync_free(s);
+		kpx_fakedp_free(&g);
+		kpx_metrics_free(met3);
 	}
 	kpx_fakedp_free(&f);
 	kpx_metrics_free(met);
