@@ -307,16 +307,14 @@ static int build_mh(struct kpx_net *kn, struct kpx_sched_data *sd,
 		    const struct kpx_bset *set, const struct kpx_bset *old,
 		    u32 max)
 {
-	u32 i, n = set->count, cur = 0, *w;
+	u32 i, n = set->count, *w;
 	struct kpx_mh_cache *c;
 	struct kpx_mh_tab *mt;
 	void *scratch = NULL;
 	u64 *ident, sig;
 	int err = -ENOMEM;
 
-	if (old && old->sd && old->sd->mht)
-		cur = old->sd->mht->size;
-	sd->mh_size = kpx_mh_size_for(n, max, cur);
+	sd->mh_size = kpx_mh_size_for(n, max);
 	mt = mh_reusable(set, old, sd->mh_size);
 	if (mt) {
 		refcount_inc(&mt->ref);

@@ -60,33 +60,26 @@ static const u32 mh_sizes[] = {
  * kpx_mh_size_for - Maglev table size for a set of backends
  * @n: number of backends, at least 1
  * @max: the frontend's largest size (KPX_SVC_A_MH_SIZE), a prime > @n
- * @cur: the size of the table the set replaces, or 0
  *
  * The smallest size of the list with more than KPX_MH_SLOTS_PER_BE slots
  * per backend (Maglev's M > 100 N keeps every share within about 1% of
- * the others), at most @max (then @max itself).  The current size is kept
- * while it is between that and four times it (and at most @max), so that
- * a backend joining or leaving keeps the table size and with it Maglev's
- * minimal disruption; the size only changes when the count doubles or
- * falls to a quarter.
+ * the others), at most @max (then @max itself).  A function of @n and @max
+ * alone, so that every node, an agent restart and every frontend of one
+ * Service build the same table for the same backends (the point of
+ * consistent hashing across nodes behind ECMP); a count that crosses a
+ * step of the list changes the size, and then most clients move.
  *
  * Return: a prime above @n.
  */
-u32 kpx_mh_size_for(u32 n, u32 max, u32 cur)
+u32 kpx_mh_size_for(u32 n, u32 max)
 {
 	u64 want = (u64)n * KPX_MH_SLOTS_PER_BE;
-	u32 i, size = max;
+	u32 i;
 
-	for (i = 0; i < ARRAY_SIZE(mh_sizes); i++) {
-		if (mh_sizes[i] > want) {
-			if (mh_sizes[i] < max)
-				size = mh_sizes[i];
-			break;
-		}
-	}
-	if (cur > n && cur <= max && cur >= size && cur / 4 <= size)
-		return cur;
-	return size;
+	for (i = 0; i < ARRAY_SIZE(mh_sizes); i++)
+		if (mh_sizes[i] > want)
+			return mh_sizes[i] < max ? mh_sizes[i] : max;
+	return max;
 }
 
 struct mh_perm {

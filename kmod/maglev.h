@@ -17,7 +17,7 @@
 
 u64 kpx_be_ident(const u8 *addr16, u16 port_be);
 bool kpx_is_prime(u32 n);
-u32 kpx_mh_size_for(u32 n, u32 max, u32 cur);
+u32 kpx_mh_size_for(u32 n, u32 max);
 size_t kpx_mh_scratch_size(u32 n);
 int kpx_mh_build(u16 *table, u32 size, const u64 *ident, const u32 *weight,
 		 u32 n, void *scratch);

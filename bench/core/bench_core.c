@@ -266,7 +266,7 @@ static void bench_mh_scale(void)
 	unsigned int k;
 
 	for (k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
-		u32 n = ns[k], size = kpx_mh_size_for(n, 65537, 0), i;
+		u32 n = ns[k], size = kpx_mh_size_for(n, 65537), i;
 		u64 *id = malloc(n * sizeof(*id));
 		u16 *t = malloc(65537 * sizeof(*t));
 		void *s = malloc(kpx_mh_scratch_size(n));

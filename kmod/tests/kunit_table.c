@@ -424,7 +424,7 @@ static void table_mh_shared_test(struct kunit *test)
 	d = mh_of(kn, 22, &sd);
 	mutex_unlock(&kn->lock);
 	KUNIT_ASSERT_NOT_NULL(test, a);
-	KUNIT_EXPECT_EQ(test, sa, kpx_mh_size_for(3, KPX_MH_SIZE_DEFAULT, 0));
+	KUNIT_EXPECT_EQ(test, sa, kpx_mh_size_for(3, KPX_MH_SIZE_DEFAULT));
 	KUNIT_EXPECT_EQ(test, sa, 509U);
 	KUNIT_EXPECT_PTR_EQ(test, a, b);
 	KUNIT_EXPECT_EQ(test, sb, sa);

@@ -156,32 +156,32 @@ static void test_sizes(void)
 	u32 i, bad = 0;
 
 	for (i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
-		u32 m = kpx_mh_size_for(n[i], 65537, 0);
+		u32 m = kpx_mh_size_for(n[i], 65537);
 
 		if (!kpx_is_prime(m) || (m <= 100 * n[i] && m != 65537) ||
 		    m < 251 || m > 65537)
 			bad++;
 	}
 	ok(!bad, "size_for: a prime > 100 n, >= 251, <= the largest size");
-	ok(kpx_mh_size_for(1, 65537, 0) == 251 &&
-	   kpx_mh_size_for(3, 65537, 0) == 509 &&
-	   kpx_mh_size_for(100, 65537, 0) == 16381 &&
-	   kpx_mh_size_for(1000, 65537, 0) == 65537 &&
-	   kpx_mh_size_for(1000, 1048573, 0) == 131071 &&
-	   kpx_mh_size_for(3, 251, 0) == 251,
+	ok(kpx_mh_size_for(1, 65537) == 251 &&
+	   kpx_mh_size_for(3, 65537) == 509 &&
+	   kpx_mh_size_for(100, 65537) == 16381 &&
+	   kpx_mh_size_for(1000, 65537) == 65537 &&
+	   kpx_mh_size_for(1000, 1048573) == 131071 &&
+	   kpx_mh_size_for(3, 251) == 251,
 	   "size_for: 1 -> 251, 3 -> 509, 100 -> 16381, 1000 -> the cap");
-	ok(kpx_mh_size_for(99, 65537, 16381) == 16381 &&
-	   kpx_mh_size_for(101, 65537, 16381) == 16381 &&
-	   kpx_mh_size_for(164, 65537, 16381) == 32749 &&
-	   kpx_mh_size_for(41, 65537, 16381) == 16381 &&
-	   kpx_mh_size_for(20, 65537, 16381) == 2039 &&
-	   kpx_mh_size_for(99, 8191, 16381) == 8191,
-	   "size_for keeps the current size until it is too small or 4x big");
+	ok(kpx_mh_size_for(99, 65537) == 16381 &&
+	   kpx_mh_size_for(101, 65537) == 16381 &&
+	   kpx_mh_size_for(164, 65537) == 32749 &&
+	   kpx_mh_size_for(41, 65537) == 8191 &&
+	   kpx_mh_size_for(20, 65537) == 2039 &&
+	   kpx_mh_size_for(99, 8191) == 8191,
+	   "size_for is a function of the count and the largest size only");
 }
 
 static void test_scaled_disruption(void)
 {
-	const u32 n = 10, size = kpx_mh_size_for(n, 65537, 0);
+	const u32 n = 10, size = kpx_mh_size_for(n, 65537);
 	u64 id[10], id2[9];
 	u32 i, moved = 0, cnt[10] = { 0 }, lo = ~0U, hi = 0;
 	u16 *t1, *t2;
@@ -192,7 +192,7 @@ static void test_scaled_disruption(void)
 			id2[i - 1] = id[i];
 	}
 	t1 = build(id, NULL, n, size);
-	t2 = build(id2, NULL, n - 1, kpx_mh_size_for(n - 1, 65537, size));
+	t2 = build(id2, NULL, n - 1, kpx_mh_size_for(n - 1, 65537));
 	ok(t1 && t2 && size == 1021, "10 backends: table of %u slots", size);
 	if (!t1 || !t2)
 		return;
