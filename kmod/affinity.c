@@ -125,7 +125,8 @@ static void drop(struct kpx_aff *t, u32 i)
 static bool expired(const struct kpx_aff *t, const struct kpx_aff_entry *x,
 		    u64 now_ms)
 {
-	return now_ms - x->last_ms >= t->timeout_ms;
+	/* @now_ms may be older than a refresh by another CPU */
+	return now_ms > x->last_ms && now_ms - x->last_ms >= t->timeout_ms;
 }
 
 /**

@@ -585,8 +585,12 @@ void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
 	struct kpx_affk *cur = rcu_dereference_raw(svc->aff);
 
 	if (!svc->scfg.aff_timeout || fresh) {
-		if (fresh && cur)
+		if (fresh && cur) {
+			/* cur's grow work swaps and frees its table under lock */
+			spin_lock_bh(&cur->lock);
 			aff_t(fresh)->evictions = aff_t(cur)->evictions;
+			spin_unlock_bh(&cur->lock);
+		}
 		rcu_assign_pointer(svc->aff, fresh);
 		if (cur) {
 			affk_stop(cur);
@@ -733,7 +737,9 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 		tab = rcu_dereference(aff->tab);
 		hit = kpx_aff_peek(&tab->t, client.bytes, now, &copy);
 	} while (read_seqcount_retry(&aff->seq, seq));
-	if (hit && now - copy.last_ms < aff_refresh_ms(&tab->t)) {
+	/* another CPU may have refreshed it with a later clock reading */
+	if (hit && (copy.last_ms >= now ||
+		    now - copy.last_ms < aff_refresh_ms(&tab->t))) {
 		be = set_find(set, copy.be_addr, (__force __be16)copy.be_port);
 		if (be)
 			return be;
