@@ -13,6 +13,8 @@
 #include <linux/string.h>
 #include <linux/overflow.h>
 #include <linux/err.h>
+#include <linux/sched.h>
+#include <linux/workqueue.h>
 
 #include "backend.h"
 #include "lb.h"
@@ -62,11 +64,51 @@ static void be_put(struct kpx_backend *be)
 		kfree(be);
 }
 
+/* Frees and allocations of large sets reschedule every this many steps. */
+#define BSET_STEP	1024
+
+/* Where set frees run: process context, after their grace period. */
+static struct workqueue_struct *kpx_free_wq;
+
+/**
+ * kpx_free_wq_init - create the workqueue of the deferred frees
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kpx_free_wq_init(void)
+{
+	kpx_free_wq = alloc_workqueue("kpx_free", WQ_UNBOUND, 0);
+	return kpx_free_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * kpx_free_wq_exit - wait for every deferred free, then destroy the queue
+ *
+ * Call once nothing can queue a free any more.
+ */
+void kpx_free_wq_exit(void)
+{
+	rcu_barrier();		/* the callbacks that queue the work */
+	destroy_workqueue(kpx_free_wq);	/* drains it */
+}
+
+/**
+ * kpx_free_after_rcu - run @fn from a work item after a grace period
+ * @rwork: embedded in the object to free
+ * @fn: the work function; process context, may sleep
+ */
+void kpx_free_after_rcu(struct rcu_work *rwork, work_func_t fn)
+{
+	INIT_RCU_WORK(rwork, fn);
+	queue_rcu_work(kpx_free_wq, rwork);
+}
+
 /**
  * kpx_bset_free - free a set that no reader can see any more
  * @set: the set, or NULL
  *
- * Drops the set's reference on each backend.  Callable from RCU callbacks.
+ * Drops the set's reference on each backend.  Process context: it
+ * reschedules every BSET_STEP backends.
  */
 void kpx_bset_free(struct kpx_bset *set)
 {
@@ -74,39 +116,44 @@ void kpx_bset_free(struct kpx_bset *set)
 
 	if (!set)
 		return;
-	for (i = 0; i < set->count; i++)
+	might_sleep();
+	for (i = 0; i < set->count; i++) {
 		be_put(set->be[i]);
+		if (!((i + 1) % BSET_STEP))
+			cond_resched();
+	}
 	kpx_sched_data_free(set->sd);
 	kvfree(set);
 }
 
-static void bset_free_rcu_cb(struct rcu_head *head)
+static void bset_free_work(struct work_struct *work)
 {
-	kpx_bset_free(container_of(head, struct kpx_bset, rcu));
+	kpx_bset_free(container_of(to_rcu_work(work), struct kpx_bset, rwork));
 }
 
 /**
  * kpx_bset_free_rcu - free a set once readers are done with it
  * @set: the set, or NULL, already unpublished (replaced or unlinked)
  *
- * Frees it after an RCU grace period.
+ * Frees it from a work item after an RCU grace period.
  */
 void kpx_bset_free_rcu(struct kpx_bset *set)
 {
 	if (set)
-		call_rcu(&set->rcu, bset_free_rcu_cb);
+		kpx_free_after_rcu(&set->rwork, bset_free_work);
 }
 
 /**
  * kpx_bset_build - build a new backend set, reusing backends of the old one
- * @old: the set being replaced, or NULL; not modified except for weights
+ * @old: the set being replaced, or NULL; not modified
  * @cfg: the requested backends, sorted by kpx_be_cfg_sort(), no duplicates
- * @n: number of entries in @cfg
+ * @n: number of entries in @cfg, at most KPX_BACKENDS_MAX
  *
  * A backend of @old with the same address and port is shared (one more
- * reference) and takes the requested weight once the build has succeeded
- * (readers of @old see the new weight too).  Must be called under the
- * namespace's writer lock.
+ * reference, so its counters go on); the new set carries the requested
+ * weights, so readers of @old keep seeing its own.  Must be called under
+ * the namespace's writer lock, in process context (it reschedules every
+ * BSET_STEP backends).  Memory is charged to the caller's memory cgroup.
  *
  * Return: the new set; NULL if @n is 0; ERR_PTR(-ENOMEM).
  */
@@ -118,9 +165,12 @@ struct kpx_bset *kpx_bset_build(const struct kpx_bset *old,
 
 	if (!n)
 		return NULL;
-	set = kvzalloc(struct_size(set, be, n), GFP_KERNEL);
+	set = kvzalloc(size_add(struct_size(set, be, n),
+				array_size(n, sizeof(u32))),
+		       GFP_KERNEL_ACCOUNT);
 	if (!set)
 		return ERR_PTR(-ENOMEM);
+	set->weight = (u32 *)&set->be[n];
 
 	for (i = 0; i < n; i++) {
 		struct kpx_backend *be = NULL;
@@ -138,21 +188,20 @@ struct kpx_bset *kpx_bset_build(const struct kpx_bset *old,
 			refcount_inc(&be->ref);
 			j++;
 		} else {
-			be = kzalloc(sizeof(*be), GFP_KERNEL);
+			be = kzalloc(sizeof(*be), GFP_KERNEL_ACCOUNT);
 			if (!be)
 				goto nomem;
 			refcount_set(&be->ref, 1);
 			be->addr = cfg[i].addr;
 			be->port = cfg[i].port;
-			be->weight = cfg[i].weight;
 			atomic64_set(&be->conns, 0);
 		}
 		set->count = i + 1;
 		set->be[i] = be;
+		set->weight[i] = cfg[i].weight;
+		if (!((i + 1) % BSET_STEP))
+			cond_resched();
 	}
-	/* Only now, so that a failed build leaves the old set untouched. */
-	for (i = 0; i < n; i++)
-		WRITE_ONCE(set->be[i]->weight, cfg[i].weight);
 	return set;
 
 nomem:

@@ -10,5 +10,8 @@ struct kpx_bset *kpx_bset_build(const struct kpx_bset *old,
 				const struct kpx_be_cfg *cfg, u32 n);
 void kpx_bset_free(struct kpx_bset *set);
 void kpx_bset_free_rcu(struct kpx_bset *set);
+int kpx_free_wq_init(void);
+void kpx_free_wq_exit(void);
+void kpx_free_after_rcu(struct rcu_work *rwork, work_func_t fn);
 
 #endif /* _KPX_BACKEND_H */

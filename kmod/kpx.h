@@ -45,12 +45,13 @@ struct kpx_key {
  * A backend: refcounted, shared by every set that names it, so its counter
  * survives a SET that keeps it.  Only reachable through a struct kpx_bset;
  * freed when the last set holding it goes (after that set's grace period).
+ * Its weight belongs to the set (kpx_bset_weight()), so a SET that changes
+ * it never writes into an object readers of the old set still see.
  */
 struct kpx_backend {
 	refcount_t ref;
 	union kpx_addr addr;	/* network order */
 	__be16 port;		/* network order */
-	u32 weight;		/* 1..KPX_WEIGHT_MAX; WRITE_ONCE/READ_ONCE */
 	atomic64_t conns;	/* new connections sent here */
 	/* issue 4: open connections ("lc" only; lb.c), scan scratch */
 	atomic_t active;
@@ -60,14 +61,24 @@ struct kpx_backend {
 /*
  * An immutable backend set, replaced as a whole with rcu_assign_pointer().
  * be[] is sorted by (addr, port) with no duplicates, so a SET can find the
- * backends to reuse with a merge walk.
+ * backends to reuse with a merge walk; weight[i] is be[i]'s weight in this
+ * set (1..KPX_WEIGHT_MAX), in the same allocation.  Freed from a work item
+ * after a grace period (its size is up to KPX_BACKENDS_MAX backends, too
+ * much work for an RCU callback).
  */
 struct kpx_bset {
-	struct rcu_head rcu;
-	struct kpx_sched_data *sd;	/* issue 4: scheduler tables, lb.c */
+	struct rcu_work rwork;
+	struct kpx_sched_data *sd;	/* scheduler tables, lb.c */
+	u32 *weight;			/* count entries, after be[] */
 	u32 count;
 	struct kpx_backend *be[] __counted_by(count);
 };
+
+/* The weight of backend @i of @set. */
+static inline u32 kpx_bset_weight(const struct kpx_bset *set, u32 i)
+{
+	return set->weight[i];
+}
 
 /*
  * The ClusterIP frontend key of a KPX_SVC_F_EXT_LOCAL frontend, replaced
@@ -95,7 +106,7 @@ struct kpx_svc {
 	struct kpx_bset __rcu *bset;	/* NULL: no backend */
 	/* CONNS, REJECTS, FILTERED, per CPU (stats.h) */
 	struct kpx_stats_pcpu __percpu *stats;
-	struct rcu_head rcu;
+	struct rcu_work rwork;		/* freed from a work item after RCU */
 	/* issue 3: KPX_SVC_A_SOURCE_RANGES (NULL: any source) */
 	struct kpx_cidrs __rcu *ranges;
 	/* issue 4: scheduler settings (under kn->lock), rr/wrr counter */

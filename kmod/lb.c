@@ -298,7 +298,7 @@ static struct kpx_mh_tab *mh_reusable(const struct kpx_bset *set,
 		return NULL;
 	for (i = 0; i < set->count; i++)
 		if (old->be[i] != set->be[i] ||
-		    mt->w[i] != READ_ONCE(set->be[i]->weight))
+		    mt->w[i] != kpx_bset_weight(set, i))
 			return NULL;
 	return mt;
 }
@@ -328,7 +328,7 @@ static int build_mh(struct kpx_net *kn, struct kpx_sched_data *sd,
 	for (i = 0; i < n; i++) {
 		ident[i] = kpx_be_ident(set->be[i]->addr.bytes,
 					(__force u16)set->be[i]->port);
-		w[i] = READ_ONCE(set->be[i]->weight);
+		w[i] = kpx_bset_weight(set, i);
 	}
 	sig = mh_sig(c, ident, w, n, sd->mh_size);
 	mt = mh_cache_find(c, sig, sd->mh_size, n, ident, w);
@@ -379,7 +379,7 @@ static int build_wrr(struct kpx_sched_data *sd, const struct kpx_bset *set)
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++)
-		w[i] = READ_ONCE(set->be[i]->weight);
+		w[i] = kpx_bset_weight(set, i);
 	sd->wrr_total = kpx_wrr_prepare(sd->wrr_prefix, w, n,
 					&sd->wrr_stride);
 	kvfree(w);
@@ -641,7 +641,7 @@ static void lc_get(const void *ctx, u32 i, u32 *active, u32 *weight)
 	int a = atomic_read(&set->be[i]->active);
 
 	*active = a > 0 ? a : 0;
-	*weight = READ_ONCE(set->be[i]->weight);
+	*weight = kpx_bset_weight(set, i);
 }
 
 /*

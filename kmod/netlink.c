@@ -52,7 +52,7 @@ static const struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_PORT] = { .type = NLA_BE16 },
 	[KPX_SVC_A_FLAGS] = NLA_POLICY_MASK(NLA_U32, KPX_SVC_F_SUPPORTED),
 	[KPX_SVC_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),
-	[KPX_SVC_A_SOURCE_RANGES] = { .type = NLA_NESTED },
+	[KPX_SVC_A_SOURCE_RANGES] = NLA_POLICY_NESTED(kpx_cidrs_policy),
 	/* issue 4 (lb_nl.c checks the ranges) */
 	[KPX_SVC_A_SCHEDULER] = { .type = NLA_NUL_STRING,
 				  .len = KPX_SCHED_NAME_MAX - 1 },
@@ -68,6 +68,7 @@ static const struct nla_policy kpx_policy[KPX_A_MAX + 1] = {
 	[KPX_A_SERVICE] = NLA_POLICY_NESTED(svc_policy),
 	[KPX_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),
 	[KPX_A_CONFIG] = NLA_POLICY_NESTED(kpx_cfg_policy),
+	[KPX_A_SOURCE_RANGES] = NLA_POLICY_NESTED(kpx_cidrs_policy),
 };
 
 static unsigned int addr_len(u16 family)
@@ -186,96 +187,127 @@ static int parse_backend(struct nlattr *nest, u16 family,
 }
 
 /*
- * The backend lists of a SET: KPX_SVC_A_BACKENDS (@list, may be NULL), then
- * every top-level KPX_A_BACKENDS of the message in order (the genl core's
- * info->attrs only keeps the last of a repeated attribute).  Call with
- * @i = 0, 1, ... and the same @off (message offset of the last list
- * returned); returns the next list, NULL at the end.
+ * The lists of a SET, found in one pass over the message: the backend
+ * lists (KPX_SVC_A_BACKENDS, then every top-level KPX_A_BACKENDS in order;
+ * the genl core's info->attrs only keeps the last of a repeated attribute)
+ * and the source range lists (KPX_SVC_A_SOURCE_RANGES, then every
+ * top-level KPX_A_SOURCE_RANGES).
  */
-static const struct nlattr *next_list(const struct genl_info *info,
-				      const struct nlattr *list, int i,
-				      int *off)
+struct set_lists {
+	u32 nbe, nsr;
+	const struct nlattr *be[KPX_BACKEND_LISTS_MAX + 1];
+	const struct nlattr *sr[KPX_SOURCE_RANGE_LISTS_MAX + 1];
+};
+
+static int collect_lists(const struct genl_info *info, struct nlattr **tb,
+			 struct set_lists *sl, struct netlink_ext_ack *extack)
 {
 	const struct nlattr *a;
 	int rem;
 
-	if (i == 0 && list)
-		return list;
+	sl->nbe = sl->nsr = 0;
+	if (tb[KPX_SVC_A_BACKENDS])
+		sl->be[sl->nbe++] = tb[KPX_SVC_A_BACKENDS];
+	if (tb[KPX_SVC_A_SOURCE_RANGES])
+		sl->sr[sl->nsr++] = tb[KPX_SVC_A_SOURCE_RANGES];
 	nla_for_each_attr(a, nlmsg_attrdata(info->nlhdr, GENL_HDRLEN),
 			  nlmsg_attrlen(info->nlhdr, GENL_HDRLEN), rem) {
-		int here = (const u8 *)a - (const u8 *)info->nlhdr;
-
-		if (nla_type(a) == KPX_A_BACKENDS && here > *off) {
-			*off = here;
-			return a;
+		switch (nla_type(a)) {
+		case KPX_A_BACKENDS:
+			if (!nla_len(a)) {
+				NL_SET_ERR_MSG_ATTR(extack, a,
+						    "empty backend list");
+				return -EINVAL;
+			}
+			if (sl->nbe - !!tb[KPX_SVC_A_BACKENDS] >=
+			    KPX_BACKEND_LISTS_MAX) {
+				NL_SET_ERR_MSG_ATTR(extack, a,
+						    "too many backend lists");
+				return -EINVAL;
+			}
+			sl->be[sl->nbe++] = a;
+			break;
+		case KPX_A_SOURCE_RANGES:
+			if (!nla_len(a)) {
+				NL_SET_ERR_MSG_ATTR(extack, a,
+						    "empty source range list");
+				return -EINVAL;
+			}
+			if (sl->nsr - !!tb[KPX_SVC_A_SOURCE_RANGES] >=
+			    KPX_SOURCE_RANGE_LISTS_MAX) {
+				NL_SET_ERR_MSG_ATTR(extack, a,
+						    "too many source range lists");
+				return -EINVAL;
+			}
+			sl->sr[sl->nsr++] = a;
+			break;
 		}
 	}
-	return NULL;
+	return 0;
 }
 
-#define for_each_be_list(l, info, list, i, off)				\
-	for (i = 0, off = 0, l = next_list(info, list, 0, &off); l;	\
-	     l = next_list(info, list, ++i, &off))
-
 /* The backend at request position @n, to point an error at. */
-static const struct nlattr *nth_backend(const struct genl_info *info,
-					const struct nlattr *list, u32 n)
+static const struct nlattr *nth_backend(const struct set_lists *sl, u32 n)
 {
-	const struct nlattr *l, *a;
-	int i, off, rem;
+	const struct nlattr *a;
+	int rem;
+	u32 i;
 
-	for_each_be_list(l, info, list, i, off)
-		nla_for_each_nested(a, l, rem)
+	for (i = 0; i < sl->nbe; i++)
+		nla_for_each_nested(a, sl->be[i], rem)
 			if (!n--)
 				return a;
 	return NULL;
 }
 
+/* Parsing and building reschedule every this many backends. */
+#define PARSE_STEP	1024
+
 /*
- * Parses the backend lists (KPX_SVC_A_BACKENDS @list and the top-level
- * KPX_A_BACKENDS) into a new sorted array; *cfgp is NULL (and *np 0) if
- * there is none.  The limit and the duplicate check apply to the union.
- * The caller kvfree()s *cfgp.
+ * Parses the backend lists of @sl into a new sorted array; *cfgp is NULL
+ * (and *np 0) if there is none.  The limit and the duplicate check apply
+ * to the union.  Linear in the message (plus the sort).  The caller
+ * kvfree()s *cfgp.
  */
-static int parse_backends(const struct genl_info *info,
-			  const struct nlattr *list, u16 family,
+static int parse_backends(const struct set_lists *sl, u16 family,
 			  struct kpx_be_cfg **cfgp, u32 *np,
 			  struct netlink_ext_ack *extack)
 {
-	const struct nlattr *l;
 	struct kpx_be_cfg *cfg;
 	struct nlattr *a;
-	u32 n = 0, dup;
-	int i, off, rem, err;
+	u32 i, n = 0, dup;
+	int rem, err;
 
 	*cfgp = NULL;
 	*np = 0;
-	for_each_be_list(l, info, list, i, off) {
-		nla_for_each_nested(a, l, rem)
-			n++;
-		if (n > KPX_BACKENDS_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, l, "too many backends");
-			return -EINVAL;
+	for (i = 0; i < sl->nbe; i++) {
+		nla_for_each_nested(a, sl->be[i], rem) {
+			if (++n > KPX_BACKENDS_MAX) {
+				NL_SET_ERR_MSG_ATTR(extack, sl->be[i],
+						    "too many backends");
+				return -EINVAL;
+			}
 		}
 	}
 	if (!n)
 		return 0;
-	cfg = kvcalloc(n, sizeof(*cfg), GFP_KERNEL);
+	cfg = kvcalloc(n, sizeof(*cfg), GFP_KERNEL_ACCOUNT);
 	if (!cfg)
 		return -ENOMEM;
 	n = 0;
-	for_each_be_list(l, info, list, i, off) {
-		nla_for_each_nested(a, l, rem) {
+	for (i = 0; i < sl->nbe; i++) {
+		nla_for_each_nested(a, sl->be[i], rem) {
 			cfg[n].pos = n;
 			err = parse_backend(a, family, &cfg[n], extack);
 			if (err)
 				goto err;
-			n++;
+			if (!(++n % PARSE_STEP))
+				cond_resched();
 		}
 	}
 	err = kpx_be_cfg_sort(cfg, n, &dup);
 	if (err) {
-		NL_SET_ERR_MSG_ATTR(extack, nth_backend(info, list, dup),
+		NL_SET_ERR_MSG_ATTR(extack, nth_backend(sl, dup),
 				    "duplicate backend");
 		goto err;
 	}
@@ -340,12 +372,13 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct kpx_net *kn = kpx_net(genl_info_net(info));
 	struct nlattr *tb[KPX_SVC_A_MAX + 1];
-	struct kpx_cidrs *ranges;
+	struct kpx_cidrs *ranges = NULL;
 	struct kpx_sched_cfg scfg;
 	struct kpx_key key, cluster;
-	struct kpx_be_cfg *cfg;
+	struct kpx_be_cfg *cfg = NULL;
+	struct set_lists *sl;
 	bool has_cluster;
-	u32 n, flags;
+	u32 n = 0, flags;
 	int err;
 
 	err = parse_svc(info, tb, &key);
@@ -358,22 +391,29 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 			    &cluster, &has_cluster, info->extack);
 	if (err)
 		return err;
-	err = kpx_cidrs_parse(tb[KPX_SVC_A_SOURCE_RANGES], key.family,
-			      &ranges, info->extack);
-	if (err)
-		return err;
-	err = parse_backends(info, tb[KPX_SVC_A_BACKENDS], key.family, &cfg,
-			     &n, info->extack);
+	sl = kmalloc(sizeof(*sl), GFP_KERNEL_ACCOUNT);
+	if (!sl)
+		return -ENOMEM;
+	err = collect_lists(info, tb, sl, info->extack);
+	if (!err)
+		err = kpx_cidrs_parse(sl->sr, sl->nsr, key.family,
+				      KPX_SOURCE_RANGES_MAX, &ranges,
+				      info->extack);
+	if (!err)
+		err = parse_backends(sl, key.family, &cfg, &n, info->extack);
+	if (!err)
+		err = kpx_sched_cfg_parse(tb, n, &scfg, info->extack);
+	kfree(sl);
 	if (err) {
-		kfree(ranges);
+		kpx_cidrs_free(ranges);
+		kvfree(cfg);
 		return err;
 	}
-	err = kpx_sched_cfg_parse(tb, n, &scfg, info->extack);
-	if (!err)
-		err = kpx_svc_set(kn, &key, flags, cfg, n, ranges, &scfg,
-				  has_cluster ? &cluster : NULL);
-	else
-		kfree(ranges);
+	err = kpx_svc_set(kn, &key, flags, cfg, n, ranges, &scfg,
+			  has_cluster ? &cluster : NULL);
+	if (err == -ENOSPC)
+		NL_SET_ERR_MSG(info->extack,
+			       "namespace limit reached (KPX_SERVICES_MAX frontends or KPX_NS_BACKENDS_MAX backends)");
 	kvfree(cfg);
 	return err;
 }
@@ -470,23 +510,22 @@ static int put_key(struct sk_buff *skb, const struct kpx_svc *svc)
 			      st.rejects, KPX_SVC_A_PAD) ||
 	    nla_put_u64_64bit(skb, KPX_SVC_A_FILTERED,
 			      st.filtered, KPX_SVC_A_PAD) ||
-	    kpx_cidrs_put(skb, KPX_SVC_A_SOURCE_RANGES,
-			  rcu_dereference(svc->ranges)) ||
 	    kpx_sched_cfg_put(skb, svc) || put_cluster(skb, svc))
 		return -EMSGSIZE;
 	return 0;
 }
 
 static int put_backend(struct sk_buff *skb, u16 family,
-		       const struct kpx_backend *be)
+		       const struct kpx_bset *set, u32 i)
 {
+	const struct kpx_backend *be = set->be[i];
 	struct nlattr *nest = nla_nest_start(skb, KPX_BACKENDS_A_BACKEND);
 
 	if (!nest)
 		return -EMSGSIZE;
 	if (nla_put(skb, KPX_BE_A_ADDR, addr_len(family), &be->addr) ||
 	    nla_put_be16(skb, KPX_BE_A_PORT, be->port) ||
-	    nla_put_u32(skb, KPX_BE_A_WEIGHT, READ_ONCE(be->weight)) ||
+	    nla_put_u32(skb, KPX_BE_A_WEIGHT, kpx_bset_weight(set, i)) ||
 	    nla_put_u64_64bit(skb, KPX_BE_A_CONNS,
 			      atomic64_read(&be->conns), KPX_BE_A_PAD) ||
 	    nla_put_u32(skb, KPX_BE_A_ACTIVE, kpx_be_active(be))) {
@@ -500,19 +539,33 @@ static int put_backend(struct sk_buff *skb, u16 family,
 /* A nest must stay below the 64 KiB an nlattr length can say. */
 #define NEST_ROOM (U16_MAX - 256)
 
+/* Where a frontend's dump stands: its first message, ranges, backends. */
+struct svc_pos {
+	u32 rpos;		/* source ranges done */
+	u32 pos;		/* backends done */
+	bool started;		/* its first message has been put */
+};
+
 /*
- * Puts one message for @svc with backends from *@pos on, as many as fit;
- * advances *@pos.  Returns -EMSGSIZE, with nothing added, if not even one
- * further backend (or, without backends, the frontend) fits.
+ * Puts one message for @svc: the source ranges from @p->rpos on, as many
+ * as fit; once they are all out, the backends from @p->pos on, as many as
+ * fit.  Advances @p.  Returns -EMSGSIZE, with nothing added, if the message
+ * would carry nothing new (not even the frontend's first message fits).
  */
 static int put_svc(struct sk_buff *skb, struct netlink_callback *cb,
 		   const struct kpx_svc *svc, const struct kpx_bset *set,
-		   u32 *pos)
+		   struct svc_pos *p)
 {
-	u32 count = set ? set->count : 0, i = *pos;
+	const struct kpx_cidrs *ranges = rcu_dereference(svc->ranges);
+	u32 count = set ? set->count : 0, i = p->pos;
+	u32 nr = ranges ? ranges->count : 0, r = p->rpos;
 	struct nlattr *snest, *bnest;
 	void *hdr;
 
+	if (r > nr)
+		r = nr;		/* the list was replaced: NLM_F_DUMP_INTR */
+	if (i > count)
+		i = count;
 	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
 			  cb->nlh->nlmsg_seq, &kpx_family, NLM_F_MULTI,
 			  KPX_CMD_GET_SERVICE);
@@ -522,27 +575,55 @@ static int put_svc(struct sk_buff *skb, struct netlink_callback *cb,
 	snest = nla_nest_start(skb, KPX_A_SERVICE);
 	if (!snest || put_key(skb, svc))
 		goto cancel;
-	if (count) {
+	/* The first message has the (maybe empty) ranges nest. */
+	if (r < nr || !p->started) {
+		if (kpx_cidrs_put_part(skb, KPX_SVC_A_SOURCE_RANGES, ranges,
+				       &r, NEST_ROOM -
+				       (skb_tail_pointer(skb) - (u8 *)snest)))
+			goto cancel;
+		if (r < nr)
+			goto end;	/* backends in the next messages */
+	}
+	if (i < count) {
 		bnest = nla_nest_start(skb, KPX_SVC_A_BACKENDS);
 		if (!bnest)
-			goto cancel;
+			goto partial;
 		for (; i < count; i++) {
 			if (skb_tail_pointer(skb) - (u8 *)snest > NEST_ROOM ||
-			    put_backend(skb, svc->key.family, set->be[i]))
+			    put_backend(skb, svc->key.family, set, i))
 				break;
 		}
-		if (i == *pos)
-			goto cancel;
+		if (i == p->pos) {
+			nla_nest_cancel(skb, bnest);
+			goto partial;
+		}
 		nla_nest_end(skb, bnest);
 	}
+end:
 	nla_nest_end(skb, snest);
 	genlmsg_end(skb, hdr);
-	*pos = i;
+	p->rpos = r;
+	p->pos = i;
+	p->started = true;
 	return 0;
 
+partial:
+	/* No backend fits: worth sending only if it carries ranges. */
+	if (r != p->rpos || !p->started)
+		goto end;
 cancel:
 	genlmsg_cancel(skb, hdr);
 	return -EMSGSIZE;
+}
+
+/* Has @svc been dumped completely at @p? */
+static bool svc_done(const struct kpx_svc *svc, const struct kpx_bset *set,
+		     const struct svc_pos *p)
+{
+	const struct kpx_cidrs *ranges = rcu_dereference(svc->ranges);
+
+	return p->started && p->rpos >= (ranges ? ranges->count : 0) &&
+	       p->pos >= (set ? set->count : 0);
 }
 
 /*
@@ -550,11 +631,12 @@ cancel:
  * found again in O(1) through the hash table while the namespace's
  * generation is still @gen (no frontend came or went); after a change the
  * dump resumes by index (O(n) once, and its next message says
- * NLM_F_DUMP_INTR anyway).
+ * NLM_F_DUMP_INTR anyway).  A frontend in the table is always on the list
+ * too (kpx_svc_set() links it there first), so the walk can go on from it.
  */
 struct kpx_dump_ctx {
 	u32 idx;		/* frontends done, in list order */
-	u32 pos;		/* backends of the next frontend done */
+	struct svc_pos p;	/* of the next frontend */
 	u32 gen;		/* kn->gen when @key was taken; 0: no key */
 	bool end;		/* every frontend has been put */
 	struct kpx_key key;	/* the next frontend */
@@ -588,8 +670,8 @@ static int kpx_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	struct kpx_net *kn = kpx_net(sock_net(skb->sk));
 	struct kpx_dump_ctx *ctx = (struct kpx_dump_ctx *)cb->ctx;
 	const struct kpx_bset *set;
+	struct svc_pos p = ctx->p;
 	struct kpx_svc *svc;
-	u32 pos = ctx->pos;
 	bool more = false;
 	int err = 0;
 
@@ -600,14 +682,14 @@ static int kpx_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		goto done;
 	list_for_each_entry_from_rcu(svc, &kn->svc_list, list) {
 		set = rcu_dereference(svc->bset);
-		if (set && pos >= set->count)
-			pos = 0;	/* the set shrank meanwhile */
-		err = put_svc(skb, cb, svc, set, &pos);
-		if (err || (set && pos < set->count)) {
+		do {
+			err = put_svc(skb, cb, svc, set, &p);
+		} while (!err && !svc_done(svc, set, &p));
+		if (err) {
 			more = true;
 			break;
 		}
-		pos = 0;
+		p = (struct svc_pos){};
 		ctx->idx++;
 	}
 	/* The next frontend (or this one, unfinished): O(1) to find again. */
@@ -623,7 +705,7 @@ done:
 		cb->seq = READ_ONCE(kn->gen);
 	rcu_read_unlock();
 
-	ctx->pos = pos;
+	ctx->p = p;
 	if (err && !skb->len)
 		return err;
 	return skb->len;
@@ -633,12 +715,12 @@ static const struct genl_small_ops kpx_ops[] = {
 	{
 		.cmd = KPX_CMD_SET_SERVICE,
 		.doit = kpx_nl_set,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = KPX_CMD_DEL_SERVICE,
 		.doit = kpx_nl_del,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = KPX_CMD_GET_SERVICE,
@@ -651,12 +733,12 @@ static const struct genl_small_ops kpx_ops[] = {
 	{
 		.cmd = KPX_CMD_FLUSH,
 		.doit = kpx_nl_flush,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = KPX_CMD_SET_CONFIG,
 		.doit = kpx_nl_set_config,
-		.flags = GENL_UNS_ADMIN_PERM,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = KPX_CMD_GET_CONFIG,

@@ -16,7 +16,7 @@
 #include "pernet.h"
 
 const struct nla_policy kpx_cfg_policy[KPX_CFG_A_MAX + 1] = {
-	[KPX_CFG_A_LOCAL_CIDRS] = { .type = NLA_NESTED },
+	[KPX_CFG_A_LOCAL_CIDRS] = NLA_POLICY_NESTED(kpx_cidrs_policy),
 	/* NUL-terminated: a longer name is EINVAL (NLA_STRING's is ERANGE) */
 	[KPX_CFG_A_LOCAL_IFNAME] = { .type = NLA_NUL_STRING,
 				     .len = IFNAMSIZ - 1 },
@@ -28,20 +28,13 @@ static void nscfg_free(struct kpx_nscfg *cfg)
 {
 	if (!cfg)
 		return;
-	kfree(cfg->local);
+	kpx_cidrs_free(cfg->local);
 	kfree(cfg);
 }
 
 static void nscfg_free_rcu(struct rcu_head *head)
 {
 	nscfg_free(container_of(head, struct kpx_nscfg, rcu));
-}
-
-static struct kpx_cidrs *cidrs_dup(const struct kpx_cidrs *l)
-{
-	if (!l)
-		return NULL;
-	return kmemdup(l, struct_size(l, c, l->count), GFP_KERNEL);
 }
 
 /**
@@ -70,14 +63,15 @@ int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		return err;
 	if (tb[KPX_CFG_A_LOCAL_CIDRS]) {
-		err = kpx_cidrs_parse(tb[KPX_CFG_A_LOCAL_CIDRS], 0, &local,
-				      info->extack);
+		err = kpx_cidrs_parse((const struct nlattr *const *)
+				      &tb[KPX_CFG_A_LOCAL_CIDRS], 1, 0,
+				      KPX_CIDRS_MAX, &local, info->extack);
 		if (err)
 			return err;
 	}
-	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL_ACCOUNT);
 	if (!cfg) {
-		kfree(local);
+		kpx_cidrs_free(local);
 		return -ENOMEM;
 	}
 
@@ -86,7 +80,7 @@ int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info)
 	if (tb[KPX_CFG_A_LOCAL_CIDRS]) {
 		cfg->local = local;
 	} else if (old && old->local) {
-		cfg->local = cidrs_dup(old->local);
+		cfg->local = kpx_cidrs_dup(old->local);
 		if (!cfg->local) {
 			mutex_unlock(&kn->lock);
 			kfree(cfg);

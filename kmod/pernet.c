@@ -18,6 +18,7 @@
 #include "masq.h"
 #include "nsconfig.h"
 #include "stats.h"
+#include "backend.h"
 
 unsigned int kpx_net_id __read_mostly;
 
@@ -103,12 +104,30 @@ static struct pernet_operations kpx_net_ops = {
 	.size = sizeof(struct kpx_net),
 };
 
+/**
+ * kpx_pernet_init - set up the per-namespace state and the deferred frees
+ *
+ * Return: 0 or an errno; nothing is left registered on error.
+ */
 int kpx_pernet_init(void)
 {
-	return register_pernet_subsys(&kpx_net_ops);
+	int err = kpx_free_wq_init();
+
+	if (err)
+		return err;
+	err = register_pernet_subsys(&kpx_net_ops);
+	if (err)
+		kpx_free_wq_exit();
+	return err;
 }
 
+/**
+ * kpx_pernet_exit - tear every namespace's state down
+ *
+ * Returns once every deferred free of the tables has run.
+ */
 void kpx_pernet_exit(void)
 {
 	unregister_pernet_subsys(&kpx_net_ops);
+	kpx_free_wq_exit();
 }

@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/err.h>
+#include <linux/sched.h>
 #include <linux/socket.h>
 #include <linux/kpx.h>
 
@@ -110,12 +111,14 @@ static void gen_bump(struct kpx_net *kn)
 	WRITE_ONCE(kn->gen, gen ? gen : 1);
 }
 
-static void svc_free_rcu(struct rcu_head *head)
+/* Frees a frontend after its grace period, in process context. */
+static void svc_free_work(struct work_struct *work)
 {
-	struct kpx_svc *svc = container_of(head, struct kpx_svc, rcu);
+	struct kpx_svc *svc = container_of(to_rcu_work(work), struct kpx_svc,
+					   rwork);
 
 	kpx_bset_free(rcu_dereference_raw(svc->bset));
-	kfree(rcu_dereference_raw(svc->ranges));
+	kpx_cidrs_free(rcu_dereference_raw(svc->ranges));
 	kfree(rcu_dereference_raw(svc->cluster));
 	kpx_aff_release(svc);
 	kpx_stats_free(svc->stats);
@@ -136,7 +139,7 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
 	if (svc->flags & KPX_SVC_F_CLUSTER_IP)
 		kpx_vip_put(kn, &svc->key);
 	kpx_aff_stop(svc);	/* issue 4: no work left on its table */
-	call_rcu(&svc->rcu, svc_free_rcu);
+	kpx_free_after_rcu(&svc->rwork, svc_free_work);
 }
 
 /**
@@ -152,14 +155,20 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  *	else NULL; copied
  *
  * Readers see the old set or the new one.  Backends in both keep their
- * object and counter.  The namespace's first SET also switches its NAT
- * hooks on.  On error nothing has changed (except the hooks, which stay).
- * A UDP or SCTP frontend's stale conntrack entries are deleted afterwards
- * (kpx_ct_after_set()).  KPX_SVC_F_CLUSTER_IP frontends hold a reference
- * on their address in the ClusterIP set (vip.c).
+ * object and counter.  Every step that can fail (allocations of the
+ * frontend, the set, its scheduler tables, the affinity table, the
+ * ClusterIP reference, the table insertion) runs before the first change
+ * readers can see; the commit that follows cannot fail.  The namespace's
+ * first SET also switches its NAT hooks on.  On error nothing has changed
+ * (except the hooks, which stay).  A UDP or SCTP frontend's stale
+ * conntrack entries are deleted afterwards (kpx_ct_after_set()).
+ * KPX_SVC_F_CLUSTER_IP frontends hold a reference on their address in the
+ * ClusterIP set (vip.c).  Allocations are charged to the caller's memory
+ * cgroup.
  *
- * Return: 0, -ENOMEM, an rhashtable insertion error, or an error of
- * kpx_net_hooks_enable().
+ * Return: 0, -ENOMEM, -ENOSPC (the namespace would pass KPX_SERVICES_MAX
+ * frontends or KPX_NS_BACKENDS_MAX backends), an rhashtable insertion
+ * error, or an error of kpx_net_hooks_enable().
  */
 int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
@@ -170,14 +179,14 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	struct kpx_affk *fresh = NULL;
 	struct kpx_bset *old = NULL, *set;
 	struct kpx_cidrs *old_ranges;
-	struct kpx_svc *svc;
+	struct kpx_svc *svc, *nsvc = NULL;
 	bool vip_got = false;
 	int err = 0;
 
 	if (cluster) {
-		ck = kmalloc(sizeof(*ck), GFP_KERNEL);
+		ck = kmalloc(sizeof(*ck), GFP_KERNEL_ACCOUNT);
 		if (!ck) {
-			kfree(ranges);
+			kpx_cidrs_free(ranges);
 			return -ENOMEM;
 		}
 		ck->key = *cluster;
@@ -190,6 +199,21 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	if (svc)
 		old = rcu_dereference_protected(svc->bset,
 						lockdep_is_held(&kn->lock));
+	if ((!svc && kn->n_svcs >= KPX_SERVICES_MAX) ||
+	    (u64)kn->n_backends - (old ? old->count : 0) + n >
+	    KPX_NS_BACKENDS_MAX) {
+		err = -ENOSPC;
+		goto out;
+	}
+	if (!svc) {
+		nsvc = kzalloc(sizeof(*nsvc), GFP_KERNEL_ACCOUNT);
+		if (nsvc)
+			nsvc->stats = kpx_stats_alloc();
+		if (!nsvc || !nsvc->stats) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
 	if ((flags & KPX_SVC_F_CLUSTER_IP) &&
 	    !(svc && (svc->flags & KPX_SVC_F_CLUSTER_IP))) {
 		err = kpx_vip_get(kn, key);
@@ -202,7 +226,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		err = PTR_ERR(set);
 		goto out;
 	}
-	/* issue 4: scheduler tables and affinity table, before any change */
+	/* Scheduler tables and affinity table, before any change. */
 	err = kpx_lb_attach(kn, set, old, scfg);
 	if (!err) {
 		fresh = kpx_aff_prepare(svc, scfg);
@@ -243,16 +267,8 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		goto out;
 	}
 
-	svc = kzalloc(sizeof(*svc), GFP_KERNEL);
-	if (svc)
-		svc->stats = kpx_stats_alloc();
-	if (!svc || !svc->stats) {
-		kfree(svc);
-		kpx_aff_free(fresh);
-		kpx_bset_free(set);
-		err = -ENOMEM;
-		goto out;
-	}
+	svc = nsvc;
+	nsvc = NULL;
 	svc->key = *key;
 	svc->flags = flags;
 	RCU_INIT_POINTER(svc->bset, set);
@@ -260,18 +276,21 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	RCU_INIT_POINTER(svc->cluster, ck);
 	svc->scfg = *scfg;
 	RCU_INIT_POINTER(svc->aff, fresh);
-	err = rhashtable_insert_fast(&kn->svcs, &svc->node, svc_params);
-	if (err) {
-		kpx_aff_release(svc);
-		kpx_bset_free(set);
-		kpx_stats_free(svc->stats);
-		kfree(svc);
-		goto out;
-	}
 	ranges = NULL;
 	ck = NULL;
-	vip_got = false;	/* kept by the frontend */
+	/*
+	 * On the list first, then in the table: a dump that finds a frontend
+	 * through the table (to resume at it) may walk the list from there.
+	 */
 	list_add_tail_rcu(&svc->list, &kn->svc_list);
+	err = rhashtable_insert_fast(&kn->svcs, &svc->node, svc_params);
+	if (err) {
+		/* List readers may hold it: free it after a grace period. */
+		list_del_rcu(&svc->list);
+		kpx_free_after_rcu(&svc->rwork, svc_free_work);
+		goto out;
+	}
+	vip_got = false;	/* kept by the frontend */
 	WRITE_ONCE(kn->n_svcs, kn->n_svcs + 1);
 	WRITE_ONCE(kn->n_backends, kn->n_backends + n);
 	kpx_lc_scan_kick(kn, scfg);
@@ -282,7 +301,10 @@ out:
 	if (vip_got)
 		kpx_vip_put(kn, key);
 	mutex_unlock(&kn->lock);
-	kfree(ranges);
+	if (nsvc)
+		kpx_stats_free(nsvc->stats);
+	kfree(nsvc);
+	kpx_cidrs_free(ranges);
 	kfree(ck);
 	return err;
 }
@@ -319,8 +341,10 @@ static void svc_flush_locked(struct kpx_net *kn)
 	struct kpx_svc *svc, *tmp;
 
 	lockdep_assert_held(&kn->lock);
-	list_for_each_entry_safe(svc, tmp, &kn->svc_list, list)
+	list_for_each_entry_safe(svc, tmp, &kn->svc_list, list) {
 		svc_unlink(kn, svc);
+		cond_resched();
+	}
 	gen_bump(kn);
 }
 
@@ -336,10 +360,13 @@ void kpx_svc_flush(struct kpx_net *kn)
 
 	mutex_lock(&kn->lock);
 	/* The UDP/SCTP keys, for kpx_ct_after_del(); best effort. */
-	keys = kvmalloc_array(kn->n_svcs ?: 1, sizeof(*keys), GFP_KERNEL);
-	list_for_each_entry(svc, &kn->svc_list, list)
+	keys = kvmalloc_array(kn->n_svcs ?: 1, sizeof(*keys),
+			      GFP_KERNEL_ACCOUNT);
+	list_for_each_entry(svc, &kn->svc_list, list) {
 		if (keys && kpx_ct_wants_cleanup(&svc->key))
 			keys[n++] = svc->key;
+		cond_resched();
+	}
 	svc_flush_locked(kn);
 	kpx_ct_after_del(kn->net, keys, n);
 	mutex_unlock(&kn->lock);

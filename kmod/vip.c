@@ -80,7 +80,7 @@ int kpx_vip_get(struct kpx_net *kn, const struct kpx_key *key)
 		v->refs++;
 		return 0;
 	}
-	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	v = kzalloc(sizeof(*v), GFP_KERNEL_ACCOUNT);
 	if (!v)
 		return -ENOMEM;
 	v->key = vk;

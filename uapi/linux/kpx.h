@@ -10,13 +10,23 @@
  * State is per network namespace: every command acts on the namespace of the
  * netlink socket that sends it.
  *
+ * Who may program: the mutations (KPX_CMD_SET_SERVICE, KPX_CMD_DEL_SERVICE,
+ * KPX_CMD_FLUSH, KPX_CMD_SET_CONFIG) need CAP_NET_ADMIN in the initial user
+ * namespace, whatever network namespace they act on (GENL_ADMIN_PERM, as
+ * IPVS requires): a user who owns a user namespace (unshare -Urn) can read
+ * but not program its own network namespace, so it cannot make the kernel
+ * hold frontends, backend sets or Maglev tables on its behalf.  Every read
+ * (KPX_CMD_GET_*, /proc/net/kpx) needs no privilege.  As a second line of
+ * defence every allocation made for a request is charged to the sender's
+ * memory cgroup (GFP_KERNEL_ACCOUNT) and bounded by the limits below.
+ *
  * Byte order: addresses and ports are in network byte order (as on the wire);
  * every other integer is in host byte order.
  *
  * Commands
  * --------
  *
- * KPX_CMD_SET_SERVICE (doit; needs CAP_NET_ADMIN in the namespace's user ns)
+ * KPX_CMD_SET_SERVICE (doit; needs CAP_NET_ADMIN in the initial user ns)
  *   Creates the frontend named by its key, or replaces it.  The backend list
  *   given replaces the whole backend set atomically: a packet sees the old set
  *   or the new one, never a mix.  Backends present in both sets (same address
@@ -34,7 +44,8 @@
  *       KPX_SVC_A_FLAGS: u32, optional, KPX_SVC_F_*; unknown bits are
  *                        rejected
  *       KPX_SVC_A_BACKENDS: NLA_NESTED, optional, at most
- *                           KPX_BACKENDS_MAX entries
+ *                           KPX_BACKENDS_MAX entries; absent or empty:
+ *                           no backend
  *         KPX_BACKENDS_A_BACKEND: NLA_NESTED, one per backend, no duplicates
  *           KPX_BE_A_ADDR: binary, same length as the frontend's family
  *           KPX_BE_A_PORT: be16, target port, not 0
@@ -45,9 +56,17 @@
  *                     backends), so a larger set is sent as KPX_SVC_A_BACKENDS
  *                     plus as many top-level KPX_A_BACKENDS as needed; the
  *                     KPX_BACKENDS_MAX limit and the duplicate check apply to
- *                     the union.
+ *                     the union.  At most KPX_BACKEND_LISTS_MAX of them,
+ *                     none empty (EINVAL).
+ *     KPX_A_SOURCE_RANGES: NLA_NESTED, optional, may repeat; same layout
+ *                     as KPX_SVC_A_SOURCE_RANGES, whose entries it extends
+ *                     (a list of more than about 1,600 IPv6 prefixes does
+ *                     not fit one attribute); at most
+ *                     KPX_SOURCE_RANGE_LISTS_MAX of them, none empty, and
+ *                     KPX_SOURCE_RANGES_MAX prefixes in all.  Added after
+ *                     version 1's first attributes.
  *
- * KPX_CMD_DEL_SERVICE (doit; CAP_NET_ADMIN)
+ * KPX_CMD_DEL_SERVICE (doit; CAP_NET_ADMIN in the initial user ns)
  *   Deletes the frontend named by the four key attributes of KPX_A_SERVICE.
  *   Established TCP connections keep their NAT binding (conntrack); the
  *   conntrack entries of a UDP or SCTP frontend are deleted with it, as are
@@ -61,9 +80,15 @@
  *       KPX_SVC_A_CONNS: u64, new connections scheduled to a backend
  *       KPX_SVC_A_REJECTS: u64, new connections refused for want of a backend
  *       KPX_BE_A_CONNS (in each backend): u64, new connections sent to it
- *   A frontend whose backends do not fit one message is dumped as several
- *   consecutive messages with the same key, each with a part of the backend
- *   list (the frontend counters repeat); userspace joins them.
+ *   A frontend whose source ranges or backends do not fit one message is
+ *   dumped as several consecutive messages with the same key: first the
+ *   source ranges, each message with a further part of
+ *   KPX_SVC_A_SOURCE_RANGES, then the backends, each message with a further
+ *   part of KPX_SVC_A_BACKENDS (the other attributes and the counters
+ *   repeat); userspace concatenates both lists.  The first message always
+ *   has KPX_SVC_A_SOURCE_RANGES (empty if there are none); a continuation
+ *   message has it only if it carries ranges.  Any reader buffer of at least
+ *   one page (NLMSG_GOODSIZE) receives every frontend.
  *   A dump interrupted by a concurrent change is flagged NLM_F_DUMP_INTR;
  *   userspace retries it.
  *
@@ -85,10 +110,10 @@
  *                          nobody else changed the table, without a dump.
  *                          Never 0; absent from modules before it.
  *
- * KPX_CMD_FLUSH (doit; CAP_NET_ADMIN)
+ * KPX_CMD_FLUSH (doit; CAP_NET_ADMIN in the initial user ns)
  *   Deletes every frontend of the namespace.
  *
- * KPX_CMD_SET_CONFIG (doit; CAP_NET_ADMIN)
+ * KPX_CMD_SET_CONFIG (doit; CAP_NET_ADMIN in the initial user ns)
  *   Sets the namespace's settings, replacing those given (an absent
  *   attribute leaves its setting unchanged; an empty nest clears a list).
  *     KPX_A_CONFIG: NLA_NESTED
@@ -128,8 +153,11 @@
  *       evicted to make room
  *   KPX_SVC_A_AFFINITY_EVICTIONS: u64, read-only, entries evicted for room
  *   KPX_SVC_A_SOURCE_RANGES: nest of KPX_CIDRS_A_CIDR, at most
- *       KPX_CIDRS_MAX; when present and not empty, new connections from
- *       other sources are dropped (Service.spec.loadBalancerSourceRanges)
+ *       KPX_SOURCE_RANGES_MAX with the top-level KPX_A_SOURCE_RANGES; when
+ *       present and not empty, new connections from other sources are
+ *       dropped (Service.spec.loadBalancerSourceRanges, which has no limit
+ *       of its own); prefixes may overlap or repeat; matched in
+ *       O(log n) per new connection
  *   KPX_SVC_A_FILTERED: u64, read-only, new connections dropped by
  *       KPX_SVC_A_SOURCE_RANGES
  *   KPX_BE_A_ACTIVE (in each backend): u32, read-only, connections to it
@@ -152,8 +180,10 @@
  *   EINVAL  an attribute is missing, malformed, out of range or unknown, or a
  *           backend repeats; the extack message names the problem and the
  *           attribute.  Nothing is changed.
- *   EPERM   a mutation without CAP_NET_ADMIN in the namespace's user ns.
+ *   EPERM   a mutation without CAP_NET_ADMIN in the initial user namespace.
  *   ENOENT  KPX_CMD_DEL_SERVICE of a frontend that does not exist.
+ *   ENOSPC  a SET that would take the namespace past KPX_SERVICES_MAX
+ *           frontends or KPX_NS_BACKENDS_MAX backends; nothing is changed.
  *   ENOMEM  allocation failed; nothing is changed.
  */
 #ifndef _UAPI_LINUX_KPX_H
@@ -164,11 +194,33 @@
 #define KPX_GENL_NAME		"kpx"
 #define KPX_GENL_VERSION	1
 
-/* Largest backend set of one frontend, and largest backend weight. */
-#define KPX_BACKENDS_MAX	16384
+/*
+ * Hard limits.  Kubernetes has none of its own for these; each is far above
+ * what real clusters use (the Kubernetes scalability limits are 10,000
+ * Services per cluster and 5,000 endpoints per Service), and each bounds
+ * the memory one request or one namespace can hold:
+ *   KPX_BACKENDS_MAX: backends of one frontend (ready endpoints of a
+ *       Service port); a set of it is about 5 MiB of kernel memory
+ *   KPX_BACKEND_LISTS_MAX: KPX_A_BACKENDS attributes in one SET (64 KiB
+ *       each: KPX_BACKENDS_MAX IPv6 backends need about 40)
+ *   KPX_WEIGHT_MAX: largest backend weight
+ *   KPX_CIDRS_MAX: local prefixes (KPX_CFG_A_LOCAL_CIDRS)
+ *   KPX_SOURCE_RANGES_MAX: source ranges of one frontend
+ *       (loadBalancerSourceRanges); about 5 MiB at most
+ *   KPX_SOURCE_RANGE_LISTS_MAX: KPX_A_SOURCE_RANGES attributes in one SET
+ *   KPX_SERVICES_MAX: frontends of one network namespace (a Service has one
+ *       per port and per ClusterIP, NodePort, load-balancer or external
+ *       address)
+ *   KPX_NS_BACKENDS_MAX: backends over all frontends of one namespace
+ */
+#define KPX_BACKENDS_MAX	65536
+#define KPX_BACKEND_LISTS_MAX	1024
 #define KPX_WEIGHT_MAX		65535
-/* Largest CIDR list (source ranges, local prefixes). */
 #define KPX_CIDRS_MAX		256
+#define KPX_SOURCE_RANGES_MAX	65536
+#define KPX_SOURCE_RANGE_LISTS_MAX	1024
+#define KPX_SERVICES_MAX	1048576
+#define KPX_NS_BACKENDS_MAX	16777216
 /* Maglev table sizes (primes only) and the default affinity bound. */
 #define KPX_MH_SIZE_MIN		251
 #define KPX_MH_SIZE_MAX		1048573
@@ -196,6 +248,7 @@ enum kpx_attr {
 	KPX_A_STATS,		/* nest, enum kpx_stats_attr */
 	KPX_A_BACKENDS,		/* nest, enum kpx_backends_attr; repeats */
 	KPX_A_CONFIG,		/* nest, enum kpx_cfg_attr */
+	KPX_A_SOURCE_RANGES,	/* nest, enum kpx_cidrs_attr; repeats */
 	__KPX_A_MAX
 };
 #define KPX_A_MAX (__KPX_A_MAX - 1)
