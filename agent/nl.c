@@ -31,7 +31,7 @@
 #define SOL_NETLINK 270
 #endif
 
-/* Socket buffers: a SET of KPX_BACKENDS_MAX IPv6 backends is ~640 KiB. */
+/* Socket buffers: a SET of KPX_BACKENDS_MAX IPv6 backends is ~2.6 MiB. */
 #define KPX_NL_SNDBUF (4 << 20)
 #define KPX_NL_RCVBUF (4 << 20)
 /* First receive buffer; libnl peeks and grows it for larger messages. */
@@ -792,12 +792,38 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 		cur = &d->v[d->n++];
 		*cur = s;
 	}
-	if (stb[KPX_SVC_A_SOURCE_RANGES] && !cur->source_ranges) {
-		ret = kpx_nl_parse_cidrs(stb[KPX_SVC_A_SOURCE_RANGES],
-					 &cur->source_ranges,
-					 &cur->nsource_ranges);
+	/*
+	 * The module sends a long range list over several messages, before
+	 * any backend: they extend the list.  Ranges in a message that
+	 * follows backends repeat the list (modules that put all of it in
+	 * every message) and are skipped.
+	 */
+	if (stb[KPX_SVC_A_SOURCE_RANGES] && !cur->nbackends) {
+		struct kpx_cidr *more, *v;
+		size_t nmore;
+
+		ret = kpx_nl_parse_cidrs(stb[KPX_SVC_A_SOURCE_RANGES], &more,
+					 &nmore);
 		if (ret)
 			return ret;
+		if (!cur->source_ranges) {
+			cur->source_ranges = more;
+			cur->nsource_ranges = nmore;
+		} else if (nmore) {
+			v = realloc(cur->source_ranges,
+				    (cur->nsource_ranges + nmore) * sizeof(*v));
+			if (!v) {
+				free(more);
+				return -ENOMEM;
+			}
+			memcpy(v + cur->nsource_ranges, more,
+			       nmore * sizeof(*v));
+			cur->source_ranges = v;
+			cur->nsource_ranges += nmore;
+			free(more);
+		} else {
+			free(more);
+		}
 	}
 	if (stb[KPX_SVC_A_BACKENDS]) {
 		ret = parse_backends(cur, stb[KPX_SVC_A_BACKENDS],

@@ -252,16 +252,16 @@ static void test_build_split(void)
 		{ AF_INET6, 1, false, 1, 0 },
 		{ AF_INET6, 2046, false, 2046, 0 },
 		{ AF_INET6, 2047, false, 2046, 1 },
-		/* 2046 + 7 * 2047 + 9 */
-		{ AF_INET6, KPX_BACKENDS_MAX, false, 2046, 8 },
-		/* 1636 + 9 * 1638 + 6 */
-		{ AF_INET6, KPX_BACKENDS_MAX, true, 1636, 10 },
+		/* 2046 + 31 * 2047 + 33 */
+		{ AF_INET6, KPX_BACKENDS_MAX, false, 2046, 32 },
+		/* 1636 + 39 * 1638 + 18 */
+		{ AF_INET6, KPX_BACKENDS_MAX, true, 1636, 40 },
 		{ AF_INET, 3274, false, 3274, 0 },
 		{ AF_INET, 3275, false, 3274, 1 },
-		/* 3274 + 4 * 3276 + 6 */
-		{ AF_INET, KPX_BACKENDS_MAX, false, 3274, 5 },
+		/* 3274 + 19 * 3276 + 18 */
+		{ AF_INET, KPX_BACKENDS_MAX, false, 3274, 20 },
 		/* Over the limit is still built: the kernel says EINVAL. */
-		{ AF_INET6, KPX_BACKENDS_MAX + 1, false, 2046, 8 },
+		{ AF_INET6, KPX_BACKENDS_MAX + 1, false, 2046, 32 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -400,6 +400,94 @@ static void test_dump_parse(void)
 	nlmsg_free(bad);
 }
 
+/*
+ * A dump message of 10.96.0.20:80 with source ranges 10.<first..first+nr>.0.0/16
+ * (no ranges nest if @nr < 0) and backends 10.244.0.<bfirst..bfirst+nb>.
+ */
+static struct nl_msg *ranges_msg(int rfirst, int nr, unsigned bfirst,
+				 unsigned nb)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nlattr *svc, *list, *c, *be;
+	uint32_t vip = htonl(0x0a600014u);
+
+	genlmsg_put(msg, 0, 1, 0x1234, 0, NLM_F_MULTI, KPX_CMD_GET_SERVICE,
+		    KPX_GENL_VERSION);
+	svc = nla_nest_start(msg, KPX_A_SERVICE);
+	nla_put_u16(msg, KPX_SVC_A_FAMILY, AF_INET);
+	nla_put_u8(msg, KPX_SVC_A_PROTOCOL, IPPROTO_TCP);
+	nla_put(msg, KPX_SVC_A_ADDR, 4, &vip);
+	nla_put_u16(msg, KPX_SVC_A_PORT, htons(80));
+	if (nr >= 0) {
+		list = nla_nest_start(msg, KPX_SVC_A_SOURCE_RANGES);
+		for (int i = rfirst; i < rfirst + nr; i++) {
+			uint32_t a = htonl(0x0a000000u | (uint32_t)i << 16);
+
+			c = nla_nest_start(msg, KPX_CIDRS_A_CIDR);
+			nla_put_u16(msg, KPX_CIDR_A_FAMILY, AF_INET);
+			nla_put(msg, KPX_CIDR_A_ADDR, 4, &a);
+			nla_put_u8(msg, KPX_CIDR_A_PREFIXLEN, 16);
+			nla_nest_end(msg, c);
+		}
+		nla_nest_end(msg, list);
+	}
+	if (nb) {
+		list = nla_nest_start(msg, KPX_SVC_A_BACKENDS);
+		for (unsigned i = bfirst; i < bfirst + nb; i++) {
+			uint32_t ip = htonl(0x0af40000u + i);
+
+			be = nla_nest_start(msg, KPX_BACKENDS_A_BACKEND);
+			nla_put(msg, KPX_BE_A_ADDR, 4, &ip);
+			nla_put_u16(msg, KPX_BE_A_PORT, htons(8080));
+			nla_nest_end(msg, be);
+		}
+		nla_nest_end(msg, list);
+	}
+	nla_nest_end(msg, svc);
+	return msg;
+}
+
+/*
+ * A frontend's source ranges over several messages (before its backends)
+ * are joined; a module that repeats the whole list in every message (with
+ * each backend slice) is read as one list.
+ */
+static void test_dump_ranges_split(void)
+{
+	struct nl_msg *m[4] = {
+		ranges_msg(0, 3, 0, 0), ranges_msg(3, 2, 0, 2),
+		ranges_msg(0, -1, 2, 3), ranges_msg(0, 0, 0, 0),
+	};
+	struct nl_msg *old[2] = { ranges_msg(0, 4, 0, 2), ranges_msg(0, 4, 2, 2) };
+	struct kpx_nl_dumpbuf d = { 0 };
+	int r = 0;
+
+	for (int i = 0; i < 3; i++)
+		r |= kpx_nl_parse_service(nlmsg_hdr(m[i]), &d);
+	ok(!r && d.n == 1 && d.v[0].nsource_ranges == 5 &&
+	   d.v[0].nbackends == 5 &&
+	   ntohl(d.v[0].source_ranges[4].addr.v4.s_addr) == 0x0a040000 &&
+	   d.v[0].source_ranges[4].len == 16,
+	   "ranges over 2 messages, then backends: 5 ranges, 5 backends (%zu, %zu)",
+	   d.n ? d.v[0].nsource_ranges : 0, d.n ? d.v[0].nbackends : 0);
+	kpx_nl_dump_reset(&d);
+	r = kpx_nl_parse_service(nlmsg_hdr(m[3]), &d);
+	ok(!r && d.n == 1 && d.v[0].nsource_ranges == 0 && !d.v[0].nbackends,
+	   "an empty ranges nest: no ranges");
+	kpx_nl_dump_reset(&d);
+	r = kpx_nl_parse_service(nlmsg_hdr(old[0]), &d) |
+	    kpx_nl_parse_service(nlmsg_hdr(old[1]), &d);
+	ok(!r && d.n == 1 && d.v[0].nsource_ranges == 4 &&
+	   d.v[0].nbackends == 4,
+	   "the whole list repeated with each backend slice: 4 ranges, 4 backends (%zu)",
+	   d.n ? d.v[0].nsource_ranges : 0);
+	kpx_nl_dump_reset(&d);
+	for (int i = 0; i < 4; i++)
+		nlmsg_free(m[i]);
+	nlmsg_free(old[0]);
+	nlmsg_free(old[1]);
+}
+
 /* An NLMSG_ERROR for errno @err with extack @text (or none), capped or not. */
 static struct nl_msg *error_msg(int err, const char *text, bool capped,
 				int miss_type)
@@ -517,6 +605,7 @@ int main(void)
 	test_build_ext_local();
 	test_build_split();
 	test_dump_parse();
+	test_dump_ranges_split();
 	test_errors();
 	test_done();
 	test_stats();
