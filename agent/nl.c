@@ -394,6 +394,43 @@ static int put_cidrs(struct nl_msg *msg, int type, const struct kpx_cidr *v,
 	return nla_nest_end(msg, list) < 0 ? -EMSGSIZE : 0;
 }
 
+/* Room one source range entry takes at most (IPv6: 4 + 8 + 20 + 8). */
+#define KPX_NL_CIDR_ROOM 40
+
+/*
+ * Puts source ranges *next, *next + 1, ... of @s as nest @type while the
+ * outermost open nest @outer stays within KPX_NL_ATTR_MAX bytes (less
+ * @reserve); advances *next past them.  0 or -EMSGSIZE.
+ */
+static int put_ranges_part(struct nl_msg *msg, const struct nlattr *outer,
+			   int type, const struct kpx_service *s,
+			   size_t reserve, size_t *next)
+{
+	struct nlattr *list = nla_nest_start(msg, type), *c;
+
+	if (!list)
+		return -EMSGSIZE;
+	for (; *next < s->nsource_ranges; (*next)++) {
+		const struct kpx_cidr *v = &s->source_ranges[*next];
+		size_t used = (size_t)((char *)nlmsg_tail(nlmsg_hdr(msg)) -
+				       (const char *)outer);
+		size_t alen = kpx_addr_len(v->family);
+
+		if (!alen)
+			return -EAFNOSUPPORT;
+		if (used + KPX_NL_CIDR_ROOM + reserve > KPX_NL_ATTR_MAX)
+			break;
+		c = nla_nest_start(msg, KPX_CIDRS_A_CIDR);
+		if (!c ||
+		    nla_put_u16(msg, KPX_CIDR_A_FAMILY, (uint16_t)v->family) < 0 ||
+		    nla_put(msg, KPX_CIDR_A_ADDR, (int)alen, &v->addr) < 0 ||
+		    nla_put_u8(msg, KPX_CIDR_A_PREFIXLEN, v->len) < 0 ||
+		    nla_nest_end(msg, c) < 0)
+			return -EMSGSIZE;
+	}
+	return nla_nest_end(msg, list) < 0 ? -EMSGSIZE : 0;
+}
+
 /* Puts one KPX_BACKENDS_A_BACKEND nest; weight left out when 0 or 1. */
 /* Issue 4: scheduler and affinity, each only when not the default. */
 static int put_sched(struct nl_msg *msg, const struct kpx_service *s)
@@ -454,15 +491,17 @@ static int put_backends(struct nl_msg *msg, const struct nlattr *outer,
 /*
  * Builds the KPX_CMD_SET_SERVICE message for @s into *out.  The backends go
  * into KPX_SVC_A_BACKENDS as far as KPX_A_SERVICE stays below 64 KiB, the
- * rest into as many top-level KPX_A_BACKENDS as needed, all in order.  The
- * set size is not checked here: the kernel enforces KPX_BACKENDS_MAX.
+ * rest into as many top-level KPX_A_BACKENDS as needed, all in order; the
+ * source ranges likewise into KPX_SVC_A_SOURCE_RANGES (up to half of
+ * KPX_A_SERVICE) and top-level KPX_A_SOURCE_RANGES.  The set size is not
+ * checked here: the kernel enforces KPX_BACKENDS_MAX.
  */
 int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 		     struct nl_msg **out)
 {
 	struct nlattr *svc, *list;
 	struct nl_msg *msg;
-	size_t alen = kpx_addr_len(s->family), next = 0;
+	size_t alen = kpx_addr_len(s->family), next = 0, rnext = 0;
 
 	if (!alen)
 		return -EAFNOSUPPORT;
@@ -482,10 +521,14 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 	     nla_put_u16(msg, KPX_SVC_A_CLUSTER_PORT,
 			 htons(s->cluster_port)) < 0))
 		goto err;
-	/* only when set: a SET without it leaves the frontend unfiltered */
+	/*
+	 * Only when set: a SET without it leaves the frontend unfiltered.
+	 * As many as fit KPX_A_SERVICE with room left for a first slice of
+	 * backends; the rest in top-level KPX_A_SOURCE_RANGES.
+	 */
 	if (s->nsource_ranges &&
-	    put_cidrs(msg, KPX_SVC_A_SOURCE_RANGES, s->source_ranges,
-		      s->nsource_ranges) < 0)
+	    put_ranges_part(msg, svc, KPX_SVC_A_SOURCE_RANGES, s,
+			    KPX_NL_ATTR_MAX / 2, &rnext) < 0)
 		goto err;
 	if (s->nbackends) {
 		list = nla_nest_start(msg, KPX_SVC_A_BACKENDS);
@@ -501,6 +544,16 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 		list = nla_nest_start(msg, KPX_A_BACKENDS);
 		if (!list || put_backends(msg, list, s, alen, &next) < 0 ||
 		    next == first || nla_nest_end(msg, list) < 0)
+			goto err;
+	}
+	while (rnext < s->nsource_ranges) {
+		size_t first = rnext;
+		/* the nest header is where the list will start */
+		const struct nlattr *here =
+			(const struct nlattr *)nlmsg_tail(nlmsg_hdr(msg));
+
+		if (put_ranges_part(msg, here, KPX_A_SOURCE_RANGES, s, 0,
+				    &rnext) < 0 || rnext == first)
 			goto err;
 	}
 	*out = msg;

@@ -401,6 +401,69 @@ static void test_dump_parse(void)
 }
 
 /*
+ * A SET with more source ranges than one attribute holds: the first ones in
+ * KPX_SVC_A_SOURCE_RANGES, the rest in top-level KPX_A_SOURCE_RANGES, all
+ * in order, every attribute within 64 KiB; the backends all still there.
+ */
+static void test_build_ranges_split(void)
+{
+	struct kpx_service s = mksvc(AF_INET6, "fd00::1", 80, 3000);
+	size_t n = 5000, found = 0, lists = 0, in_svc = 0;
+	struct nlattr *tb[KPX_SVC_A_MAX + 1], *a, *c;
+	struct nl_msg *msg = NULL;
+	bool order = true, small = true;
+	int ret, rem, crem;
+
+	s.source_ranges = calloc(n, sizeof(*s.source_ranges));
+	s.nsource_ranges = n;
+	for (size_t i = 0; i < n; i++) {
+		s.source_ranges[i].family = AF_INET6;
+		inet_pton(AF_INET6, "2001:db8::", &s.source_ranges[i].addr.v6);
+		s.source_ranges[i].addr.v6.s6_addr[4] = (uint8_t)(i >> 8);
+		s.source_ranges[i].addr.v6.s6_addr[5] = (uint8_t)i;
+		s.source_ranges[i].len = 48;
+	}
+	ret = kpx_nl_build_set(&fake, &s, &msg);
+	ok(ret == 0 && msg, "5000 IPv6 ranges, 3000 backends: built (%d)", ret);
+	if (ret) {
+		kpx_service_free(&s);
+		return;
+	}
+	nla_for_each_attr(a, genlmsg_attrdata(nlmsg_data(nlmsg_hdr(msg)), 0),
+			  genlmsg_attrlen(nlmsg_data(nlmsg_hdr(msg)), 0), rem) {
+		struct nlattr *list = NULL;
+
+		small &= nla_len(a) <= 0xffff;
+		if (nla_type(a) == KPX_A_SERVICE &&
+		    !nla_parse_nested(tb, KPX_SVC_A_MAX, a, NULL))
+			list = tb[KPX_SVC_A_SOURCE_RANGES];
+		else if (nla_type(a) == KPX_A_SOURCE_RANGES)
+			list = a, lists++;
+		if (!list)
+			continue;
+		nla_for_each_nested(c, list, crem) {
+			struct nlattr *cd[KPX_CIDR_A_MAX + 1];
+			const unsigned char *ad;
+
+			if (nla_parse_nested(cd, KPX_CIDR_A_MAX, c, NULL) ||
+			    !cd[KPX_CIDR_A_ADDR]) {
+				order = false;
+				continue;
+			}
+			ad = nla_data(cd[KPX_CIDR_A_ADDR]);
+			order &= (size_t)(ad[4] << 8 | ad[5]) == found % 65536;
+			found++;
+			in_svc += nla_type(a) == KPX_A_SERVICE;
+		}
+	}
+	ok(found == n && order && small && lists >= 3 && in_svc > 0,
+	   "  all %zu ranges once, in order (%zu: %zu in KPX_SVC_A_SOURCE_RANGES, %zu top-level lists), every attribute <= 64 KiB",
+	   n, found, in_svc, lists);
+	nlmsg_free(msg);
+	kpx_service_free(&s);
+}
+
+/*
  * A dump message of 10.96.0.20:80 with source ranges 10.<first..first+nr>.0.0/16
  * (no ranges nest if @nr < 0) and backends 10.244.0.<bfirst..bfirst+nb>.
  */
@@ -604,6 +667,7 @@ int main(void)
 	test_build_small();
 	test_build_ext_local();
 	test_build_split();
+	test_build_ranges_split();
 	test_dump_parse();
 	test_dump_ranges_split();
 	test_errors();
