@@ -32,6 +32,8 @@
 #include "pernet.h"
 #include "netlink.h"
 #include "sched.h"
+#include "ranges.h"
+#include "backend.h"
 #include "kunit_env.h"
 
 #define RX_SIZE		8192
@@ -191,6 +193,8 @@ struct req {
 	u8 cidr_plen;		/* 0: 32 */
 	u16 extra_svc;		/* also put this u32 in KPX_A_SERVICE */
 	u16 extra_top;		/* also put this u32 at the top level */
+	bool empty_list;	/* and an empty top-level KPX_A_BACKENDS */
+	bool cidr_extra;	/* the source range has an unknown attribute */
 	/* KPX_SVC_A_CLUSTER_*: 10.96.0.2 (10.96.0.1 with cl_self) */
 	u8 cl_addr_len;		/* 0: no KPX_SVC_A_CLUSTER_ADDR */
 	u32 cl_port;		/* 0: no KPX_SVC_A_CLUSTER_PORT; PORT_ZERO: 0 */
@@ -248,7 +252,8 @@ static int put_range(struct sk_buff *skb, const struct req *r)
 	if (!cidr ||
 	    nla_put_u16(skb, KPX_CIDR_A_FAMILY, AF_INET) ||
 	    nla_put(skb, KPX_CIDR_A_ADDR, r->cidr_addr_len, a) ||
-	    nla_put_u8(skb, KPX_CIDR_A_PREFIXLEN, r->cidr_plen ?: 32))
+	    nla_put_u8(skb, KPX_CIDR_A_PREFIXLEN, r->cidr_plen ?: 32) ||
+	    (r->cidr_extra && nla_put_u32(skb, KPX_CIDR_A_MAX + 1, 1)))
 		return -EMSGSIZE;
 	nla_nest_end(skb, cidr);
 	nla_nest_end(skb, list);
@@ -321,6 +326,13 @@ static int put_service(struct nl_ctx *c, struct sk_buff *skb,
 	if (!(r->omit & BIT(KPX_SVC_A_BACKENDS)) && put_backends(c, skb, r))
 		return -EMSGSIZE;
 	nla_nest_end(skb, svc);
+	if (r->empty_list) {
+		struct nlattr *l = nla_nest_start(skb, KPX_A_BACKENDS);
+
+		if (!l)
+			return -EMSGSIZE;
+		nla_nest_end(skb, l);
+	}
 	return 0;
 }
 
@@ -450,6 +462,10 @@ static const struct req bad_reqs[] = {
 	{ .name = "source range with host bits", .cidr_addr_len = 4,
 	  .cidr_plen = 8, .err = -EINVAL,
 	  .msg = "CIDR has bits set past its prefix length" },
+	{ .name = "source range with an unknown attribute",
+	  .cidr_addr_len = 4, .cidr_extra = true, .err = -EINVAL },
+	{ .name = "empty top-level backend list", .empty_list = true,
+	  .err = -EINVAL, .msg = "empty backend list" },
 	{ .name = "unknown scheduler", .sched = "wlc", .err = -EINVAL,
 	  .msg = "unknown scheduler", .at_svc = KPX_SVC_A_SCHEDULER },
 	{ .name = "scheduler name too long", .sched = "roundrobinroundrobin",
@@ -692,6 +708,117 @@ static void nl_eperm_test(struct kunit *test)
 	expect_same(test, &before, &after);
 }
 
+/*
+ * Source ranges are matched through merged intervals: overlapping, nested
+ * and adjacent prefixes of both families, in any order, match exactly the
+ * addresses one of them holds.
+ */
+static void nl_ranges_match_test(struct kunit *test)
+{
+	static const struct { u8 fam; u8 a[16]; u8 plen; } in[] = {
+		{ AF_INET, { 10, 1, 0, 0 }, 16 },
+		{ AF_INET, { 10, 1, 2, 0 }, 24 },	/* inside the /16 */
+		{ AF_INET, { 10, 2, 0, 0 }, 16 },	/* adjacent */
+		{ AF_INET, { 192, 168, 1, 7 }, 32 },
+		{ AF_INET, { 0, 0, 0, 0 }, 32 },
+		{ AF_INET6, { 0x20, 0x01, 0x0d, 0xb8 }, 32 },
+		{ AF_INET6, { 0xfd }, 8 },
+		{ AF_INET6, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+		  128 },
+	};
+	static const struct { u8 fam; u8 a[16]; bool hit; } probe[] = {
+		{ AF_INET, { 10, 1, 255, 255 }, true },
+		{ AF_INET, { 10, 2, 3, 4 }, true },
+		{ AF_INET, { 10, 3, 0, 0 }, false },
+		{ AF_INET, { 10, 0, 255, 255 }, false },
+		{ AF_INET, { 192, 168, 1, 7 }, true },
+		{ AF_INET, { 192, 168, 1, 8 }, false },
+		{ AF_INET, { 0, 0, 0, 0 }, true },
+		{ AF_INET, { 0, 0, 0, 1 }, false },
+		{ AF_INET6, { 0x20, 0x01, 0x0d, 0xb8, 0xff }, true },
+		{ AF_INET6, { 0x20, 0x01, 0x0d, 0xb9 }, false },
+		{ AF_INET6, { 0xfd, 0x12 }, true },
+		{ AF_INET6, { 0xfe }, false },
+		{ AF_INET6, { 0x0a, 0x01 }, false },	/* not IPv4's 10.1/16 */
+		{ AF_INET6, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+		  true },
+	};
+	struct nlattr *list, *cidr;
+	const struct nlattr *l;
+	struct kpx_cidrs *cl;
+	struct sk_buff *skb;
+	union kpx_addr x;
+	u32 i, k;
+
+	skb = alloc_skb(4096, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	list = nla_nest_start(skb, KPX_SVC_A_SOURCE_RANGES);
+	/* in reverse order, so the parser has to sort */
+	for (k = ARRAY_SIZE(in); k--; ) {
+		cidr = nla_nest_start(skb, KPX_CIDRS_A_CIDR);
+		KUNIT_ASSERT_FALSE(test, !cidr ||
+			nla_put_u16(skb, KPX_CIDR_A_FAMILY, in[k].fam) ||
+			nla_put(skb, KPX_CIDR_A_ADDR,
+				in[k].fam == AF_INET ? 4 : 16, in[k].a) ||
+			nla_put_u8(skb, KPX_CIDR_A_PREFIXLEN, in[k].plen));
+		nla_nest_end(skb, cidr);
+	}
+	nla_nest_end(skb, list);
+	l = list;
+	KUNIT_ASSERT_EQ(test, kpx_cidrs_parse(&l, 1, 0, KPX_CIDRS_MAX, &cl,
+					      NULL), 0);
+	KUNIT_ASSERT_NOT_NULL(test, cl);
+	KUNIT_EXPECT_EQ(test, cl->count, (u32)ARRAY_SIZE(in));
+	/* the /24 merges into its /16; the adjacent 10.2/16 stays apart */
+	KUNIT_EXPECT_EQ(test, cl->niv, (u32)ARRAY_SIZE(in) - 1);
+	for (i = 0; i < ARRAY_SIZE(probe); i++) {
+		memset(&x, 0, sizeof(x));
+		memcpy(x.bytes, probe[i].a, probe[i].fam == AF_INET ? 4 : 16);
+		KUNIT_EXPECT_EQ_MSG(test, kpx_cidrs_match(cl, probe[i].fam, &x),
+				    probe[i].hit, "probe %u", i);
+	}
+	KUNIT_EXPECT_FALSE(test, kpx_cidrs_match(NULL, AF_INET, &x));
+	kpx_cidrs_free(cl);
+	kfree_skb(skb);
+}
+
+/*
+ * A SET that changes a kept backend's weight builds a new set with the new
+ * weight and shares the backend object (its counters go on), while the old
+ * set, still visible to readers until its grace period ends (and the live
+ * set if a later step of the SET fails), keeps its own weight: the build
+ * writes nothing that readers of the old set can see.
+ */
+static void nl_weights_per_set_test(struct kunit *test)
+{
+	struct kpx_be_cfg cfg[2] = {};
+	struct kpx_bset *a, *b;
+	u32 dup;
+
+	cfg[0].addr.ip = htonl(0x0af40001);
+	cfg[0].port = htons(8080);
+	cfg[0].weight = 1;
+	cfg[1].addr.ip = htonl(0x0af40002);
+	cfg[1].port = htons(8080);
+	cfg[1].weight = 2;
+	KUNIT_ASSERT_EQ(test, kpx_be_cfg_sort(cfg, 2, &dup), 0);
+	a = kpx_bset_build(NULL, cfg, 2);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(a));
+	cfg[0].weight = 7;
+	b = kpx_bset_build(a, cfg, 1);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(b));
+	KUNIT_EXPECT_PTR_EQ(test, a->be[0], b->be[0]);
+	KUNIT_EXPECT_EQ(test, kpx_bset_weight(a, 0), 1U);
+	KUNIT_EXPECT_EQ(test, kpx_bset_weight(a, 1), 2U);
+	KUNIT_EXPECT_EQ(test, kpx_bset_weight(b, 0), 7U);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->be[0]->ref), 2U);
+	kpx_bset_free(b);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->be[0]->ref), 1U);
+	kpx_bset_free(a);
+}
+
 static int nl_test_init(struct kunit *test)
 {
 	struct nl_ctx *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
@@ -741,6 +868,8 @@ static struct kunit_case nl_cases[] = {
 	KUNIT_CASE(nl_del_test),
 	KUNIT_CASE(nl_bad_config_test),
 	KUNIT_CASE(nl_eperm_test),
+	KUNIT_CASE(nl_ranges_match_test),
+	KUNIT_CASE(nl_weights_per_set_test),
 	{}
 };
 
