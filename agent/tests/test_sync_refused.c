@@ -391,7 +391,7 @@ static void test_precheck(FILE *logf)
 	struct kpx_service one = { .family = AF_INET, .protocol = IPPROTO_TCP };
 	struct kpx_dp plain = { .ops = &kpx_dp_kpx };
 	size_t len = 0, i;
-	char *ranges = malloc((RANGES_MAX + 1) * 24), *eps;
+	char *ranges = malloc((size_t)(RANGES_MAX + 1) * 24), *eps;
 	int r;
 
 	/* check_service() alone: at the limit fine, over it -E2BIG */
@@ -417,10 +417,10 @@ static void test_precheck(FILE *logf)
 	set_node(m, "node-a");
 	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, J(NODE));
 	for (i = 0; i < RANGES_MAX + 1; i++)
-		len += sprintf(ranges + len, "%s'10.%zu.%zu.0/24'", i ? "," : "",
-			       i / 256, i % 256);
+		len += sprintf(ranges + len, "%s'%zu.%zu.%zu.0/24'", i ? "," : "",
+			       10 + i / 65536, i / 256 % 256, i % 256);
 	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
-	      J("{'metadata':{'name':'ranges','namespace':'edge','resourceVersion':'1'},"
+	      JL("{'metadata':{'name':'ranges','namespace':'edge','resourceVersion':'1'},"
 		"'spec':{'type':'LoadBalancer','clusterIPs':['10.96.0.50'],'ipFamilies':['IPv4'],"
 		"'loadBalancerSourceRanges':[%s],"
 		"'ports':[{'name':'http','protocol':'TCP','port':80,'targetPort':8080,'nodePort':30050}]},"
