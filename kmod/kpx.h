@@ -115,6 +115,7 @@ struct kpx_svc {
 	struct kpx_affk __rcu *aff;	/* ClientIP affinity, lb.c */
 	/* issue 3: KPX_SVC_A_CLUSTER_*, NULL without KPX_SVC_F_EXT_LOCAL */
 	struct kpx_ckey __rcu *cluster;
+	u64 seq;			/* unique in its namespace, never reused */
 };
 
 /* Per-network-namespace state (net_generic(net, kpx_net_id)). */
@@ -123,6 +124,7 @@ struct kpx_net {
 	struct rhashtable svcs;		/* struct kpx_svc by struct kpx_key */
 	struct list_head svc_list;	/* the same, for dumps and /proc */
 	u32 gen;			/* bumped on every change; never 0 */
+	u64 svc_seq;			/* the last kpx_svc.seq given out */
 	u32 n_svcs;			/* under lock; READ_ONCE elsewhere */
 	u32 n_backends;
 	/* CONNS, REJECTS, DROPS, FILTERED, per CPU (stats.h) */

@@ -20,12 +20,13 @@
  * The file is a seq_file of one record per line.  Each read() fills at
  * most the reader's buffer under one RCU read section, then drops it; the
  * next read() finds its place again with one table lookup of the frontend
- * it stopped in (frontend key and line within it), so reading n frontends
- * costs O(n) whatever the buffer size.  Only if that frontend was deleted
- * meanwhile does it count lines from the top again.  It is therefore not a
+ * it stopped in (its key and creation number, and the line within it), so
+ * reading n frontends costs O(n) whatever the buffer size.  It is not a
  * snapshot: a frontend added or deleted during the read may or may not
  * appear, and a frontend whose set is replaced while it is read may show
- * backends of both sets; every other frontend appears exactly once.
+ * backends of both sets; every other frontend appears exactly once, unless
+ * the very frontend a read() stopped in is deleted before the next one,
+ * which then counts lines from the top (and may skip or repeat one).
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -68,9 +69,10 @@ struct services_iter {
 	struct seq_net_private p;	/* first: seq_file_net() */
 	struct kpx_svc *svc;
 	struct kpx_key key;
+	u64 seq;			/* @svc's kpx_svc.seq */
 	u32 line;
 	loff_t pos;
-	bool valid;			/* @key and @line are @pos's */
+	bool valid;			/* @key, @seq and @line are @pos's */
 };
 
 static u32 svc_lines(const struct kpx_svc *svc)
@@ -90,6 +92,7 @@ static void *iter_at(struct services_iter *it, struct kpx_svc *svc,
 	if (!svc)
 		return NULL;
 	it->key = svc->key;
+	it->seq = svc->seq;
 	it->line = line;
 	return it;
 }
@@ -120,7 +123,8 @@ static void *services_start(struct seq_file *seq, loff_t *pos)
 	/* Where the last read stopped: one lookup. */
 	if (it->valid && it->pos == *pos) {
 		svc = kpx_svc_lookup(kn, &it->key);
-		if (svc)
+		/* the same frontend, not one created again with its key */
+		if (svc && svc->seq == it->seq)
 			return iter_from(kn, it, svc, it->line, *pos);
 	}
 	/* Anywhere else: count the lines from the top. */

@@ -270,6 +270,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	svc = nsvc;
 	nsvc = NULL;
 	svc->key = *key;
+	svc->seq = ++kn->svc_seq;
 	svc->flags = flags;
 	RCU_INIT_POINTER(svc->bset, set);
 	RCU_INIT_POINTER(svc->ranges, ranges);
