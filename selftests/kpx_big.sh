@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # kpx_big: a SET of 16384 IPv6 backends (KPX_SVC_A_BACKENDS plus top-level
 # KPX_A_BACKENDS nests) is taken whole, and so is 16385 (the module's limit
-# is KPX_BACKENDS_MAX, 65536: tools/kpx_genl.c tests it); a duplicate across
+# is KPX_BACKENDS_MAX, 65535: tools/kpx_genl.c tests it); a duplicate across
 # two nests is refused with EINVAL and an extack message, changing nothing.
 
 . "$(dirname "$0")/lib.sh"

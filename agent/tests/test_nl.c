@@ -252,13 +252,13 @@ static void test_build_split(void)
 		{ AF_INET6, 1, false, 1, 0 },
 		{ AF_INET6, 2046, false, 2046, 0 },
 		{ AF_INET6, 2047, false, 2046, 1 },
-		/* 2046 + 31 * 2047 + 33 */
+		/* 2046 + 31 * 2047 + 32 */
 		{ AF_INET6, KPX_BACKENDS_MAX, false, 2046, 32 },
-		/* 1636 + 39 * 1638 + 18 */
+		/* 1636 + 39 * 1638 + 17 */
 		{ AF_INET6, KPX_BACKENDS_MAX, true, 1636, 40 },
 		{ AF_INET, 3274, false, 3274, 0 },
 		{ AF_INET, 3275, false, 3274, 1 },
-		/* 3274 + 19 * 3276 + 18 */
+		/* 3274 + 19 * 3276 + 17 */
 		{ AF_INET, KPX_BACKENDS_MAX, false, 3274, 20 },
 		/* Over the limit is still built: the kernel says EINVAL. */
 		{ AF_INET6, KPX_BACKENDS_MAX + 1, false, 2046, 32 },

@@ -200,7 +200,8 @@
  * Services per cluster and 5,000 endpoints per Service), and each bounds
  * the memory one request or one namespace can hold:
  *   KPX_BACKENDS_MAX: backends of one frontend (ready endpoints of a
- *       Service port); a set of it is about 5 MiB of kernel memory
+ *       Service port; 65535, what the Maglev table's u16 slots can name);
+ *       a set of it is about 5 MiB of kernel memory
  *   KPX_BACKEND_LISTS_MAX: KPX_A_BACKENDS attributes in one SET (64 KiB
  *       each: KPX_BACKENDS_MAX IPv6 backends need about 40)
  *   KPX_WEIGHT_MAX: largest backend weight
@@ -213,7 +214,7 @@
  *       address)
  *   KPX_NS_BACKENDS_MAX: backends over all frontends of one namespace
  */
-#define KPX_BACKENDS_MAX	65536
+#define KPX_BACKENDS_MAX	65535
 #define KPX_BACKEND_LISTS_MAX	1024
 #define KPX_WEIGHT_MAX		65535
 #define KPX_CIDRS_MAX		256
