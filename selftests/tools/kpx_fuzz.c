@@ -248,9 +248,10 @@ static void conn_close(struct conn *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* Room for a SET of KPX_BACKENDS_MAX + 1 IPv6 backends (about 2.7 MiB). */
 static struct nl_msg *new_req(uint8_t cmd, int flags)
 {
-	struct nl_msg *m = nlmsg_alloc_size(1 << 20);
+	struct nl_msg *m = nlmsg_alloc_size(4 << 20);
 
 	if (!m || !genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, family_id, 0,
 			       flags, cmd, KPX_GENL_VERSION))
