@@ -516,6 +516,8 @@ static int cmd_set(const struct cmd *cmd, int argc, char **argv)
 	if (open_nl(&nl))
 		goto out;
 	err = kpx_nl_set_service(nl, &s);
+	if (!err)	/* return with its conntrack cleanup done */
+		err = kpx_nl_ct_sync(nl);
 	if (err) {
 		snprintf(what, sizeof(what), "set %s",
 			 kpx_service_str(&s, key, sizeof(key)));
@@ -543,6 +545,8 @@ static int cmd_del(const struct cmd *cmd, int argc, char **argv)
 	if (open_nl(&nl))
 		return 1;
 	err = kpx_nl_del_service(nl, &s);
+	if (!err)
+		err = kpx_nl_ct_sync(nl);
 	if (err) {
 		snprintf(what, sizeof(what), "del %s",
 			 kpx_service_str(&s, key, sizeof(key)));
@@ -564,6 +568,8 @@ static int cmd_flush(const struct cmd *cmd, int argc, char **argv)
 	if (open_nl(&nl))
 		return 1;
 	err = kpx_nl_flush(nl);
+	if (!err)
+		err = kpx_nl_ct_sync(nl);
 	if (err)
 		ret = runtime_error(nl, "flush", err);
 	kpx_nl_close(nl);

@@ -637,6 +637,24 @@ int kpx_nl_flush(struct kpx_nl *nl)
 	return transact(nl, msg, &r);
 }
 
+/*
+ * KPX_CMD_CT_SYNC: waits for the conntrack cleanups of earlier changes;
+ * 0 also from a module without it (EOPNOTSUPP: its cleanups are done by
+ * the time a change is answered).
+ */
+int kpx_nl_ct_sync(struct kpx_nl *nl)
+{
+	struct kpx_nl_request r = { 0 };
+	struct nl_msg *msg = new_msg(nl, KPX_CMD_CT_SYNC, 0, 64);
+	int err;
+
+	nl->errmsg[0] = '\0';
+	if (!msg)
+		return -ENOMEM;
+	err = transact(nl, msg, &r);
+	return err == -EOPNOTSUPP ? 0 : err;
+}
+
 /* ---- dump ---- */
 
 static struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {

@@ -30,6 +30,7 @@ const char *kpx_nl_errmsg(const struct kpx_nl *nl);
 int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s);
 int kpx_nl_del_service(struct kpx_nl *nl, const struct kpx_service *key);
 int kpx_nl_flush(struct kpx_nl *nl);
+int kpx_nl_ct_sync(struct kpx_nl *nl);
 /*
  * Dumps every frontend; on success *out is a malloc'd array of *n services
  * (each normalized), to be freed with kpx_services_free().  Retries a dump

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kpx conntrack hygiene (kube-proxy's stale-UDP bug class, issue 3 point 6).
+ * kpx conntrack hygiene (kube-proxy's stale-UDP bug class).
  *
  * A UDP (or SCTP) client that keeps its socket keeps refreshing its
  * conntrack entry, so the NAT decision of its first datagram would hold
@@ -17,28 +17,75 @@
  * a module load leave every entry alone.  TCP is left to its own state
  * machine (a connection to a removed backend fails and is re-opened).
  *
- * The walk (nf_ct_iterate_cleanup_net(), the whole conntrack table, with
- * cond_resched()) runs in the writer's context under kpx_net.lock: a SET
- * that needs it costs one table walk plus one RCU grace period, which
- * serializes other writers of the namespace meanwhile.  Fine at kube-proxy
- * sync rates; a later version may defer and batch the walks.
+ * A KPX_SVC_F_EXT_LOCAL frontend schedules local clients with its ClusterIP
+ * frontend's backends (hook.c), so its entries may be DNATed to either
+ * frontend's backends: for such a frontend "the set" above is the union of
+ * both, and a change of the ClusterIP frontend is also applied to the
+ * entries of every EXT_LOCAL frontend that names it.
+ *
+ * The cleanups are deferred and batched, off the config path: a writer only
+ * queues the frontend's key with what the change asks for (coalesced per
+ * key, at most KPX_CT_PENDING_MAX keys per namespace, memory charged to the
+ * writer), and one work item per namespace, after an RCU grace period (so
+ * that no packet still scheduling from an old set can create an entry
+ * after the walk), walks the host's conntrack table once for every key
+ * queued (nf_ct_iterate_cleanup_net(), which reschedules between buckets)
+ * without the config mutex.  It decides against the frontend table as it is
+ * then: a key queued by several changes is walked once, with the state the
+ * last one left.  Should the queue be full or an allocation fail, that one
+ * cleanup runs at once in the writer's context, as a single-key walk.
+ * KPX_CMD_CT_SYNC (kpx_ct_sync()) waits for the queued cleanups.
  */
 #include <linux/rcupdate.h>
-#include <linux/bsearch.h>
-#include <linux/sort.h>
+#include <linux/hashtable.h>
+#include <linux/jhash.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
 #include <linux/socket.h>
 #include <linux/in.h>
+#include <linux/workqueue.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <linux/kpx.h>
 
 #include "ct.h"
 #include "svc.h"
+#include "pernet.h"
 
-struct ct_match {
-	const struct kpx_key *keys;	/* sorted by memcmp */
-	u32 n;
-	const struct kpx_bset *set;	/* for a SET: the new backends */
-	bool stale_be;			/* delete DNATed, backend not in set */
-	bool no_nat;			/* delete entries without DNAT */
+/* Most keys queued per namespace; further ones are cleaned at once. */
+#define KPX_CT_PENDING_MAX	65536
+#define KPX_CT_HASH_BITS	8
+/* Most walks kpx_ct_sync() waits for. */
+#define KPX_CT_SYNC_ROUNDS	8
+
+/* What a queued key asks for (coalesced with |). */
+#define CT_STALE_BE	BIT(0)	/* DNATed entries to a backend not in the set */
+#define CT_NO_NAT	BIT(1)	/* entries without DNAT, if it has backends */
+#define CT_GONE		BIT(2)	/* every entry, if the frontend is gone */
+
+struct ct_key {
+	struct hlist_node node;
+	struct kpx_key key;
+	u32 what;		/* CT_* */
+	unsigned long gp;	/* get_state_synchronize_rcu() when queued */
+};
+
+/* Per-namespace cleanup queue, allocated by the first cleanup. */
+struct kpx_ct {
+	struct kpx_net *kn;
+	struct rcu_work rwork;
+	spinlock_t lock;	/* pending, n_pending, dying */
+	DECLARE_HASHTABLE(pending, KPX_CT_HASH_BITS);
+	u32 n_pending;
+	bool dying;		/* namespace exit: no more requeueing */
+	/* the worker's own: the keys of the walk in progress */
+	DECLARE_HASHTABLE(walking, KPX_CT_HASH_BITS);
+};
+
+/* One walk: the keys (a table, or one key), the entries found. */
+struct ct_walk {
+	struct kpx_net *kn;
+	struct hlist_head *table;	/* KPX_CT_HASH_BITS buckets, or NULL */
+	const struct ct_key *one;	/* with table NULL */
 };
 
 /**
@@ -52,9 +99,27 @@ bool kpx_ct_wants_cleanup(const struct kpx_key *key)
 	return key->protocol == IPPROTO_UDP || key->protocol == IPPROTO_SCTP;
 }
 
-static int key_cmp(const void *a, const void *b)
+static u32 key_hash(const struct kpx_key *key)
 {
-	return memcmp(a, b, sizeof(struct kpx_key));
+	return jhash(key, sizeof(*key), 0);
+}
+
+static struct ct_key *table_find(struct hlist_head *table,
+				 const struct kpx_key *key)
+{
+	struct ct_key *e;
+
+	hlist_for_each_entry(e, &table[hash_min(key_hash(key),
+						KPX_CT_HASH_BITS)], node)
+		if (!memcmp(&e->key, key, sizeof(*key)))
+			return e;
+	return NULL;
+}
+
+static void table_add(struct hlist_head *table, struct ct_key *e)
+{
+	hlist_add_head(&e->node,
+		       &table[hash_min(key_hash(&e->key), KPX_CT_HASH_BITS)]);
 }
 
 static bool set_has(const struct kpx_bset *set, const union kpx_addr *addr,
@@ -79,12 +144,52 @@ static bool set_has(const struct kpx_bset *set, const union kpx_addr *addr,
 	return false;
 }
 
+static bool set_empty(const struct kpx_bset *set)
+{
+	return !set || !set->count;
+}
+
+/*
+ * Is @ct, an entry of frontend @e->key, one to delete?  Decided against the
+ * frontend table now; under rcu_read_lock().
+ */
+static bool ct_stale(struct kpx_net *kn, const struct ct_key *e,
+		     const struct nf_conn *ct, u8 family)
+{
+	const struct nf_conntrack_tuple *r;
+	const struct kpx_bset *set, *cset = NULL;
+	struct kpx_svc *svc, *csvc;
+	u32 what = e->what;
+	union kpx_addr be;
+
+	svc = kpx_svc_lookup(kn, &e->key);
+	if (!svc)
+		return true;	/* only a DEL or FLUSH queues a gone key */
+	if (what & CT_GONE)	/* deleted, then set again meanwhile */
+		what |= CT_STALE_BE | CT_NO_NAT;
+	set = rcu_dereference(svc->bset);
+	csvc = kpx_svc_cluster(kn, svc);
+	if (csvc)
+		cset = rcu_dereference(csvc->bset);
+	if (!(ct->status & IPS_DST_NAT))
+		return (what & CT_NO_NAT) &&
+		       (!set_empty(set) || !set_empty(cset));
+	if (!(what & CT_STALE_BE))
+		return false;
+	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
+	memset(&be, 0, sizeof(be));
+	memcpy(be.bytes, &r->src.u3, family == AF_INET ? 4 : 16);
+	return !set_has(set, &be, r->src.u.all) &&
+	       !set_has(cset, &be, r->src.u.all);
+}
+
 static int ct_iter(struct nf_conn *ct, void *data)
 {
-	const struct nf_conntrack_tuple *o, *r;
-	const struct ct_match *m = data;
-	union kpx_addr be;
+	const struct nf_conntrack_tuple *o;
+	const struct ct_walk *w = data;
+	const struct ct_key *e;
 	struct kpx_key key;
+	bool stale;
 
 	o = &ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
 	if (o->dst.protonum != IPPROTO_UDP && o->dst.protonum != IPPROTO_SCTP)
@@ -93,24 +198,206 @@ static int ct_iter(struct nf_conn *ct, void *data)
 		return 0;
 	kpx_key_init(&key, o->src.l3num, o->dst.protonum, &o->dst.u3,
 		     o->dst.u.all);
-	if (m->n == 1 ? key_cmp(&key, m->keys) :
-	    !bsearch(&key, m->keys, m->n, sizeof(key), key_cmp))
+	if (w->table)
+		e = table_find(w->table, &key);
+	else
+		e = memcmp(&key, &w->one->key, sizeof(key)) ? NULL : w->one;
+	if (!e)
 		return 0;
-	if (!(ct->status & IPS_DST_NAT))
-		return m->no_nat;
-	if (!m->stale_be)
-		return 0;
-	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
-	memset(&be, 0, sizeof(be));
-	memcpy(be.bytes, &r->src.u3, key.family == AF_INET ? 4 : 16);
-	return !set_has(m->set, &be, r->src.u.all);
+	rcu_read_lock();
+	stale = ct_stale(w->kn, e, ct, key.family);
+	rcu_read_unlock();
+	return stale;
 }
 
-static void ct_walk(struct net *net, struct ct_match *m)
+static void ct_walk(struct kpx_net *kn, struct hlist_head *table,
+		    const struct ct_key *one)
 {
-	struct nf_ct_iter_data d = { .net = net, .data = m };
+	struct ct_walk w = { .kn = kn, .table = table, .one = one };
+	struct nf_ct_iter_data d = { .net = kn->net, .data = &w };
 
 	nf_ct_iterate_cleanup_net(ct_iter, &d);
+}
+
+/*
+ * Adds to the walk the KPX_SVC_F_EXT_LOCAL frontends whose ClusterIP
+ * frontend is in it, asking what their ClusterIP frontend's key asks (their
+ * entries may be DNATed to its backends).  The keys added are freed with
+ * the walk's.  Best effort under memory pressure (GFP_ATOMIC, in an RCU
+ * read section).
+ */
+static void add_ext_local(struct kpx_ct *q)
+{
+	struct kpx_net *kn = q->kn;
+	const struct kpx_ckey *ck;
+	struct ct_key *c, *e;
+	struct kpx_svc *svc;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(svc, &kn->svc_list, list) {
+		if (!(READ_ONCE(svc->flags) & KPX_SVC_F_EXT_LOCAL) ||
+		    !kpx_ct_wants_cleanup(&svc->key))
+			continue;
+		ck = rcu_dereference(svc->cluster);
+		c = ck ? table_find(q->walking, &ck->key) : NULL;
+		if (!c || !(c->what & (CT_STALE_BE | CT_NO_NAT | CT_GONE)))
+			continue;
+		e = table_find(q->walking, &svc->key);
+		if (e) {
+			e->what |= c->what & (CT_STALE_BE | CT_NO_NAT);
+			if (c->what & CT_GONE)
+				e->what |= CT_STALE_BE;
+			continue;
+		}
+		e = kmalloc(sizeof(*e), GFP_ATOMIC | __GFP_NOWARN);
+		if (!e)
+			break;
+		e->key = svc->key;
+		e->what = (c->what & (CT_STALE_BE | CT_NO_NAT)) |
+			  ((c->what & CT_GONE) ? CT_STALE_BE : 0);
+		table_add(q->walking, e);
+	}
+	rcu_read_unlock();
+}
+
+static void table_free(struct hlist_head *table)
+{
+	struct hlist_node *tmp;
+	struct ct_key *e;
+	int b;
+
+	for (b = 0; b < (1 << KPX_CT_HASH_BITS); b++)
+		hlist_for_each_entry_safe(e, tmp, &table[b], node) {
+			hlist_del(&e->node);
+			kfree(e);
+		}
+}
+
+/*
+ * Moves the keys whose grace period is over (all of them with @all, after
+ * the caller waited for one) from pending to walking.
+ */
+static u32 take_ready(struct kpx_ct *q, bool all)
+{
+	struct hlist_node *tmp;
+	struct ct_key *e;
+	u32 n = 0;
+	int b;
+
+	spin_lock(&q->lock);
+	hash_for_each_safe(q->pending, b, tmp, e, node) {
+		if (!all && !poll_state_synchronize_rcu(e->gp))
+			continue;
+		hash_del(&e->node);
+		q->n_pending--;
+		table_add(q->walking, e);
+		n++;
+	}
+	spin_unlock(&q->lock);
+	return n;
+}
+
+/* One walk for every ready key; in the worker, or at exit. */
+static void ct_process(struct kpx_ct *q, bool all)
+{
+	if (!take_ready(q, all))
+		return;
+	/* A namespace on its way out loses its conntrack table anyway. */
+	if (check_net(q->kn->net)) {
+		add_ext_local(q);
+		ct_walk(q->kn, q->walking, NULL);
+	}
+	table_free(q->walking);
+}
+
+static void ct_work(struct work_struct *work)
+{
+	struct kpx_ct *q = container_of(to_rcu_work(work), struct kpx_ct,
+					rwork);
+
+	ct_process(q, false);
+	/*
+	 * Keys queued after this work's grace period began: another one.
+	 * Under the lock, so that kpx_ct_net_exit() can stop it for good.
+	 */
+	spin_lock(&q->lock);
+	if (q->n_pending && !q->dying)
+		queue_rcu_work(system_unbound_wq, &q->rwork);
+	spin_unlock(&q->lock);
+}
+
+static struct kpx_ct *ct_queue_get(struct kpx_net *kn)
+{
+	struct kpx_ct *q;
+
+	lockdep_assert_held(&kn->lock);
+	if (kn->ct)
+		return kn->ct;
+	q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
+	if (!q)
+		return NULL;
+	q->kn = kn;
+	spin_lock_init(&q->lock);
+	hash_init(q->pending);
+	hash_init(q->walking);
+	INIT_RCU_WORK(&q->rwork, ct_work);
+	kn->ct = q;
+	return q;
+}
+
+/*
+ * Queues @key for the worker; false if it cannot (queue full, no memory,
+ * namespace exit), and the caller cleans it at once.
+ */
+static bool ct_queue(struct kpx_net *kn, const struct kpx_key *key, u32 what)
+{
+	struct kpx_ct *q = ct_queue_get(kn);
+	struct ct_key *e, *fresh;
+	unsigned long gp = get_state_synchronize_rcu();
+
+	if (!q)
+		return false;
+	fresh = kmalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	spin_lock(&q->lock);
+	if (q->dying) {
+		spin_unlock(&q->lock);
+		kfree(fresh);
+		return false;
+	}
+	e = table_find(q->pending, key);
+	if (e) {
+		e->what |= what;
+		e->gp = gp;
+	} else if (fresh && q->n_pending < KPX_CT_PENDING_MAX) {
+		e = fresh;
+		fresh = NULL;
+		e->key = *key;
+		e->what = what;
+		e->gp = gp;
+		table_add(q->pending, e);
+		q->n_pending++;
+	}
+	if (e)
+		queue_rcu_work(system_unbound_wq, &q->rwork);
+	spin_unlock(&q->lock);
+	kfree(fresh);
+	return e != NULL;
+}
+
+/* The fallback: one key, cleaned now (process context, may sleep). */
+static void ct_clean_now(struct kpx_net *kn, const struct kpx_key *key,
+			 u32 what)
+{
+	struct ct_key e = { .key = *key, .what = what };
+
+	synchronize_rcu();
+	ct_walk(kn, NULL, &e);
+}
+
+static void ct_clean(struct kpx_net *kn, const struct kpx_key *key, u32 what)
+{
+	if (!ct_queue(kn, key, what))
+		ct_clean_now(kn, key, what);
 }
 
 /* Is a backend of @old missing from @set?  Both sorted. */
@@ -126,49 +413,101 @@ static bool lost_backend(const struct kpx_bset *old,
 }
 
 /**
- * kpx_ct_after_set - delete the entries a SET made stale
+ * kpx_ct_after_set - clean the entries a SET made stale
  * @net: the frontend's namespace
  * @key: the frontend (UDP or SCTP, see kpx_ct_wants_cleanup())
  * @old: the replaced set (still allocated), or NULL
- * @set: the new, published set, or NULL; stays published meanwhile
+ * @set: the new, published set, or NULL
  * @created: the frontend is new
  *
  * Call from process context after publishing @set, under the writer lock.
- * Waits for an RCU grace period first when backends went, so that no
- * packet still scheduling from @old can create an entry after the walk.
+ * Queues the cleanup for the namespace's worker (see the top of this file);
+ * does not wait for it.
  */
 void kpx_ct_after_set(struct net *net, const struct kpx_key *key,
 		      const struct kpx_bset *old, const struct kpx_bset *set,
 		      bool created)
 {
-	struct ct_match m = { .keys = key, .n = 1, .set = set };
+	u32 what = 0;
 
-	m.stale_be = lost_backend(old, set);
-	m.no_nat = set && set->count && (created || !old || !old->count);
-	if (!m.stale_be && !m.no_nat)
-		return;
-	if (m.stale_be)
-		synchronize_rcu();
-	ct_walk(net, &m);
+	lockdep_assert_held(&kpx_net(net)->lock);
+	if (lost_backend(old, set))
+		what |= CT_STALE_BE;
+	if (set && set->count && (created || !old || !old->count))
+		what |= CT_NO_NAT;
+	if (what)
+		ct_clean(kpx_net(net), key, what);
 }
 
 /**
- * kpx_ct_after_del - delete every entry of deleted frontends
+ * kpx_ct_after_del - clean every entry of deleted frontends
  * @net: their namespace
- * @keys: the frontends (any protocol; only UDP and SCTP entries are
- *	looked at); sorted here
+ * @keys: the frontends (only UDP and SCTP ones are cleaned)
  * @n: number of @keys; nothing is done for 0
  *
- * Call from process context after unlinking them.
+ * Call from process context after unlinking them, under the writer lock.
+ * Queues the cleanups; does not wait for them.
  */
 void kpx_ct_after_del(struct net *net, struct kpx_key *keys, u32 n)
 {
-	struct ct_match m = { .keys = keys, .n = n, .no_nat = true,
-			      .stale_be = true };
+	u32 i;
 
-	if (!n)
+	lockdep_assert_held(&kpx_net(net)->lock);
+	for (i = 0; i < n; i++)
+		if (kpx_ct_wants_cleanup(&keys[i]))
+			ct_clean(kpx_net(net), &keys[i], CT_GONE);
+}
+
+/**
+ * kpx_ct_sync - wait for the namespace's queued cleanups
+ * @kn: the namespace
+ *
+ * Process context, without kn->lock (the worker does not take it).
+ * Returns once every key queued before the call has been walked; keys
+ * queued meanwhile by other writers may make it wait for their walks too,
+ * at most KPX_CT_SYNC_ROUNDS of them.
+ */
+void kpx_ct_sync(struct kpx_net *kn)
+{
+	struct kpx_ct *q;
+	bool more;
+	int i;
+
+	mutex_lock(&kn->lock);
+	q = kn->ct;	/* freed only at namespace exit, after the writers */
+	mutex_unlock(&kn->lock);
+	for (i = 0; q && i < KPX_CT_SYNC_ROUNDS; i++) {
+		flush_rcu_work(&q->rwork);
+		spin_lock(&q->lock);
+		more = q->n_pending;
+		spin_unlock(&q->lock);
+		if (!more)
+			break;
+	}
+}
+
+/**
+ * kpx_ct_net_exit - finish the namespace's queued cleanups
+ * @kn: the namespace, its NAT hooks gone and no writer left (pre_exit)
+ *
+ * Waits for the worker, then walks the keys still queued at once (module
+ * unload of a live namespace; a dying namespace skips the walks) and frees
+ * the queue.
+ */
+void kpx_ct_net_exit(struct kpx_net *kn)
+{
+	struct kpx_ct *q = kn->ct;
+
+	if (!q)
 		return;
-	sort(keys, n, sizeof(*keys), key_cmp, NULL);
-	synchronize_rcu();
-	ct_walk(net, &m);
+	spin_lock(&q->lock);
+	q->dying = true;
+	spin_unlock(&q->lock);
+	flush_rcu_work(&q->rwork);
+	if (q->n_pending) {
+		synchronize_rcu();
+		ct_process(q, true);
+	}
+	kn->ct = NULL;
+	kfree(q);
 }

@@ -10,5 +10,7 @@ void kpx_ct_after_set(struct net *net, const struct kpx_key *key,
 		      bool created);
 void kpx_ct_after_del(struct net *net, struct kpx_key *keys, u32 n);
 bool kpx_ct_wants_cleanup(const struct kpx_key *key);
+void kpx_ct_net_exit(struct kpx_net *kn);
+void kpx_ct_sync(struct kpx_net *kn);
 
 #endif /* _KPX_CT_H */

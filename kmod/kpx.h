@@ -19,6 +19,7 @@ struct kpx_cidrs;
 struct kpx_nscfg;
 struct kpx_stats_pcpu;
 struct kpx_mh_cache;
+struct kpx_ct;
 
 /*
  * An IPv4 or IPv6 address in network byte order; IPv4 uses the first four
@@ -138,6 +139,7 @@ struct kpx_net {
 	struct kpx_mh_cache *mhc;	/* shared Maglev tables (lb.c), lock */
 	/* issue 3: addresses of KPX_SVC_F_CLUSTER_IP frontends (vip.c) */
 	struct rhashtable vips;
+	struct kpx_ct *ct;		/* conntrack cleanup queue (ct.c) */
 };
 
 /*

@@ -32,6 +32,7 @@
 #include "nsconfig.h"
 #include "lb_nl.h"
 #include "stats.h"
+#include "ct.h"
 
 static const struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	/* Length checked in parse_backend(): the contract says EINVAL. */
@@ -711,6 +712,12 @@ done:
 	return skb->len;
 }
 
+static int kpx_nl_ct_sync(struct sk_buff *skb, struct genl_info *info)
+{
+	kpx_ct_sync(kpx_net(genl_info_net(info)));
+	return 0;
+}
+
 static const struct genl_small_ops kpx_ops[] = {
 	{
 		.cmd = KPX_CMD_SET_SERVICE,
@@ -743,6 +750,11 @@ static const struct genl_small_ops kpx_ops[] = {
 	{
 		.cmd = KPX_CMD_GET_CONFIG,
 		.doit = kpx_nl_get_config,
+	},
+	{
+		.cmd = KPX_CMD_CT_SYNC,
+		.doit = kpx_nl_ct_sync,
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 

@@ -19,6 +19,7 @@
 #include "nsconfig.h"
 #include "stats.h"
 #include "backend.h"
+#include "ct.h"
 
 unsigned int kpx_net_id __read_mostly;
 
@@ -86,6 +87,7 @@ static void __net_exit kpx_net_pre_exit(struct net *net)
 	}
 	kn->hooks_on = false;
 	mutex_unlock(&kn->lock);
+	kpx_ct_net_exit(kn);	/* queued conntrack cleanups */
 }
 
 static void __net_exit kpx_net_exit(struct net *net)

@@ -133,6 +133,15 @@
  * KPX_CMD_GET_CONFIG (doit; no privilege needed)
  *   Replies with KPX_A_CONFIG as set.
  *
+ * KPX_CMD_CT_SYNC (doit; CAP_NET_ADMIN in the initial user ns)
+ *   Returns once the conntrack cleanups of the namespace's earlier UDP and
+ *   SCTP changes (see KPX_CMD_DEL_SERVICE) are done.  Those run after the
+ *   change has been answered, batched (one conntrack walk for every change
+ *   made meanwhile, after an RCU grace period); a client that must see the
+ *   stale entries gone (kpxctl, tests) sends this after its changes.  No
+ *   attributes.  Added after KPX_CMD_GET_CONFIG; older modules answer
+ *   EOPNOTSUPP.
+ *
  * Frontend attributes added after version 1's first commands (all optional
  * in SET, all present in dumps):
  *   KPX_SVC_A_SCHEDULER: string, "random" (default), "rr", "wrr", "lc",
@@ -238,6 +247,7 @@ enum kpx_cmd {
 	KPX_CMD_FLUSH,
 	KPX_CMD_SET_CONFIG,
 	KPX_CMD_GET_CONFIG,
+	KPX_CMD_CT_SYNC,
 	__KPX_CMD_MAX
 };
 #define KPX_CMD_MAX (__KPX_CMD_MAX - 1)
