@@ -102,9 +102,21 @@ vm-check-6.12: all
 # What CI runs (.ci/run), within its 90-minute budget on a fresh 2-core machine.
 check: unit dkms-build test-packaging vm-check vm-check-6.12 kunit
 
-# check, plus the suite in each fallback proxy mode and the module's tests on
-# the debug kernel (KASAN, lockdep, kmemleak): about an hour more here.
-check-all: check vm-check-modes vm-check-debug-module
+# The genetlink fuzzer for long (selftests/tools/kpx_fuzz.c): 15 minutes
+# in the VM suite on Debian's kernel (kpx_fuzz), then 10 minutes on the
+# debug kernel (KASAN, lockdep, kmemleak) after the fail-nth run of every
+# SET path (kmod/tests/run-kunit.sh).  make check runs the fuzzer briefly.
+KPX_FUZZ_LONG ?= 900
+fuzz-long: all
+	KPX_FUZZ_SECONDS=$(KPX_FUZZ_LONG) KPX_TEST_TIMEOUT=$$(($(KPX_FUZZ_LONG) + 600)) \
+		KPX_VM_TIMEOUT=$$(($(KPX_FUZZ_LONG) + 1200)) KPX_CHECK_TAG=fuzz-long \
+		KPX_TESTS=kpx_fuzz ./selftests/qemu/check.sh
+	KPX_FUZZ_SECONDS=600 KPX_FUZZ_FAILNTH=1 KPX_CHECK_TAG=fuzz-long ./kmod/tests/run-kunit.sh
+
+# check, plus the suite in each fallback proxy mode, the module's tests on
+# the debug kernel (KASAN, lockdep, kmemleak) and the long fuzzer runs:
+# about an hour and a half more here.
+check-all: check vm-check-modes vm-check-debug-module fuzz-long
 
 # Agent CPU time and peak RSS: initial sync of 10k Services, 1000 changes.
 bench-agent: agent
@@ -140,4 +152,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
-	vm-check vm-check-6.12 vm-check-modes vm-check-debug vm-check-debug-module kunit check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core clean
+	vm-check vm-check-6.12 vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core clean

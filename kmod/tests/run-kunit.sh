@@ -10,14 +10,63 @@
 # passed, the kernel log has no KASAN/lockdep/RCU/WARNING report and, after
 # both modules are unloaded, kmemleak reports nothing.
 #
-# In the guest (run by run-vm.sh): run-kunit.sh --guest KO...
+# Then, on the same boot, kpx.ko itself (built against the debug tree) under
+# the genetlink fuzzer (selftests/tools/kpx_fuzz): "kpx_fuzz fuzz" for
+# KPX_FUZZ_SECONDS (default 30) with traffic and namespace churn and, with
+# KPX_FUZZ_FAILNTH=1 (make fuzz-long), first "kpx_fuzz failnth", which fails
+# every fault point of every SET path in turn (fail-nth, failslab) and
+# checks each answer and the dump.  Each in its own netns; kpx.ko is
+# unloaded before the kmemleak scan, which covers it too.
+#
+# In the guest (run by run-vm.sh): run-kunit.sh --guest [--kpx KPX.KO] KO...
 set -uo pipefail
 
 suites="kpx_maglev kpx_sched kpx_affinity kpx_table kpx_netlink"
 
+# fuzz_guest KPX.KO: the fuzz (and fault-injection) runs of kpx.ko (guest).
+fuzz_guest() {
+	local fuzz=$here/../../selftests/tools/kpx_fuzz fs=/sys/kernel/debug/failslab
+	local frc=0 ns
+
+	insmod "$1" || { echo "not ok kpx.ko: insmod failed"; return 1; }
+	# Only fail-nth faults (probability stays 0), GFP_KERNEL ones too,
+	# without a stack trace per fault.
+	echo N >"$fs/ignore-gfp-wait" && echo 0 >"$fs/verbose" &&
+		echo 0 >/sys/kernel/debug/fail_usercopy/verbose ||
+		{ echo "not ok failslab: not configurable"; frc=1; }
+	for ns in fz1 fz2; do
+		ip netns add $ns
+		ip -n $ns link set lo up
+		ip -n $ns link add d0 type dummy
+		ip -n $ns link set d0 up
+		ip -n $ns addr add 10.0.0.1/8 dev d0
+		ip -n $ns addr add fd00::1/8 dev d0 nodad
+	done
+	if [ "${KPX_FUZZ_FAILNTH:-0}" = 1 ]; then
+		t0=$(date +%s)
+		ip netns exec fz1 "$fuzz" failnth | sed 's/^/# /'
+		[ "${PIPESTATUS[0]}" = 0 ] || frc=1
+		echo "# kpx_fuzz failnth: $(($(date +%s) - t0)) s"
+	fi
+	t0=$(date +%s)
+	ip netns exec fz2 "$fuzz" fuzz -s "${KPX_FUZZ_SECONDS:-30}" | sed 's/^/# /'
+	[ "${PIPESTATUS[0]}" = 0 ] || frc=1
+	echo "# kpx_fuzz fuzz: $(($(date +%s) - t0)) s"
+	ip netns del fz1
+	ip netns del fz2
+	rmmod kpx || frc=1
+	[ "$frc" = 0 ] && echo "ok kpx.ko fuzzing" || echo "not ok kpx.ko fuzzing"
+	return "$frc"
+}
+
 if [ "${1:-}" = --guest ]; then
 	[ -e /etc/kpx-guest ] || { echo "refusing to run outside the kpx test VM" >&2; exit 4; }
 	shift
+	kpx=
+	if [ "${1:-}" = --kpx ]; then
+		kpx=$2
+		shift 2
+	fi
 	here=$(cd "$(dirname "$0")" && pwd)
 	. "$here/../../selftests/qemu/kmemleak.sh"
 	rc=0
@@ -42,6 +91,12 @@ if [ "${1:-}" = --guest ]; then
 		grep -qE "# $s: pass:[1-9][0-9]* fail:0 " "$klog" ||
 			{ echo "# suite $s did not pass"; rc=1; }
 	done
+	if [ -n "$kpx" ]; then
+		fuzz_guest "$kpx" || rc=1
+		if dmesg | grep -E "$bad"; then
+			rc=1
+		fi
+	fi
 	kmemleak_check || rc=1
 	exit "$rc"
 fi
@@ -59,10 +114,15 @@ cp "$repo"/kmod/*.c "$repo"/kmod/*.h "$repo/kmod/Kbuild" "$build/kmod/"
 cp "$repo"/kmod/*.c "$here"/Kbuild "$here"/*.c "$here"/*.h "$build/kmod/tests/"
 cp -r "$repo/uapi/linux" "$build/uapi/"
 make -s -C "$TREE" M="$build/kmod/tests" modules || exit 1
+# kpx.ko itself, for the fault-injection and fuzz runs; and the fuzzer.
+make -s -C "$TREE" M="$build/kmod" modules || exit 1
+make -s -C "$repo/selftests" tools/kpx_fuzz || exit 1
 # The debug kernel boots slowly (KASAN, lockdep self-tests) under TCG.  On
 # a heavily loaded host it can miss the IO-APIC timer check's ticks and
 # panic ("IO-APIC + timer doesn't work"); KPX_VM_APPEND=no_timer_check
 # skips that check.
 export KPX_VM_BOOT_TIMEOUT=${KPX_VM_BOOT_TIMEOUT:-900}
+# the suites, then the fault-injection and fuzz runs (KASAN under TCG)
+export KPX_VM_TIMEOUT=${KPX_VM_TIMEOUT:-$((1500 + ${KPX_FUZZ_SECONDS:-30}))}
 KPX_KVER=$KREL "$qemu/run-vm.sh" -- "$here/run-kunit.sh" --guest \
-	"$build/kmod/tests/kpx_kunit.ko" "$build/kmod/tests/kpx_kunit_full.ko"
+	--kpx "$build/kmod/kpx.ko" "$build/kmod/tests/kpx_kunit.ko" "$build/kmod/tests/kpx_kunit_full.ko"
