@@ -191,8 +191,8 @@ for m in empty:'without an items array' norv:'without metadata.resourceVersion' 
 	 status:'without an items array'; do
 	d0=$(dels) l0=$(grep -c 'services: list failed: list response' "$tmp/agent.log")
 	fault "badlist?mode=${m%%:*}" && relist "bl-${m%%:*}" "10.96.3.$((++blip))"
-	# the retry may wait up to 30 s: the backoff grew in the faults above
-	for _ in $(seq 450); do
+	# the list and its retry may each wait up to 30 s: the backoff grew in the faults above
+	for _ in $(seq 900); do
 		[ "$(grep -c 'services: list failed: list response' "$tmp/agent.log")" -ge $((l0 + 2)) ] &&
 			grep -q "services: list failed: list response ${m#*:}" "$tmp/agent.log" && break
 		sleep 0.1

@@ -85,6 +85,7 @@ class State:
         self.corrupt = 0
         self.corrupt_path = ""
         self.corrupt_how = "json"
+        self.watches = {}       # path -> number of its latest watch request
         self.toolarge = ""
         self.stats = {"requests": 0, "http500": 0, "unauthorized": 0,
                       "stalled": 0, "dropped": 0, "badlist": 0,
@@ -246,6 +247,10 @@ class Handler(BaseHTTPRequestHandler):
         with STATE.lock:
             if not STATE.corrupt or STATE.corrupt_path not in u.path:
                 return data
+            # only the client's latest watch of the path: a watch it has
+            # given up on may still stream here until upstream notices
+            if STATE.watches.get(u.path) != self.watch_no:
+                return data
             how = STATE.corrupt_how
         try:
             ev = json.loads(data)
@@ -280,6 +285,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.control(u.path, {})
         q = urllib.parse.parse_qs(u.query)
         is_watch = q.get("watch", [""])[0] in ("true", "1")
+        if is_watch:
+            with STATE.lock:
+                self.watch_no = STATE.watches.get(u.path, 0) + 1
+                STATE.watches[u.path] = self.watch_no
         with STATE.lock:
             STATE.stats["requests"] += 1
             gen = STATE.gen
@@ -328,6 +337,7 @@ class Handler(BaseHTTPRequestHandler):
                          resp.getheader("Content-Type", "application/json"))
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        partial = b""   # a watch event not yet ended by its newline
         try:
             while True:
                 data = resp.read1(65536)
@@ -337,9 +347,17 @@ class Handler(BaseHTTPRequestHandler):
                 if self.dropped(gen):
                     return
                 if is_watch:
-                    data = self.corrupted(u, data)
+                    # one event per line: a read may end inside one or
+                    # hold several, and the corrupt fault wants whole ones
+                    lines = (partial + data).split(b"\n")
+                    partial = lines.pop()
+                    data = b"".join(self.corrupted(u, ln + b"\n") for ln in lines)
+                    if not data:
+                        continue
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
+            if partial:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(partial), partial))
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except OSError:
