@@ -185,6 +185,17 @@ bool kpx_cidr_contains(const struct kpx_cidr *c, int family, const void *addr)
 	return !bits || !((x[i] ^ y[i]) & (0xff00 >> bits));
 }
 
+bool kpx_cidrs_hold_localhost(const struct kpx_cidr *c, int n)
+{
+	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kpx_cidr_contains(&c[i], AF_INET, &lo))
+			return true;
+	return false;
+}
+
 static void free_strv(char **v, size_t n)
 {
 	size_t i;

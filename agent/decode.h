@@ -207,4 +207,10 @@ int kpx_parse_cidr(const char *s, struct kpx_cidr *c);
 /* True when @addr (network order, @family) lies in @c. */
 bool kpx_cidr_contains(const struct kpx_cidr *c, int family, const void *addr);
 
+/*
+ * Whether one of @n CIDRs holds 127.0.0.1: --nodeport-addresses then asks
+ * for localhost NodePorts (kube-proxy's iptables mode and route_localnet).
+ */
+bool kpx_cidrs_hold_localhost(const struct kpx_cidr *c, int n);
+
 #endif

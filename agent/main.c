@@ -147,18 +147,6 @@ static void localnet_on(void)
 		kpx_err("main", "localhost NodePorts: %s", err);
 }
 
-/* Does --nodeport-addresses take 127.0.0.1 (localhost NodePorts)? */
-static bool localhost_nodeports(const struct kpx_config *o)
-{
-	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
-	int i;
-
-	for (i = 0; i < o->n_nodeport_cidrs; i++)
-		if (kpx_cidr_contains(&o->nodeport_cidrs[i], AF_INET, &lo))
-			return true;
-	return false;
-}
-
 /*
  * --init-only: the node's set-up that needs privileges the agent does not
  * keep (writing /proc/sys, loading nf_conntrack and ip_vs), as kube-proxy
@@ -174,9 +162,12 @@ static int init_only(const struct kpx_config *o)
 
 	r = kpx_ct_apply(&o->conntrack, "", kpx_ct_ncpu(), flags, err, sizeof(err));
 	if (r >= 0) {
+		bool lo = kpx_cidrs_hold_localhost(o->nodeport_cidrs,
+						   o->n_nodeport_cidrs);
+
 		n = r;
-		r = kpx_mode_sysctls(o->proxy_mode, localhost_nodeports(o), "", flags,
-				     err, sizeof(err));
+		r = kpx_mode_sysctls(o->proxy_mode, lo, "", flags, err,
+				     sizeof(err));
 	}
 	if (r < 0) {
 		fprintf(stderr, "kpx-agent: --init-only: %s\n", err);

@@ -977,14 +977,5 @@ size_t kpx_model_nodeport_ips(const struct kpx_model *m,
 
 bool kpx_model_localhost_nodeports(const struct kpx_model *m)
 {
-	struct kpx_api_ip lo;
-	int j;
-
-	memset(&lo, 0, sizeof(lo));
-	lo.family = AF_INET;
-	lo.addr.v4.s_addr = htonl(INADDR_LOOPBACK);
-	for (j = 0; j < m->cfg.n_nodeport_cidrs; j++)
-		if (kpx_cidr_contains(&m->cfg.nodeport_cidrs[j], AF_INET, &lo.addr))
-			return true;
-	return false;
+	return kpx_cidrs_hold_localhost(m->cfg.nodeport_cidrs, m->cfg.n_nodeport_cidrs);
 }
