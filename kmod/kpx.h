@@ -54,9 +54,15 @@ struct kpx_backend {
 	union kpx_addr addr;	/* network order */
 	__be16 port;		/* network order */
 	atomic64_t conns;	/* new connections sent here */
-	/* issue 4: open connections ("lc" only; lb.c), scan scratch */
+	/*
+	 * "lc" only (lb.c): open connections as lc sees them; those sent
+	 * here since the current recount pass began; the pass's own count
+	 * and number (written by the recount work only).
+	 */
 	atomic_t active;
-	atomic_t scan;
+	atomic_t recent;
+	u32 scan;
+	u32 scan_pass;
 };
 
 /*
@@ -135,7 +141,9 @@ struct kpx_net {
 	bool hooks_on;			/* under lock */
 	/* issue 3: KPX_CMD_SET_CONFIG settings (NULL: none) */
 	struct kpx_nscfg __rcu *cfg;
-	struct delayed_work lc_work;	/* issue 4: lc conntrack scan */
+	/* on the lc recount's list (lb.c); lc_on: READ_ONCE by the walk */
+	struct list_head lc_node;
+	bool lc_on;
 	struct kpx_mh_cache *mhc;	/* shared Maglev tables (lb.c), lock */
 	/* issue 3: addresses of KPX_SVC_F_CLUSTER_IP frontends (vip.c) */
 	struct rhashtable vips;

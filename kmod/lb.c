@@ -12,19 +12,27 @@
  *   refresh an entry (see struct kpx_affk).  An entry whose backend is not in
  *   the current set is ignored and dropped on lookup; a SET also purges
  *   every entry whose backend left.  Times come from jiffies in ms.
- * - lc: each backend has an "active" count.  It is incremented when a
- *   connection is sent to the backend and recomputed by a periodic walk
- *   over the namespace's conntrack table (kpx_lc_scan_*), counting NATed
- *   entries that are not closing (a local client of a KPX_SVC_F_EXT_LOCAL
- *   frontend counts for its ClusterIP frontend's backend).  conntrack's
- *   event notifier is single-user (ctnetlink takes it), and neither 6.1 nor
- *   6.12 has an exported destroy hook or module-defined extension that
- *   would let a decrement follow an entry's end, so this is the option
- *   available: lc is exact at each scan and errs towards "busier" between
- *   scans; the walk's period stretches with its cost (LC_SCAN_COST), so a
- *   big table costs each lc namespace a bounded share of a CPU.  A pick
- *   reads every backend of a small set (KPX_LC_SCAN_MAX) and two random
- *   ones of a bigger set (kpx_pick_lc2()), so it is O(1) per connection.
+ * - lc: each backend has an "active" count, read by the pick.  It is
+ *   incremented on the packet path when a connection is sent to the
+ *   backend (O(1), no lock) and recounted by one periodic walk of the
+ *   host's conntrack table shared by every namespace that has an lc
+ *   frontend (lc_scan_fn()), which counts the NATed entries that are not
+ *   closing (a local client of a KPX_SVC_F_EXT_LOCAL frontend counts for
+ *   its ClusterIP frontend's backend): a connection's end shows as a
+ *   decrement at the next pass, about a second later.  kpx cannot learn
+ *   of an entry's end any sooner: conntrack's event notifier is single
+ *   per namespace (ctnetlink takes it, and a module that replaced it would
+ *   silence conntrack -E and every flow exporter), its extensions are a
+ *   fixed enum with no slot for a module, and neither 6.1 nor 6.12 has a
+ *   destroy hook for others.  So lc is exact at each pass (give or take the
+ *   connections opened during it) and errs towards "busier" in between.
+ *   The walk takes no kpx lock, holds one conntrack bucket lock at a time
+ *   (as ctnetlink's dump), reschedules every few hundred buckets, and its
+ *   period stretches with its cost (LC_SCAN_COST), so however many
+ *   namespaces use lc, the recount costs a bounded share of one CPU.  A
+ *   pick reads every backend of a small set (KPX_LC_SCAN_MAX) and two
+ *   random ones of a bigger set (kpx_pick_lc2()), so it is O(1) per
+ *   connection.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -40,6 +48,7 @@
 #include <linux/workqueue.h>
 #include <linux/socket.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <net/netfilter/nf_conntrack_core.h>
 #include <linux/kpx.h>
 
 #include "lb.h"
@@ -47,6 +56,7 @@
 #include "maglev.h"
 #include "affinity.h"
 #include "svc.h"
+#include "pernet.h"
 
 /*
  * A table starts with AFF_CAP0 entries (or max if smaller) and grows by
@@ -774,28 +784,57 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 	return be;
 }
 
-/* lc: conntrack scan. */
+/* lc: the shared conntrack recount. */
 
 /*
- * The scan runs every LC_SCAN_PERIOD, or LC_SCAN_COST times as long as
- * the last walk took if that is longer (at most LC_SCAN_PERIOD_MAX), so a
- * namespace's scan takes at most about 1/LC_SCAN_COST of a CPU however
- * big the host's conntrack table is.
+ * Every namespace with an lc frontend is on lc_nets (under lc_mutex, which
+ * no packet and no config writer's walk ever waits for: a SET only takes
+ * it to add its namespace).  One delayed work item serves them all; a pass
+ *   1. marks every backend of an lc set of the listed namespaces with the
+ *      pass number and zeroes its scan and recent counts (under RCU, per
+ *      namespace; the namespaces without an lc frontend left are dropped
+ *      from the list, and with none left the work stops until a kick);
+ *   2. walks the host's conntrack hash once, bucket by bucket under the
+ *      bucket's lock (as ctnetlink's dump), with cond_resched() every
+ *      LC_STEP_BUCKETS buckets and no kpx lock held, counting into scan
+ *      each live entry with DNAT that is not closing whose backend is in
+ *      an lc set of a listed namespace and was marked in step 1;
+ *   3. publishes active = scan + recent for every marked backend.
+ * recent counts the connections sent to a backend since step 1, so those
+ * whose bucket the walk had already passed are not lost (one whose bucket
+ * was still ahead counts twice until the next pass).  A backend that
+ * joins an lc set during a pass is not marked: it only counts its new
+ * connections until the next pass.
+ *
+ * The pass runs every LC_SCAN_PERIOD, or LC_SCAN_COST times as long as the
+ * last pass took if that is longer (at most LC_SCAN_PERIOD_MAX), so the
+ * recount takes at most about 1/LC_SCAN_COST of one CPU whatever the size
+ * of the host's conntrack table and however many namespaces use lc.
  */
 #define LC_SCAN_PERIOD		HZ
 #define LC_SCAN_PERIOD_MAX	(30 * HZ)
 #define LC_SCAN_COST		20
+#define LC_STEP_BUCKETS		256
+
+static void lc_scan_fn(struct work_struct *work);
+
+static DEFINE_MUTEX(lc_mutex);		/* lc_nets, kpx_net.lc_node */
+static LIST_HEAD(lc_nets);
+static DECLARE_DELAYED_WORK(lc_work, lc_scan_fn);
+static u32 lc_pass;			/* the work's own */
 
 /*
- * Zeroes (@zero) or publishes the scan counts of every lc backend.
- * Return: the number of lc frontends.
+ * Marks (@zero) or publishes the counts of every backend of @kn's lc sets;
+ * lc_mutex held.  Return: the number of lc frontends.
  */
-static u32 lc_walk(struct kpx_net *kn, bool zero)
+static u32 lc_walk(struct kpx_net *kn, bool zero, u32 pass)
 {
 	const struct kpx_bset *set;
+	struct kpx_backend *be;
 	struct kpx_svc *svc;
 	u32 i, n_lc = 0;
 
+	lockdep_assert_held(&lc_mutex);
 	rcu_read_lock();
 	list_for_each_entry_rcu(svc, &kn->svc_list, list) {
 		set = rcu_dereference(svc->bset);
@@ -803,11 +842,16 @@ static u32 lc_walk(struct kpx_net *kn, bool zero)
 			continue;
 		n_lc++;
 		for (i = 0; i < set->count; i++) {
-			if (zero)
-				atomic_set(&set->be[i]->scan, 0);
-			else
-				atomic_set(&set->be[i]->active,
-					   atomic_read(&set->be[i]->scan));
+			be = set->be[i];
+			if (zero) {
+				WRITE_ONCE(be->scan_pass, pass);
+				WRITE_ONCE(be->scan, 0);
+				atomic_set(&be->recent, 0);
+			} else if (READ_ONCE(be->scan_pass) == pass) {
+				atomic_set(&be->active,
+					   READ_ONCE(be->scan) +
+					   atomic_read(&be->recent));
+			}
 		}
 	}
 	rcu_read_unlock();
@@ -830,23 +874,34 @@ static struct kpx_backend *lc_backend(const struct kpx_bset *set,
 	return set_find(set, addr->bytes, port);
 }
 
-static int lc_count(struct nf_conn *ct, void *data)
+/* One entry of the walk: its bucket's lock and rcu_read_lock() held. */
+static void lc_count(struct nf_conn *ct, u32 pass)
 {
 	const struct nf_conntrack_tuple *o, *r;
-	struct kpx_net *kn = data;
 	struct kpx_backend *be;
 	struct kpx_svc *svc;
 	union kpx_addr ra = {};
+	struct kpx_net *kn;
 	struct kpx_key key;
 
-	if (!(ct->status & IPS_DST_NAT) || ct_closing(ct))
-		return 0;
+	if (!(ct->status & IPS_DST_NAT) || nf_ct_is_expired(ct) ||
+	    nf_ct_is_dying(ct) || ct_closing(ct))
+		return;
 	o = &ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
+	if (o->src.l3num != NFPROTO_IPV4 && o->src.l3num != NFPROTO_IPV6)
+		return;
+	/*
+	 * The entry is in the hash, so its namespace has not finished its
+	 * exit; kpx's pre_exit takes it off lc_nets (lc_on) a grace period
+	 * before its frontend table goes.
+	 */
+	kn = kpx_net(nf_ct_net(ct));
+	if (!READ_ONCE(kn->lc_on))
+		return;
 	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
 	kpx_key_init(&key, o->src.l3num, o->dst.protonum, &o->dst.u3,
 		     o->dst.u.all);
 	memcpy(ra.bytes, &r->src.u3, o->src.l3num == NFPROTO_IPV4 ? 4 : 16);
-	rcu_read_lock();
 	svc = kpx_svc_lookup(kn, &key);
 	/*
 	 * The frontend's own backend, or one of its ClusterIP frontend's: a
@@ -861,50 +916,127 @@ static int lc_count(struct nf_conn *ct, void *data)
 			be = lc_backend(rcu_dereference(svc->bset), &ra,
 					r->src.u.all);
 	}
-	if (be)
-		atomic_inc(&be->scan);
-	rcu_read_unlock();
-	return 0;
+	/* Only this work writes scan and scan_pass. */
+	if (be && READ_ONCE(be->scan_pass) == pass)
+		WRITE_ONCE(be->scan, be->scan + 1);
+}
+
+/*
+ * Step 2: every entry of the host's conntrack table once (its reply
+ * tuple's hash node; the original one may be missing after a NAT clash).
+ * The table may be resized meanwhile (the bucket index is checked under
+ * the bucket's lock, as ctnetlink's dump does): entries are then missed
+ * or counted twice until the next pass.
+ */
+static void lc_ct_walk(u32 pass)
+{
+	struct nf_conntrack_tuple_hash *h;
+	struct hlist_nulls_node *n;
+	spinlock_t *lockp;
+	unsigned int i;
+
+	for (i = 0;; i++) {
+		if (i && !(i % LC_STEP_BUCKETS))
+			cond_resched();
+		lockp = &nf_conntrack_locks[i % CONNTRACK_LOCKS];
+		local_bh_disable();
+		nf_conntrack_lock(lockp);
+		if (i >= nf_conntrack_htable_size) {
+			spin_unlock(lockp);
+			local_bh_enable();
+			break;
+		}
+		rcu_read_lock();
+		hlist_nulls_for_each_entry(h, n, &nf_conntrack_hash[i], hnnode)
+			if (NF_CT_DIRECTION(h) == IP_CT_DIR_REPLY)
+				lc_count(nf_ct_tuplehash_to_ctrack(h), pass);
+		rcu_read_unlock();
+		spin_unlock(lockp);
+		local_bh_enable();
+	}
 }
 
 static void lc_scan_fn(struct work_struct *work)
 {
-	struct kpx_net *kn = container_of(to_delayed_work(work),
-					  struct kpx_net, lc_work);
-	struct nf_ct_iter_data d = { .net = kn->net, .data = kn };
 	unsigned long t0 = jiffies, period;
+	struct kpx_net *kn, *tmp;
+	u32 pass;
 
-	/* No lc frontend left: stop until the next kick. */
-	if (!lc_walk(kn, true))
+	mutex_lock(&lc_mutex);
+	/* 0 is a fresh backend's scan_pass: never a pass number */
+	pass = ++lc_pass ? lc_pass : ++lc_pass;
+	list_for_each_entry_safe(kn, tmp, &lc_nets, lc_node) {
+		if (lc_walk(kn, true, pass))
+			continue;
+		/* No lc frontend left: off the list until the next kick. */
+		WRITE_ONCE(kn->lc_on, false);
+		list_del_init(&kn->lc_node);
+	}
+	if (list_empty(&lc_nets)) {
+		mutex_unlock(&lc_mutex);
 		return;
-	nf_ct_iterate_cleanup_net(lc_count, &d);
-	lc_walk(kn, false);
+	}
+	mutex_unlock(&lc_mutex);
+
+	lc_ct_walk(pass);
+
+	mutex_lock(&lc_mutex);
+	list_for_each_entry(kn, &lc_nets, lc_node)
+		lc_walk(kn, false, pass);
 	period = clamp_t(unsigned long, (jiffies - t0) * LC_SCAN_COST,
 			 LC_SCAN_PERIOD, LC_SCAN_PERIOD_MAX);
-	schedule_delayed_work(&kn->lc_work, period);
+	if (!list_empty(&lc_nets))
+		queue_delayed_work(system_unbound_wq, &lc_work, period);
+	mutex_unlock(&lc_mutex);
 }
 
-/** kpx_lc_scan_init - set up the namespace's lc scan (not started). */
+/** kpx_lc_scan_init - set up the namespace's lc state (not listed). */
 void kpx_lc_scan_init(struct kpx_net *kn)
 {
-	INIT_DELAYED_WORK(&kn->lc_work, lc_scan_fn);
+	INIT_LIST_HEAD(&kn->lc_node);
+	kn->lc_on = false;
 }
 
 /**
- * kpx_lc_scan_kick - start the scan if a frontend now uses lc
- * @kn: the namespace
+ * kpx_lc_scan_kick - list the namespace for the recount if a frontend now
+ * uses lc, and start the recount if it is idle
+ * @kn: the namespace; kn->lock held, the frontend published
  * @scfg: the settings just installed on one of its frontends
  */
 void kpx_lc_scan_kick(struct kpx_net *kn, const struct kpx_sched_cfg *scfg)
 {
-	if (scfg->id == KPX_SCHED_LC)
-		schedule_delayed_work(&kn->lc_work, LC_SCAN_PERIOD);
+	lockdep_assert_held(&kn->lock);
+	if (scfg->id != KPX_SCHED_LC)
+		return;
+	mutex_lock(&lc_mutex);
+	if (list_empty(&kn->lc_node)) {
+		list_add_tail(&kn->lc_node, &lc_nets);
+		WRITE_ONCE(kn->lc_on, true);
+	}
+	queue_delayed_work(system_unbound_wq, &lc_work, LC_SCAN_PERIOD);
+	mutex_unlock(&lc_mutex);
 }
 
-/** kpx_lc_scan_stop - stop the scan for good (namespace exit). */
+/**
+ * kpx_lc_scan_stop - take the namespace off the recount for good
+ * @kn: the namespace, in pre_exit (its frontend table is freed after the
+ *      grace period that follows, which the walk's readers are inside)
+ */
 void kpx_lc_scan_stop(struct kpx_net *kn)
 {
-	cancel_delayed_work_sync(&kn->lc_work);
+	mutex_lock(&lc_mutex);
+	WRITE_ONCE(kn->lc_on, false);
+	list_del_init(&kn->lc_node);
+	mutex_unlock(&lc_mutex);
+}
+
+/**
+ * kpx_lc_exit - stop the recount for good (module exit, before the
+ * namespaces' state is freed; no writer is left to kick it)
+ */
+void kpx_lc_exit(void)
+{
+	cancel_delayed_work_sync(&lc_work);
 }
 
 /**
@@ -914,6 +1046,8 @@ void kpx_lc_scan_stop(struct kpx_net *kn)
  */
 void kpx_lb_connected(const struct kpx_bset *set, struct kpx_backend *be)
 {
-	if (set->sd && set->sd->id == KPX_SCHED_LC)
+	if (set->sd && set->sd->id == KPX_SCHED_LC) {
 		atomic_inc(&be->active);
+		atomic_inc(&be->recent);
+	}
 }

@@ -2,7 +2,8 @@
 /*
  * kpx scheduling in the module: per-set scheduler data built at SET time,
  * per-frontend ClientIP affinity tables, the packet-path decision, and the
- * periodic conntrack scan that feeds "lc".
+ * "lc" accounting (counted on the packet path, recounted by one conntrack
+ * walk shared by every namespace).
  */
 #ifndef _KPX_LB_H
 #define _KPX_LB_H
@@ -51,5 +52,6 @@ void kpx_lc_scan_init(struct kpx_net *kn);
 void kpx_lc_scan_kick(struct kpx_net *kn, const struct kpx_sched_cfg *scfg);
 void kpx_lb_connected(const struct kpx_bset *set, struct kpx_backend *be);
 void kpx_lc_scan_stop(struct kpx_net *kn);
+void kpx_lc_exit(void);
 
 #endif /* _KPX_LB_H */

@@ -77,7 +77,7 @@ static void __net_exit kpx_net_pre_exit(struct net *net)
 {
 	struct kpx_net *kn = kpx_net(net);
 
-	kpx_lc_scan_stop(kn);	/* issue 4 */
+	kpx_lc_scan_stop(kn);
 	kpx_lb_net_pre_exit(kn);
 	/* No writer is left: the netns or the genl family is going away. */
 	mutex_lock(&kn->lock);
@@ -130,6 +130,7 @@ int kpx_pernet_init(void)
  */
 void kpx_pernet_exit(void)
 {
+	kpx_lc_exit();	/* its walk reads every namespace's state */
 	unregister_pernet_subsys(&kpx_net_ops);
 	kpx_free_wq_exit();
 }

@@ -5,8 +5,9 @@
 # kpx_sched: the module's schedulers and ClientIP session affinity, end to
 # end: rr gives exactly equal shares, sh keeps a client on one backend, mh
 # (Maglev) keeps >= 98% of the clients of the remaining backends when one
-# of 100 backends leaves, lc avoids a backend with open connections (and
-# its active counts follow conntrack), and ClientIP affinity holds a
+# of 100 backends leaves, lc avoids a backend with open connections (its
+# active counts follow conntrack, and a backend whose connections closed is
+# picked again), and ClientIP affinity holds a
 # client, drops it the moment its backend leaves, expires after the
 # timeout, and its table grows past its initial size without evicting.
 #
@@ -125,44 +126,114 @@ assert_eq "mh: clients of the removed backend moved" 0 \
 	"$(grep -c " $gone\$" "$TMPD/mh2.out")"
 
 # --- lc: held connections make a backend busy; new ones go elsewhere -----
+# A backend's active count grows when a connection is sent to it and is
+# recounted from conntrack about once a second (every lc namespace shares
+# one walk): a closed connection stops counting at the next recount.  The
+# checks wait for the count they expect (wait_active) instead of sleeping
+# for a recount, and the held connections end when their client is killed,
+# not on a timer.
 VL=10.96.0.22
+# active ADDR [VIP]: KPX_BE_A_ACTIVE of backend ADDR:8080 of VIP:80 now.
+active() {
+	kpx_json | jq -r ".services[] | select(.vip == \"${2:-$VL}\") |
+		.backends[] | select(.addr == \"$1\") | .active"
+}
+# wait_active ADDR N: until backend ADDR of $VL has N active connections
+# (at most 20 s: each recount pass is about a second apart); prints the
+# last count seen.
+wait_active() {
+	local i a
+	for i in $(seq 1 100); do
+		a=$(active "$1")
+		[ "$a" = "$2" ] && break
+		sleep 0.2
+	done
+	echo "$a"
+}
+# hold N VIP OUT: N connections held open (60 s) from cli, their pids in
+# HELD (to be killed: that closes them).
+hold() {
+	local i
+	HELD=()
+	for i in $(seq 1 "$1"); do
+		ip netns exec cli "$CLIENT_BIN" --hold 60000 -t 3000 "$2:80" \
+			>"$TMPD/$3$i.out" 2>&1 &
+		PIDS+=($!)
+		HELD+=($!)
+	done
+}
+# held_on OUT N POD: how many of the N held connections OUT1..OUTN answered
+# from POD (waits up to 10 s for each to connect).
+held_on() {
+	local i j n=0
+	for i in $(seq 1 "$2"); do
+		for j in $(seq 1 50); do
+			grep -q '^hold connected' "$TMPD/$1$i.out" && break
+			sleep 0.2
+		done
+		grep -q "^hold connected $3 " "$TMPD/$1$i.out" && n=$((n + 1))
+	done
+	echo "$n"
+}
 assert_rc "set lc, pod1 only" 0 "$KPXCTL" set tcp $VL:80 10.244.1.2:8080 \
 	--scheduler lc
-for i in 1 2 3 4; do
-	ip netns exec cli "$CLIENT_BIN" --hold 20000 -t 3000 $VL:80 \
-		>"$TMPD/hold$i.out" 2>&1 &
-	PIDS+=($!)
-done
-sleep 2
+hold 4 $VL h1
+h1=("${HELD[@]}")
+assert_eq "lc: 4 held connections on pod1" 4 "$(held_on h1 4 pod1)"
+assert_eq "lc: pod1 active = 4" 4 "$(wait_active 10.244.1.2 4)"
 assert_rc "set lc, pod1 + pod2" 0 "$KPXCTL" set tcp $VL:80 \
 	10.244.1.2:8080 10.244.2.2:8080 --scheduler lc
 client cli -n 4 -t 3000 -q $VL:80
 assert_eq "lc: 4 new connections all go to the idle backend" 4 \
 	"$(ident_count pod2)"
-sleep 2.5	# a conntrack scan (1 s period) has recounted since
-kpx_snapshot
-active() {
-	jq -r ".services[] | select(.vip == \"$VL\") | .backends[] |
-		select(.addr == \"$1\") | .active" <<<"$KS_JSON"
-}
+assert_eq "lc: pod2 active = 0 once recounted (its connections closed)" 0 \
+	"$(wait_active 10.244.2.2 0)"
 assert_eq "lc: pod1 active = 4 held connections" 4 "$(active 10.244.1.2)"
-assert_eq "lc: pod2 active = 0 (its connections closed)" 0 \
-	"$(active 10.244.2.2)"
+# 3 more held connections: pod2 is the less loaded (0, 1, 2 < 4).
+hold 3 $VL h2
+h2=("${HELD[@]}")
+assert_eq "lc: 3 more held connections on pod2" 3 "$(held_on h2 3 pod2)"
+assert_eq "lc: pod2 active = 3" 3 "$(wait_active 10.244.2.2 3)"
+# pod1's 4 close: after the recount pod1 (0) is less loaded than pod2 (3),
+# so the next 3 connections go there; without the decrement (4 > 3) they
+# would all have gone to pod2.
+kill "${h1[@]}" 2>/dev/null
+wait "${h1[@]}" 2>/dev/null
+assert_eq "lc: pod1 active = 0 after its connections closed" 0 \
+	"$(wait_active 10.244.1.2 0)"
+assert_eq "lc: pod2 active still 3" 3 "$(active 10.244.2.2)"
+client cli -n 3 -t 3000 -q $VL:80
+assert_eq "lc: after the close, 3 new connections all go to pod1" 3 \
+	"$(ident_count pod1)"
+kill "${h2[@]}" 2>/dev/null
+wait "${h2[@]}" 2>/dev/null
 # The node's own connections to an ext-local frontend are scheduled with
-# its ClusterIP frontend (here the lc one): the scan counts them there.
+# its ClusterIP frontend (here the lc one), and the recount counts them
+# there: a SET that replaces pod2 (a fresh backend object, active 0) shows
+# them again only through the recount.
 VE=10.96.0.23
 assert_rc "set lc, pod2 only" 0 "$KPXCTL" set tcp $VL:80 10.244.2.2:8080 \
 	--scheduler lc
+assert_eq "lc: pod2 active = 0 (pod2's connections closed)" 0 \
+	"$(wait_active 10.244.2.2 0)"
 assert_rc "set ext-local -> $VL:80" 0 "$KPXCTL" set tcp $VE:80 \
 	10.244.3.2:8080 --ext-local $VL:80
+HELD=()
 for i in 1 2 3; do
-	"$CLIENT_BIN" --hold 6000 -t 3000 $VE:80 >"$TMPD/holde$i.out" 2>&1 &
+	"$CLIENT_BIN" --hold 60000 -t 3000 $VE:80 >"$TMPD/he$i.out" 2>&1 &
 	PIDS+=($!)
+	HELD+=($!)
 done
-sleep 2.5	# connected, and a scan has recounted since
-kpx_snapshot
-assert_eq "lc: node -> ext-local: pod2 active = 3 held connections" 3 \
-	"$(active 10.244.2.2)"
+assert_eq "lc: node -> ext-local: 3 held connections on pod2" 3 \
+	"$(held_on he 3 pod2)"
+assert_rc "set lc, pod1 only" 0 "$KPXCTL" set tcp $VL:80 10.244.1.2:8080 \
+	--scheduler lc
+assert_rc "set lc, pod2 only again" 0 "$KPXCTL" set tcp $VL:80 \
+	10.244.2.2:8080 --scheduler lc
+assert_eq "lc: node -> ext-local: the recount finds pod2's 3 connections" 3 \
+	"$(wait_active 10.244.2.2 3)"
+kill "${HELD[@]}" 2>/dev/null
+wait "${HELD[@]}" 2>/dev/null
 
 # --- ClientIP affinity ----------------------------------------------------
 assert_rc "set rr + affinity 3 s" 0 "$KPXCTL" set tcp $V:80 "${be4[@]}" \

@@ -170,7 +170,9 @@
  *   KPX_SVC_A_FILTERED: u64, read-only, new connections dropped by
  *       KPX_SVC_A_SOURCE_RANGES
  *   KPX_BE_A_ACTIVE (in each backend): u32, read-only, connections to it
- *       that are still open (used by "lc")
+ *       that are still open (used by "lc"): a new connection counts at
+ *       once, a closed one stops counting at the next conntrack recount,
+ *       about a second later
  *   KPX_SVC_A_CLUSTER_ADDR: binary, 4 or 16 bytes (the frontend's family),
  *       network order, and KPX_SVC_A_CLUSTER_PORT: be16, not 0: the key
  *       (with the frontend's family and protocol) of the Service's
