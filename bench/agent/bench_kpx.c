@@ -27,10 +27,10 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
-#include "dataplane.h"
-#include "log.h"
+#include "dp/dataplane.h"
+#include "base/log.h"
 #include "model.h"
-#include "sync.h"
+#include "sync/sync.h"
 #include "benchobj.h"
 
 static struct kpx_dp *real;

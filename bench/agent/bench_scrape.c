@@ -42,14 +42,14 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
-#include "dataplane.h"
+#include "dp/dataplane.h"
 #include "fakedp.h"
-#include "healthz.h"
-#include "log.h"
-#include "metrics.h"
+#include "http/healthz.h"
+#include "base/log.h"
+#include "http/metrics.h"
 #include "model.h"
-#include "nl.h"
-#include "sync.h"
+#include "dp/kpx/nl.h"
+#include "sync/sync.h"
 #include "benchobj.h"
 
 #define MAX_SAMPLES 200000

@@ -29,12 +29,12 @@
 #include <time.h>
 #include <json-c/json.h>
 
-#include "dataplane.h"
+#include "dp/dataplane.h"
 #include "fakedp.h"
-#include "log.h"
-#include "metrics.h"
+#include "base/log.h"
+#include "http/metrics.h"
 #include "model.h"
-#include "sync.h"
+#include "sync/sync.h"
 #include "benchobj.h"
 
 static double now_ms(void)

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Text forms of transport endpoints: "10.0.0.1:80", "[fd00::1]:80",
+ * backends "ADDR:PORT[@WEIGHT]", and protocol names.  Pure, no I/O.
+ */
+#ifndef KPX_ADDR_H
+#define KPX_ADDR_H
+
+#include <stdint.h>
+#include <netinet/in.h>
+#include "base/service.h"
+
+/* Room for "[v6]:65535" plus NUL. */
+#define KPX_HOSTPORT_STRLEN (INET6_ADDRSTRLEN + 8)
+
+/*
+ * Parses "tcp", "udp" or "sctp" (any case) into IPPROTO_*.
+ * Returns 0, or -EINVAL for anything else.
+ */
+int kpx_proto_parse(const char *s, uint8_t *proto);
+/* "tcp", "udp", "sctp", or "proto-N" (static storage) for others. */
+const char *kpx_proto_name(uint8_t proto);
+
+/*
+ * Parses "A.B.C.D:PORT" or "[IPV6]:PORT" (IPv6 must be bracketed).  PORT is
+ * decimal 1..65535.  On success *family is AF_INET or AF_INET6, @addr (16
+ * bytes of room) holds the address in network byte order, zero-filled past
+ * the family's length, and *port the port in host byte order.
+ * Returns 0, or -EINVAL (nothing written) for malformed input.
+ */
+int kpx_hostport_parse(const char *s, int *family, void *addr, uint16_t *port);
+
+/*
+ * Parses a backend "ADDR:PORT[@WEIGHT]" (ADDR:PORT as above, WEIGHT decimal
+ * 1..KPX_WEIGHT_MAX, default 1) into @be (conns zeroed).  Returns 0, or
+ * -EINVAL for malformed input or a weight out of range.
+ */
+int kpx_backend_parse(const char *s, int *family, struct kpx_backend *be);
+
+/*
+ * Formats @addr (network byte order) and @port (host byte order) as
+ * "10.0.0.1:80" or "[fd00::1]:80" into @buf (KPX_HOSTPORT_STRLEN is enough).
+ * Returns @buf; "?" for an unknown family.
+ */
+const char *kpx_hostport_str(int family, const void *addr, uint16_t port,
+			     char *buf, size_t len);
+
+/* Length of an address of @family in bytes (4 or 16), 0 if unknown. */
+size_t kpx_addr_len(int family);
+
+#endif

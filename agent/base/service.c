@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Ordering, comparison and normalization of frontends and backends.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "base/addr.h"
+#include "dp/kpx/nl.h"
+#include "base/service.h"
+#include <linux/kpx.h>
+
+static int cmp_num(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+int kpx_service_key_cmp(const struct kpx_service *a,
+			const struct kpx_service *b)
+{
+	int r;
+
+	r = cmp_num((uint64_t)a->family, (uint64_t)b->family);
+	if (r)
+		return r;
+	r = cmp_num(a->protocol, b->protocol);
+	if (r)
+		return r;
+	r = memcmp(&a->addr, &b->addr, kpx_addr_len(a->family));
+	if (r)
+		return r < 0 ? -1 : 1;
+	return cmp_num(a->port, b->port);
+}
+
+/*
+ * All 16 bytes of the address union are compared: an IPv4 backend must have
+ * the rest zeroed, which kpx_service_normalize() and the parsers ensure.
+ */
+int kpx_backend_cmp(const void *pa, const void *pb)
+{
+	const struct kpx_backend *a = pa, *b = pb;
+	int r = memcmp(&a->addr, &b->addr, sizeof(a->addr));
+
+	if (r)
+		return r < 0 ? -1 : 1;
+	return cmp_num(a->port, b->port);
+}
+
+/* Same (addr, port), then the higher weight first: dedup keeps that one. */
+static int backend_cmp_weight(const void *pa, const void *pb)
+{
+	const struct kpx_backend *a = pa, *b = pb;
+	int r = kpx_backend_cmp(a, b);
+
+	return r ? r : cmp_num(b->weight, a->weight);
+}
+
+int kpx_cidr_cmp(const void *pa, const void *pb)
+{
+	const struct kpx_cidr *a = pa, *b = pb;
+	int r = cmp_num((uint64_t)a->family, (uint64_t)b->family);
+
+	if (!r)
+		r = cmp_num(a->len, b->len);
+	if (!r)
+		r = memcmp(&a->addr, &b->addr, kpx_addr_len(a->family));
+	return r < 0 ? -1 : r > 0;
+}
+
+/* Issue 4: scheduler settings equal once defaults are applied ("" is
+ * "random", 0 the default size and bound). */
+static bool kpx_service_same_sched(const struct kpx_service *a,
+				   const struct kpx_service *b)
+{
+	const char *sa = a->scheduler[0] ? a->scheduler : "random";
+	const char *sb = b->scheduler[0] ? b->scheduler : "random";
+	uint32_t ma = a->mh_size ? a->mh_size : KPX_MH_SIZE_DEFAULT;
+	uint32_t mb = b->mh_size ? b->mh_size : KPX_MH_SIZE_DEFAULT;
+	uint32_t xa = a->affinity_max ? a->affinity_max : KPX_AFFINITY_MAX_DEFAULT;
+	uint32_t xb = b->affinity_max ? b->affinity_max : KPX_AFFINITY_MAX_DEFAULT;
+
+	return !strcmp(sa, sb) && ma == mb && xa == xb &&
+	       a->affinity_timeout == b->affinity_timeout;
+}
+
+bool kpx_service_same_config(const struct kpx_service *a,
+			     const struct kpx_service *b)
+{
+	size_t alen = kpx_addr_len(a->family);
+
+	if (a->flags != b->flags || a->nbackends != b->nbackends ||
+	    a->nsource_ranges != b->nsource_ranges)
+		return false;
+	if (!kpx_service_same_sched(a, b))
+		return false;
+	if (a->cluster_port != b->cluster_port ||
+	    memcmp(&a->cluster_addr, &b->cluster_addr, alen))
+		return false;
+	for (size_t i = 0; i < a->nsource_ranges; i++)
+		if (kpx_cidr_cmp(&a->source_ranges[i], &b->source_ranges[i]))
+			return false;
+	for (size_t i = 0; i < a->nbackends; i++) {
+		const struct kpx_backend *x = &a->backends[i];
+		const struct kpx_backend *y = &b->backends[i];
+
+		if (memcmp(&x->addr, &y->addr, alen) || x->port != y->port ||
+		    x->weight != y->weight)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Also zero-fills each backend address past @addrlen and turns weight 0 into
+ * the module's default 1, so equal configurations compare equal.  Of
+ * duplicates, the one with the highest weight is kept.
+ */
+void kpx_service_normalize(struct kpx_service *s, size_t addrlen)
+{
+	size_t i, out;
+
+	if (addrlen > sizeof(s->addr))
+		addrlen = sizeof(s->addr);
+	if (addrlen < sizeof(s->addr))
+		memset((char *)&s->addr + addrlen, 0,
+		       sizeof(s->addr) - addrlen);
+	for (i = 0; i < s->nbackends; i++) {
+		struct kpx_backend *be = &s->backends[i];
+
+		if (addrlen < sizeof(be->addr))
+			memset((char *)&be->addr + addrlen, 0,
+			       sizeof(be->addr) - addrlen);
+		if (!be->weight)
+			be->weight = 1;
+	}
+	if (s->nsource_ranges > 1) {
+		qsort(s->source_ranges, s->nsource_ranges,
+		      sizeof(*s->source_ranges), kpx_cidr_cmp);
+		for (i = 1, out = 1; i < s->nsource_ranges; i++) {
+			if (!kpx_cidr_cmp(&s->source_ranges[out - 1],
+					  &s->source_ranges[i]))
+				continue;
+			s->source_ranges[out++] = s->source_ranges[i];
+		}
+		s->nsource_ranges = out;
+	}
+	if (s->nbackends < 2)
+		return;
+	qsort(s->backends, s->nbackends, sizeof(*s->backends),
+	      backend_cmp_weight);
+	for (i = 1, out = 1; i < s->nbackends; i++) {
+		if (!kpx_backend_cmp(&s->backends[out - 1], &s->backends[i]))
+			continue;
+		if (out != i)
+			s->backends[out] = s->backends[i];
+		out++;
+	}
+	s->nbackends = out;
+}
+
+void kpx_service_free(struct kpx_service *s)
+{
+	if (!s)
+		return;
+	free(s->backends);
+	s->backends = NULL;
+	s->nbackends = 0;
+	free(s->source_ranges);
+	s->source_ranges = NULL;
+	s->nsource_ranges = 0;
+}
+
+void kpx_services_free(struct kpx_service *v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		kpx_service_free(&v[i]);
+	free(v);
+}
+
+const char *kpx_service_str(const struct kpx_service *s, char *buf, size_t len)
+{
+	char hp[KPX_HOSTPORT_STRLEN];
+
+	snprintf(buf, len, "%s/%s",
+		 kpx_hostport_str(s->family, &s->addr, s->port, hp, sizeof(hp)),
+		 kpx_proto_name(s->protocol));
+	return buf;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The kpx generic-netlink family from userspace (libnl-genl-3 only).
+ * All functions return 0 or a negative errno; after a kernel error the extack
+ * message, if any, is returned by kpx_nl_errmsg().
+ */
+#ifndef KPX_NL_H
+#define KPX_NL_H
+
+#include <stddef.h>
+#include "base/service.h"
+
+struct kpx_nl;
+
+struct kpx_nl_stats {
+	uint32_t services, backends;
+	uint64_t conns, rejects, drops;
+	uint32_t generation;	/* KPX_STATS_A_GENERATION; 0: an older module */
+};
+
+/*
+ * Opens a socket in the caller's network namespace and resolves the family.
+ * -ENOENT when the family "kpx" is not registered (module not loaded).
+ */
+int kpx_nl_open(struct kpx_nl **out);
+void kpx_nl_close(struct kpx_nl *nl);
+/* The last extack message from the kernel, or "" (never NULL). */
+const char *kpx_nl_errmsg(const struct kpx_nl *nl);
+
+int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s);
+int kpx_nl_del_service(struct kpx_nl *nl, const struct kpx_service *key);
+int kpx_nl_flush(struct kpx_nl *nl);
+int kpx_nl_ct_sync(struct kpx_nl *nl);
+/*
+ * Dumps every frontend; on success *out is a malloc'd array of *n services
+ * (each normalized), to be freed with kpx_services_free().  Retries a dump
+ * interrupted by a concurrent change (NLM_F_DUMP_INTR).
+ */
+int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n);
+/*
+ * As kpx_nl_dump(), but the backends are only counted: each frontend's
+ * nbackends is set and its backends pointer is NULL (source ranges are
+ * read, nothing is normalized).  For /metrics without per-backend series:
+ * no allocation per backend.
+ */
+int kpx_nl_dump_frontends(struct kpx_nl *nl, struct kpx_service **out,
+			  size_t *n);
+int kpx_nl_stats(struct kpx_nl *nl, struct kpx_nl_stats *st);
+void kpx_services_free(struct kpx_service *v, size_t n);
+
+/*
+ * KPX_CMD_SET_CONFIG: sets every namespace setting of @c (the local
+ * prefixes, "" interface name / prefix and an empty list clearing them);
+ * compute @c with kpx_model_ns_config().  -EINVAL for more than
+ * KPX_CIDRS_MAX prefixes or a kernel rejection (extack in kpx_nl_errmsg()).
+ */
+int kpx_nl_set_config(struct kpx_nl *nl, const struct kpx_ns_config *c);
+
+#endif

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Internals of nl.c, shared only with tests/test_nl.c so that message
+ * building and parsing can be unit-tested without a kernel.  Everything else
+ * uses nl.h.  Errors are negative errno values, as in nl.h.
+ */
+#ifndef KPX_NL_PRIV_H
+#define KPX_NL_PRIV_H
+
+#include <stdbool.h>
+#include <linux/netlink.h>
+#include <netlink/netlink.h>
+#include <netlink/msg.h>
+#include "dp/kpx/nl.h"
+
+struct kpx_nl {
+	struct nl_sock *sk;
+	int family_id;		/* resolved "kpx" generic netlink family */
+	char errmsg[256];	/* last extack text, or "" */
+};
+
+/* The state of one request/response exchange. */
+struct kpx_nl_request {
+	struct kpx_nl *nl;
+	int err;		/* kernel errno, negative; 0 if none */
+	bool done;		/* ACK, error or NLMSG_DONE seen */
+	bool intr;		/* a dump message carried NLM_F_DUMP_INTR */
+	int (*parse)(struct nlmsghdr *nlh, void *arg);	/* each reply */
+	void *arg;
+	int parse_err;		/* first error returned by parse */
+};
+
+/* Frontends collected by a dump. */
+struct kpx_nl_dumpbuf {
+	struct kpx_service *v;
+	size_t n, cap;
+	bool count_backends;	/* only count them: nbackends, backends NULL */
+};
+
+/* libnl's NLE_* (either sign) to a negative errno; -EIO if unknown. */
+int kpx_nl_errno(int nle);
+
+/*
+ * Builds the KPX_CMD_SET_SERVICE message for @s (backends sent in the given
+ * order, weight left out when 1 or 0).  Backends fill KPX_SVC_A_BACKENDS
+ * while KPX_A_SERVICE stays within 65535 bytes (nla_len is 16 bits); the
+ * rest follow in top-level KPX_A_BACKENDS nests, each within 65535 bytes,
+ * in the same message, whose buffer is sized for all of them.  Any number
+ * of backends is accepted (the kernel rejects more than KPX_BACKENDS_MAX
+ * with EINVAL).  -EAFNOSUPPORT for a bad family, -ENOMEM, or -EMSGSIZE
+ * (nl->errmsg set) if the buffer turned out too small, which is a bug.
+ */
+int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
+		     struct nl_msg **out);
+
+/*
+ * Parses one KPX_CMD_GET_SERVICE reply into @arg (a struct
+ * kpx_nl_dumpbuf); a frontend with the key of the previous one continues it,
+ * and top-level KPX_A_BACKENDS nests extend its backend list.
+ * -EBADMSG for a malformed message, -ENOMEM.
+ */
+int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg);
+/* Frees what a dumpbuf holds and empties it. */
+void kpx_nl_dump_reset(struct kpx_nl_dumpbuf *d);
+
+/*
+ * Builds the KPX_CMD_SET_CONFIG message for @c (all three settings).
+ * -EINVAL for too many prefixes, -EAFNOSUPPORT for a bad family, -ENOMEM,
+ * -EMSGSIZE.
+ */
+int kpx_nl_build_config(struct kpx_nl *nl, const struct kpx_ns_config *c,
+			struct nl_msg **out);
+
+/*
+ * Parses a nest of KPX_CIDRS_A_CIDR (source ranges, local prefixes) into a
+ * malloc'd array (NULL when empty).  -EBADMSG when malformed, -ENOMEM.
+ */
+int kpx_nl_parse_cidrs(struct nlattr *list, struct kpx_cidr **out, size_t *n);
+
+/* Parses a KPX_CMD_GET_STATS reply into @arg (struct kpx_nl_stats). */
+int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg);
+
+/*
+ * libnl callbacks, @arg a struct kpx_nl_request: a kernel error (errno and
+ * extack text into the request and its kpx_nl), and the NLMSG_DONE of a dump
+ * (its error, extack and NLM_F_DUMP_INTR).  Both return NL_STOP.
+ */
+int kpx_nl_on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg);
+int kpx_nl_on_finish(struct nl_msg *msg, void *arg);
+
+#endif
