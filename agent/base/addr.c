@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Parsing and formatting of "ADDR:PORT[@WEIGHT]" and protocol names.
+ * Parsing and formatting of "ADDR:PORT" and protocol names.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,10 +55,10 @@ size_t kpx_addr_len(int family)
 	}
 }
 
-/* Parses [s, end) as a decimal number in [min, max], digits only. */
-static int parse_uint(const char *s, const char *end, unsigned long min,
-		      unsigned long max, unsigned long *out)
+int kpx_uint_parse(const char *s, size_t len, unsigned long min,
+		   unsigned long max, unsigned long *out)
 {
+	const char *end = s + len;
 	unsigned long v = 0;
 
 	if (s == end || end - s > 10)
@@ -106,7 +106,7 @@ static int parse_hostport(const char *s, const char *end, int *family,
 	host[host_end - host_start] = '\0';
 	if (inet_pton(fam, host, buf) != 1)
 		return -EINVAL;
-	if (parse_uint(colon + 1, end, 1, 65535, &p))
+	if (kpx_uint_parse(colon + 1, (size_t)(end - colon - 1), 1, 65535, &p))
 		return -EINVAL;
 	*family = fam;
 	memcpy(addr, buf, sizeof(buf));
@@ -117,28 +117,6 @@ static int parse_hostport(const char *s, const char *end, int *family,
 int kpx_hostport_parse(const char *s, int *family, void *addr, uint16_t *port)
 {
 	return parse_hostport(s, s + strlen(s), family, addr, port);
-}
-
-int kpx_backend_parse(const char *s, int *family, struct kpx_backend *be)
-{
-	const char *end = s + strlen(s);
-	const char *at = strchr(s, '@');
-	unsigned long w = 1;
-	uint16_t port;
-	int fam, err;
-	struct in6_addr a;
-
-	if (at && parse_uint(at + 1, end, 1, KPX_WEIGHT_MAX, &w))
-		return -EINVAL;
-	err = parse_hostport(s, at ? at : end, &fam, &a, &port);
-	if (err)
-		return err;
-	memset(be, 0, sizeof(*be));
-	memcpy(&be->addr, &a, sizeof(a));
-	be->port = port;
-	be->weight = (uint32_t)w;
-	*family = fam;
-	return 0;
 }
 
 const char *kpx_hostport_str(int family, const void *addr, uint16_t port,

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Text forms of transport endpoints: "10.0.0.1:80", "[fd00::1]:80",
- * backends "ADDR:PORT[@WEIGHT]", and protocol names.  Pure, no I/O.
+ * Text forms of transport endpoints: "10.0.0.1:80", "[fd00::1]:80", and
+ * protocol names.  Pure, no I/O.
  */
 #ifndef KPX_ADDR_H
 #define KPX_ADDR_H
 
 #include <stdint.h>
+#include <stddef.h>
 #include <netinet/in.h>
-#include "base/service.h"
 
 /* Room for "[v6]:65535" plus NUL. */
 #define KPX_HOSTPORT_STRLEN (INET6_ADDRSTRLEN + 8)
@@ -31,11 +31,12 @@ const char *kpx_proto_name(uint8_t proto);
 int kpx_hostport_parse(const char *s, int *family, void *addr, uint16_t *port);
 
 /*
- * Parses a backend "ADDR:PORT[@WEIGHT]" (ADDR:PORT as above, WEIGHT decimal
- * 1..KPX_WEIGHT_MAX, default 1) into @be (conns zeroed).  Returns 0, or
- * -EINVAL for malformed input or a weight out of range.
+ * Parses the @len characters at @s as a decimal number in [@min, @max]:
+ * digits only, at most 10 of them.  Returns 0, or -EINVAL (nothing
+ * written).
  */
-int kpx_backend_parse(const char *s, int *family, struct kpx_backend *be);
+int kpx_uint_parse(const char *s, size_t len, unsigned long min,
+		   unsigned long max, unsigned long *out);
 
 /*
  * Formats @addr (network byte order) and @port (host byte order) as

@@ -2,13 +2,13 @@
 /*
  * Ordering, comparison and normalization of frontends and backends.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "base/addr.h"
-#include "dp/kpx/nl.h"
 #include "base/service.h"
 #include <linux/kpx.h>
 
@@ -55,18 +55,6 @@ static int backend_cmp_weight(const void *pa, const void *pb)
 	int r = kpx_backend_cmp(a, b);
 
 	return r ? r : cmp_num(b->weight, a->weight);
-}
-
-int kpx_cidr_cmp(const void *pa, const void *pb)
-{
-	const struct kpx_cidr *a = pa, *b = pb;
-	int r = cmp_num((uint64_t)a->family, (uint64_t)b->family);
-
-	if (!r)
-		r = cmp_num(a->len, b->len);
-	if (!r)
-		r = memcmp(&a->addr, &b->addr, kpx_addr_len(a->family));
-	return r < 0 ? -1 : r > 0;
 }
 
 /* Issue 4: scheduler settings equal once defaults are applied ("" is
@@ -170,6 +158,34 @@ void kpx_service_free(struct kpx_service *s)
 	free(s->source_ranges);
 	s->source_ranges = NULL;
 	s->nsource_ranges = 0;
+}
+
+int kpx_backend_parse(const char *s, int *family, struct kpx_backend *be)
+{
+	/* "[" 45 "]:" 10: a longer ADDR:PORT is not one */
+	char hostport[64];
+	const char *at = strchr(s, '@');
+	size_t hplen = at ? (size_t)(at - s) : strlen(s);
+	unsigned long w = 1;
+	struct in6_addr a;
+	uint16_t port;
+	int fam, err;
+
+	if (at && kpx_uint_parse(at + 1, strlen(at + 1), 1, KPX_WEIGHT_MAX, &w))
+		return -EINVAL;
+	if (hplen >= sizeof(hostport))
+		return -EINVAL;
+	memcpy(hostport, s, hplen);
+	hostport[hplen] = '\0';
+	err = kpx_hostport_parse(hostport, &fam, &a, &port);
+	if (err)
+		return err;
+	memset(be, 0, sizeof(*be));
+	memcpy(&be->addr, &a, sizeof(a));
+	be->port = port;
+	be->weight = (uint32_t)w;
+	*family = fam;
+	return 0;
 }
 
 void kpx_services_free(struct kpx_service *v, size_t n)

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <netinet/in.h>
 #include <net/if.h>
-#include "config/config.h"	/* struct kpx_cidr, plain data */
+#include "base/cidr.h"
 
 struct kpx_backend {
 	union {
@@ -90,8 +90,6 @@ struct kpx_ns_config {
 
 /* Orders frontends by key (family, protocol, addr, port); for sorting and diffs. */
 int kpx_service_key_cmp(const struct kpx_service *a, const struct kpx_service *b);
-/* Orders CIDRs by (family, prefix length, address). */
-int kpx_cidr_cmp(const void *a, const void *b);
 /* Orders backends by (addr, port). */
 int kpx_backend_cmp(const void *a, const void *b);
 /* True when two frontends with the same key need no update (flags, backends, weights,
@@ -106,5 +104,15 @@ void kpx_service_free(struct kpx_service *s);
 const char *kpx_service_str(const struct kpx_service *s, char *buf, size_t len);
 
 #define KPX_SERVICE_STRLEN (INET6_ADDRSTRLEN + 16)
+
+/*
+ * Parses a backend "ADDR:PORT[@WEIGHT]" (ADDR:PORT as above, WEIGHT decimal
+ * 1..KPX_WEIGHT_MAX, default 1) into @be (conns zeroed).  Returns 0, or
+ * -EINVAL for malformed input or a weight out of range.
+ */
+int kpx_backend_parse(const char *s, int *family, struct kpx_backend *be);
+
+/* Frees @n frontends (kpx_service_free() each) and the array @v; NULL is a no-op. */
+void kpx_services_free(struct kpx_service *v, size_t n);
 
 #endif

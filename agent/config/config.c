@@ -78,45 +78,6 @@ void kpx_config_free(struct kpx_config *c)
 	c->values = NULL;
 }
 
-int kpx_cidr_parse(const char *s, struct kpx_cidr *out)
-{
-	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
-	unsigned char *a;
-	long len;
-	int max, i;
-
-	if (strlen(s) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, s);
-	slash = strchr(buf, '/');
-	if (!slash || !slash[1])
-		return -EINVAL;
-	*slash = '\0';
-	memset(out, 0, sizeof(*out));
-	if (inet_pton(AF_INET, buf, &out->addr.v4) == 1)
-		out->family = AF_INET;
-	else if (inet_pton(AF_INET6, buf, &out->addr.v6) == 1)
-		out->family = AF_INET6;
-	else
-		return -EINVAL;
-	max = out->family == AF_INET ? 32 : 128;
-	errno = 0;
-	len = strtol(slash + 1, &end, 10);
-	if (errno || *end || !isdigit((unsigned char)slash[1]) || len < 0 || len > max)
-		return -EINVAL;
-	out->len = (uint8_t)len;
-	a = (unsigned char *)&out->addr;
-	for (i = 0; i < max / 8; i++) {
-		int keep = (int)len - i * 8;
-
-		if (keep <= 0)
-			a[i] = 0;
-		else if (keep < 8)
-			a[i] &= (unsigned char)(0xff << (8 - keep));
-	}
-	return 0;
-}
-
 /* ---- value parsers: each returns 0 or -EINVAL with a reason ---------- */
 
 /* Go's strconv.ParseBool plus YAML 1.1 yes/no/on/off. */

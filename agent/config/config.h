@@ -15,21 +15,8 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
+#include "base/cidr.h"
 #include "config/ctsysctl.h"
-
-/* A prefix: addr in network byte order, bits past len zero. */
-struct kpx_cidr {
-	int family;			/* AF_INET or AF_INET6 */
-	union {
-		struct in_addr v4;
-		struct in6_addr v6;
-	} addr;
-	uint8_t len;
-};
-
-/* Prefixes per list (--nodeport-addresses, local CIDRs): the module's
- * KPX_CIDRS_MAX (uapi/linux/kpx.h), checked in config.c. */
-#define KPX_CONFIG_CIDRS_MAX 256
 
 enum kpx_detect_local {
 	KPX_DETECT_LOCAL_NONE,		/* nothing is local: masquerade off-node */
@@ -154,12 +141,6 @@ int kpx_config_load_yaml(struct kpx_config *c, const char *data, size_t len,
 /* kpx_config_load_yaml() of file @path; -ENOENT/-EACCES if unreadable. */
 int kpx_config_load_file(struct kpx_config *c, const char *path,
 			 char *err, size_t errlen);
-
-/*
- * Parses one --cluster-cidr / --nodeport-addresses element "ADDR/LEN" into
- * @out (host bits cleared).  Returns 0 or -EINVAL.
- */
-int kpx_cidr_parse(const char *s, struct kpx_cidr *out);
 
 /*
  * Writes @c as a KubeProxyConfiguration v1alpha1 YAML document (libyaml's

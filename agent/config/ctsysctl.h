@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/sysctl.h"
+
 /* Defaults of kube-proxy's v1alpha1 defaulting (SetDefaults_KubeProxyConfiguration). */
 #define KPX_CT_MAX_PER_CORE_DEFAULT	32768
 #define KPX_CT_MIN_DEFAULT		131072
@@ -44,41 +46,6 @@ long kpx_ct_max(const struct kpx_ct_settings *s, int ncpu);
 
 /* CPUs this process may run on (sched_getaffinity, as Go's NumCPU), >= 1. */
 int kpx_ct_ncpu(void);
-
-/* Flags of kpx_sysctl_ensure(), kpx_ct_apply() and kpx_mode_sysctls(). */
-#define KPX_SYSCTL_DRY_RUN	0x1	/* write nothing, log each change */
-#define KPX_SYSCTL_TOLERANT	0x2	/* a read-only /proc/sys is a warning */
-
-/*
- * Sets the sysctl @name (a path under /proc/sys, "net/ipv4/vs/conntrack";
- * @root "" for the node, a scratch directory in tests) to @want unless it
- * has that value already (then only a debug line is logged).  Returns 1
- * when written (or, with KPX_SYSCTL_DRY_RUN, when it would be), 0 when it
- * had the value, or -errno with the file and the reason in @err.
- *
- * With KPX_SYSCTL_TOLERANT a write refused with EROFS, EACCES or EPERM (a
- * container's read-only /proc/sys, systemd's ProtectKernelTunables=, no
- * capability) is not an error: the first time for @name it is logged as a
- * warning naming the value wanted and the value found, the sysctl is
- * counted in the kpx_sysctl_unset metric (kpx_sysctl_metrics()) until it
- * has the wanted value, and 0 is returned.  "kpx-agent --init-only", run
- * with the rights to write /proc/sys, sets them before the agent starts.
- */
-int kpx_sysctl_ensure(const char *root, const char *name, long want,
-		      unsigned int flags, char *err, size_t errlen);
-
-/*
- * Whether /proc/sys under @root is mounted read-only (statvfs ST_RDONLY):
- * logged once at info level by the agent.
- */
-bool kpx_sysctl_readonly(const char *root);
-
-/*
- * Appends the Prometheus gauge kpx_sysctl_unset{sysctl="net.x.y"} (1 per
- * sysctl that kpx_sysctl_ensure() could not set to its wanted value) to @f.
- * Thread-safe.
- */
-void kpx_sysctl_metrics(FILE *f);
 
 /*
  * Writes the conntrack sysctls under @root: nf_conntrack_max, then the

@@ -3,11 +3,9 @@
  * Choosing and opening a data plane (--proxy-mode); see dataplane.h.
  */
 #include <errno.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "dp/dataplane.h"
 #include "base/log.h"
@@ -103,18 +101,4 @@ bool kpx_dp_err_refused(int err)
 	default:
 		return false;
 	}
-}
-
-bool kpx_modprobe(const char *module)
-{
-	char *argv[] = { "modprobe", "-q", (char *)module, NULL };
-	extern char **environ;
-	int status;
-	pid_t pid;
-
-	if (posix_spawnp(&pid, "modprobe", NULL, NULL, argv, environ))
-		return false;
-	if (waitpid(pid, &status, 0) != pid)
-		return false;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

@@ -160,10 +160,4 @@ static inline const char *kpx_dp_errmsg(const struct kpx_dp *dp)
 int kpx_dp_fail(struct kpx_dp *dp, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/*
- * Runs "modprobe -q @module" (the data planes and ctsysctl.c load what they
- * need, as kube-proxy does); true when it exited 0.
- */
-bool kpx_modprobe(const char *module);
-
 #endif

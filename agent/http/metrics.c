@@ -13,7 +13,7 @@
 
 #include "base/addr.h"
 #include "base/duration.h"
-#include "config/ctsysctl.h"
+#include "base/sysctl.h"
 #include "http/metrics.h"
 
 /* kube-proxy's buckets: ExponentialBuckets(0.001, 2, 15). */

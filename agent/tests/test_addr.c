@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "addr.h"
+#include "base/service.h"
 
 #include "tap.h"
 

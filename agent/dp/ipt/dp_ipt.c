@@ -37,7 +37,7 @@
 #include "dp/dataplane.h"
 #include "base/duration.h"
 #include "dp/ipt/ipt_rules.h"
-#include "config/ctsysctl.h"
+#include "base/sysctl.h"
 #include "base/log.h"
 #include "dp/kpx/nl.h"
 

@@ -53,6 +53,7 @@
 #include "dp/ipvs/ipvs_link.h"
 #include "dp/ipvs/ipvs_nl.h"
 #include "dp/ipvs/ipvs_rules.h"
+#include "base/sysctl.h"
 #include "config/ctsysctl.h"
 #include "base/log.h"
 #include "dp/kpx/nl.h"

@@ -12,6 +12,7 @@
 
 #include <linux/kpx.h>
 
+#include "base/sysctl.h"
 #include "dp/dataplane.h"
 #include "base/log.h"
 #include "dp/kpx/nl.h"

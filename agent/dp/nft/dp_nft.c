@@ -28,7 +28,7 @@
 
 #include "base/addr.h"
 #include "dp/dataplane.h"
-#include "config/ctsysctl.h"
+#include "base/sysctl.h"
 #include "base/log.h"
 #include "dp/nft/nft_cips.h"
 #include "dp/nft/nft_rules.h"
