@@ -972,6 +972,7 @@ static struct nla_policy stats_policy[KPX_STATS_A_MAX + 1] = {
 	[KPX_STATS_A_REJECTS] = { .type = NLA_U64 },
 	[KPX_STATS_A_DROPS] = { .type = NLA_U64 },
 	[KPX_STATS_A_GENERATION] = { .type = NLA_U32 },
+	[KPX_STATS_A_FILTERED] = { .type = NLA_U64 },
 };
 
 int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
@@ -996,6 +997,8 @@ int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
 		out->drops = nla_get_u64(st[KPX_STATS_A_DROPS]);
 	if (st[KPX_STATS_A_GENERATION])
 		out->generation = nla_get_u32(st[KPX_STATS_A_GENERATION]);
+	if (st[KPX_STATS_A_FILTERED])
+		out->filtered = nla_get_u64(st[KPX_STATS_A_FILTERED]);
 	return 0;
 }
 
@@ -1053,4 +1056,52 @@ int kpx_nl_set_config(struct kpx_nl *nl, const struct kpx_ns_config *c)
 	if (ret)
 		return ret;
 	return transact(nl, msg, &r);
+}
+
+static int parse_config(struct nlmsghdr *nlh, void *arg)
+{
+	struct nlattr *tb[KPX_A_MAX + 1], *ct[KPX_CFG_A_MAX + 1];
+	struct kpx_ns_config *c = arg;
+	struct kpx_cidr *v = NULL;
+	size_t n = 0;
+	int err;
+
+	if (genlmsg_parse(nlh, 0, tb, KPX_A_MAX, NULL) < 0 || !tb[KPX_A_CONFIG] ||
+	    nla_parse_nested(ct, KPX_CFG_A_MAX, tb[KPX_A_CONFIG], NULL) < 0)
+		return -EBADMSG;
+	if (ct[KPX_CFG_A_LOCAL_CIDRS]) {
+		err = kpx_nl_parse_cidrs(ct[KPX_CFG_A_LOCAL_CIDRS], &v, &n);
+		if (err)
+			return err;
+	}
+	if (n > KPX_CONFIG_CIDRS_MAX) {
+		free(v);
+		return -EBADMSG;
+	}
+	memcpy(c->local_cidrs, v, n * sizeof(*v));
+	c->nlocal_cidrs = n;
+	free(v);
+	if (ct[KPX_CFG_A_LOCAL_IFNAME])
+		snprintf(c->local_ifname, sizeof(c->local_ifname), "%s",
+			 nla_get_string(ct[KPX_CFG_A_LOCAL_IFNAME]));
+	if (ct[KPX_CFG_A_LOCAL_IFPREFIX])
+		snprintf(c->local_ifprefix, sizeof(c->local_ifprefix), "%s",
+			 nla_get_string(ct[KPX_CFG_A_LOCAL_IFPREFIX]));
+	return 0;
+}
+
+int kpx_nl_get_config(struct kpx_nl *nl, struct kpx_ns_config *c)
+{
+	struct kpx_ns_config tmp = { 0 };
+	struct kpx_nl_request r = { .parse = parse_config, .arg = &tmp };
+	struct nl_msg *msg = new_msg(nl, KPX_CMD_GET_CONFIG, 0, 64);
+	int ret;
+
+	nl->errmsg[0] = '\0';
+	if (!msg)
+		return -ENOMEM;
+	ret = transact(nl, msg, &r);
+	if (!ret)
+		*c = tmp;
+	return ret;
 }

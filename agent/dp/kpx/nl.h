@@ -16,6 +16,7 @@ struct kpx_nl_stats {
 	uint32_t services, backends;
 	uint64_t conns, rejects, drops;
 	uint32_t generation;	/* KPX_STATS_A_GENERATION; 0: an older module */
+	uint64_t filtered;	/* KPX_STATS_A_FILTERED; 0: an older module */
 };
 
 /*
@@ -46,7 +47,6 @@ int kpx_nl_dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n);
 int kpx_nl_dump_frontends(struct kpx_nl *nl, struct kpx_service **out,
 			  size_t *n);
 int kpx_nl_stats(struct kpx_nl *nl, struct kpx_nl_stats *st);
-void kpx_services_free(struct kpx_service *v, size_t n);
 
 /*
  * KPX_CMD_SET_CONFIG: sets every namespace setting of @c (the local
@@ -55,5 +55,12 @@ void kpx_services_free(struct kpx_service *v, size_t n);
  * KPX_CIDRS_MAX prefixes or a kernel rejection (extack in kpx_nl_errmsg()).
  */
 int kpx_nl_set_config(struct kpx_nl *nl, const struct kpx_ns_config *c);
+
+/*
+ * KPX_CMD_GET_CONFIG: the namespace settings into @c (an attribute the
+ * module leaves out reads as empty).  -EBADMSG for a malformed reply or
+ * more than KPX_CONFIG_CIDRS_MAX prefixes.
+ */
+int kpx_nl_get_config(struct kpx_nl *nl, struct kpx_ns_config *c);
 
 #endif

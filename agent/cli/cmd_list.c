@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kpxctl list: the frontends with their backends and counters, as a
+ * table or JSON.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <sys/socket.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include <linux/kpx.h>
+
+#include "base/addr.h"
+#include "base/cidr.h"
+#include "base/service.h"
+#include "cli/kpxctl.h"
+#include "dp/kpx/nl.h"
+
+static const char *family_name(int family)
+{
+	return family == AF_INET6 ? "inet6" : "inet";
+}
+
+static void upper(char *dst, const char *src, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && src[i]; i++)
+		dst[i] = (char)toupper((unsigned char)src[i]);
+	dst[i] = '\0';
+}
+
+/* ---- list ---- */
+
+static int svc_qsort_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(a, b);
+}
+
+static struct json_object *flags_json(uint32_t flags)
+{
+	struct json_object *a = json_object_new_array();
+
+	if (flags & KPX_SVC_F_DROP_EMPTY)
+		json_object_array_add(a, json_object_new_string("drop-empty"));
+	if (flags & KPX_SVC_F_MASQ_NONLOCAL)
+		json_object_array_add(a, json_object_new_string("masq-nonlocal"));
+	if (flags & KPX_SVC_F_MASQ)
+		json_object_array_add(a, json_object_new_string("masq"));
+	if (flags & KPX_SVC_F_CLUSTER_IP)
+		json_object_array_add(a, json_object_new_string("cluster-ip"));
+	if (flags & KPX_SVC_F_EXT_LOCAL)
+		json_object_array_add(a, json_object_new_string("ext-local"));
+	for (int bit = 0; bit < 32; bit++) {
+		char name[16];
+
+		if (!(flags & ~(uint32_t)__KPX_SVC_F_ALL & (1U << bit)))
+			continue;
+		snprintf(name, sizeof(name), "bit-%d", bit);
+		json_object_array_add(a, json_object_new_string(name));
+	}
+	return a;
+}
+
+/* Issue 4: "scheduler", "mh_size" (mh only), "affinity" {"timeout",
+ * "max", "evictions"} (only when on). */
+static void sched_json(struct json_object *o, const struct kpx_service *s)
+{
+	struct json_object *a;
+
+	json_object_object_add(o, "scheduler", json_object_new_string(
+				       s->scheduler[0] ? s->scheduler : "random"));
+	if (!strcmp(s->scheduler, "mh"))
+		json_object_object_add(o, "mh_size",
+				       json_object_new_uint64(s->mh_size));
+	if (!s->affinity_timeout)
+		return;
+	a = json_object_new_object();
+	json_object_object_add(a, "timeout",
+			       json_object_new_uint64(s->affinity_timeout));
+	json_object_object_add(a, "max",
+			       json_object_new_uint64(s->affinity_max));
+	json_object_object_add(a, "evictions",
+			       json_object_new_uint64(s->affinity_evictions));
+	json_object_object_add(o, "affinity", a);
+}
+
+static void list_json(const struct kpx_service *v, size_t n)
+{
+	struct json_object *root = json_object_new_object();
+	struct json_object *arr = json_object_new_array();
+	char host[INET6_ADDRSTRLEN], hp[KPX_HOSTPORT_STRLEN];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct kpx_service *s = &v[i];
+		struct json_object *o = json_object_new_object();
+		struct json_object *bes = json_object_new_array();
+
+		inet_ntop(s->family, &s->addr, host, sizeof(host));
+		json_object_object_add(o, "family",
+				       json_object_new_string(family_name(s->family)));
+		json_object_object_add(o, "protocol",
+				       json_object_new_string(kpx_proto_name(s->protocol)));
+		json_object_object_add(o, "vip", json_object_new_string(host));
+		json_object_object_add(o, "port", json_object_new_int(s->port));
+		json_object_object_add(o, "flags", flags_json(s->flags));
+		json_object_object_add(o, "source_ranges",
+				       cidrs_json(s->source_ranges,
+						  s->nsource_ranges));
+		json_object_object_add(o, "conns",
+				       json_object_new_uint64(s->conns));
+		json_object_object_add(o, "rejects",
+				       json_object_new_uint64(s->rejects));
+		sched_json(o, s);
+		/* issue 3: "cluster": the ClusterIP frontend of ext-local */
+		if (s->cluster_port)
+			json_object_object_add(o, "cluster", json_object_new_string(
+					kpx_hostport_str(s->family, &s->cluster_addr,
+							 s->cluster_port, hp,
+							 sizeof(hp))));
+		for (size_t j = 0; j < s->nbackends; j++) {
+			const struct kpx_backend *b = &s->backends[j];
+			struct json_object *bo = json_object_new_object();
+
+			inet_ntop(s->family, &b->addr, host, sizeof(host));
+			json_object_object_add(bo, "addr",
+					       json_object_new_string(host));
+			json_object_object_add(bo, "port",
+					       json_object_new_int(b->port));
+			json_object_object_add(bo, "weight",
+					       json_object_new_uint64(b->weight));
+			json_object_object_add(bo, "conns",
+					       json_object_new_uint64(b->conns));
+			json_object_object_add(bo, "active",
+					       json_object_new_uint64(b->active));
+			json_object_array_add(bes, bo);
+		}
+		json_object_object_add(o, "backends", bes);
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(root, "services", arr);
+	print_json(root);
+	json_object_put(root);
+}
+
+/* Column layout shared by the headers and the rows. */
+#define SVC_FMT "%-4s %-30s %-10s %12s %10s  %s\n"
+#define BE_FMT  "  -> %-30s %-10s %12s\n"
+
+static void list_table(const struct kpx_service *v, size_t n)
+{
+	char hp[KPX_HOSTPORT_STRLEN], proto[16], c1[24], c2[24];
+
+	printf(SVC_FMT, "Prot", "LocalAddress:Port", "Flags", "Conns",
+	       "Rejects", "Scheduler");
+	printf(BE_FMT, "RemoteAddress:Port", "Weight", "Conns");
+	for (size_t i = 0; i < n; i++) {
+		const struct kpx_service *s = &v[i];
+		char flags[32], sched[64 + KPX_HOSTPORT_STRLEN];
+
+		/* Issue 4, ipvsadm style: "rr", "mh 65537", "sh affinity 10800" */
+		snprintf(sched, sizeof(sched), "%s",
+			 s->scheduler[0] ? s->scheduler : "random");
+		if (!strcmp(s->scheduler, "mh"))
+			snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
+				 " %u", s->mh_size);
+		if (s->affinity_timeout)
+			snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
+				 " affinity %u", s->affinity_timeout);
+		/* issue 3: the ClusterIP frontend of an ext-local one */
+		if (s->cluster_port)
+			snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
+				 " cluster %s",
+				 kpx_hostport_str(s->family, &s->cluster_addr,
+						  s->cluster_port, hp, sizeof(hp)));
+		upper(proto, kpx_proto_name(s->protocol), sizeof(proto));
+		if (!s->flags)
+			snprintf(flags, sizeof(flags), "-");
+		else if (s->flags == KPX_SVC_F_DROP_EMPTY)
+			snprintf(flags, sizeof(flags), "drop-empty");
+		else
+			snprintf(flags, sizeof(flags), "0x%x", s->flags);
+		snprintf(c1, sizeof(c1), "%llu", (unsigned long long)s->conns);
+		snprintf(c2, sizeof(c2), "%llu",
+			 (unsigned long long)s->rejects);
+		printf(SVC_FMT, proto,
+		       kpx_hostport_str(s->family, &s->addr, s->port, hp,
+					sizeof(hp)),
+		       flags, c1, c2, sched);
+		for (size_t j = 0; j < s->nbackends; j++) {
+			const struct kpx_backend *b = &s->backends[j];
+			char w[16];
+
+			snprintf(w, sizeof(w), "%u", b->weight);
+			snprintf(c1, sizeof(c1), "%llu",
+				 (unsigned long long)b->conns);
+			printf(BE_FMT,
+			       kpx_hostport_str(s->family, &b->addr, b->port,
+						hp, sizeof(hp)),
+			       w, c1);
+		}
+	}
+}
+
+int cmd_list(const struct cmd *cmd, int argc, char **argv)
+{
+	struct kpx_service *v;
+	struct kpx_nl *nl;
+	size_t n;
+	int json, err;
+
+	json = parse_json_flag(cmd, argc, argv);
+	if (json < 0)
+		return EXIT_USAGE;
+	if (open_nl(&nl))
+		return 1;
+	err = kpx_nl_dump(nl, &v, &n);
+	if (err) {
+		runtime_error(nl, "list", err);
+		kpx_nl_close(nl);
+		return 1;
+	}
+	kpx_nl_close(nl);
+	qsort(v, n, sizeof(*v), svc_qsort_cmp);
+	if (json)
+		list_json(v, n);
+	else
+		list_table(v, n);
+	kpx_services_free(v, n);
+	return 0;
+}
