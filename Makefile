@@ -25,8 +25,10 @@ agent: deps
 tools: deps
 	$(MAKE) -C selftests
 
-# Host-side tests: the agent's pure core and the test API server.
+# Host-side tests: the agent's layer rule (agent/README.md), its pure core
+# and the test API server.
 unit: agent
+	$(MAKE) -C agent check-layers
 	$(MAKE) -C agent test
 	python3 ./selftests/apiserver/test_apiserver.py
 	$(MAKE) -C agent itest

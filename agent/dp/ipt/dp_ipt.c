@@ -39,7 +39,6 @@
 #include "dp/ipt/ipt_rules.h"
 #include "base/sysctl.h"
 #include "base/log.h"
-#include "dp/kpx/nl.h"
 
 extern char **environ;
 

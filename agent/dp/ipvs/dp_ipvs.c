@@ -56,7 +56,6 @@
 #include "base/sysctl.h"
 #include "config/ctsysctl.h"
 #include "base/log.h"
-#include "dp/kpx/nl.h"
 
 struct pending {
 	bool del;

@@ -32,7 +32,6 @@
 #include "base/log.h"
 #include "dp/nft/nft_cips.h"
 #include "dp/nft/nft_rules.h"
-#include "dp/kpx/nl.h"	/* kpx_services_free() */
 
 /* One queued change: @svc (deep copy), or only its key when @del. */
 struct nft_op {
