@@ -25,6 +25,18 @@ agent: deps
 tools: deps
 	$(MAKE) -C selftests
 
+# Style: clang-format on the agent's listed files, checkpatch on kmod/ and
+# uapi/ (scripts/style.sh); style-diff: clang-format on the agent lines
+# changed since BASE.
+BASE ?= main
+style: deps
+	./scripts/style.sh
+
+style-diff:
+	@out=$$(git clang-format --diff --extensions c,h $(BASE) -- agent); \
+	case "$$out" in ""|*"no modified files"*|*"did not modify"*) echo "style-diff: clean";; \
+	*) echo "$$out"; exit 1;; esac
+
 # Host-side tests: the agent's layer rule (agent/README.md), its pure core
 # and the test API server.
 unit: agent
@@ -102,7 +114,7 @@ vm-check-6.12: all
 	./selftests/qemu/check-kernel.sh $(KVER_6_12) kpx_clusterip
 
 # What CI runs (.ci/run), within its 90-minute budget on a fresh 2-core machine.
-check: unit dkms-build test-packaging vm-check vm-check-6.12 kunit
+check: style unit dkms-build test-packaging vm-check vm-check-6.12 kunit
 
 # The genetlink fuzzer for long (selftests/tools/kpx_fuzz.c): 15 minutes
 # in the VM suite on Debian's kernel (kpx_fuzz), then 10 minutes on the

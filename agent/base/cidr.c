@@ -36,7 +36,8 @@ int kpx_cidr_parse(const char *s, struct kpx_cidr *out)
 	max = out->family == AF_INET ? 32 : 128;
 	errno = 0;
 	len = strtol(slash + 1, &end, 10);
-	if (errno || *end || !isdigit((unsigned char)slash[1]) || len < 0 || len > max)
+	if (errno || *end || !isdigit((unsigned char)slash[1]) || len < 0 ||
+	    len > max)
 		return -EINVAL;
 	out->len = (uint8_t)len;
 	a = (unsigned char *)&out->addr;

@@ -37,9 +37,12 @@ static int show_config(void)
 	}
 	kpx_nl_close(nl);
 	o = json_object_new_object();
-	json_object_object_add(o, "local_cidrs", cidrs_json(c.local_cidrs, c.nlocal_cidrs));
-	json_object_object_add(o, "local_ifname", json_object_new_string(c.local_ifname));
-	json_object_object_add(o, "local_ifprefix", json_object_new_string(c.local_ifprefix));
+	json_object_object_add(o, "local_cidrs",
+			       cidrs_json(c.local_cidrs, c.nlocal_cidrs));
+	json_object_object_add(o, "local_ifname",
+			       json_object_new_string(c.local_ifname));
+	json_object_object_add(o, "local_ifprefix",
+			       json_object_new_string(c.local_ifprefix));
 	print_json(o);
 	json_object_put(o);
 	return 0;
@@ -68,10 +71,12 @@ int cmd_config(const struct cmd *cmd, int argc, char **argv)
 		} else if (!strcmp(argv[i], "--local-ifname") ||
 			   !strcmp(argv[i], "--local-ifprefix")) {
 			char *dst = !strcmp(argv[i], "--local-ifname") ?
-				    c.local_ifname : c.local_ifprefix;
+					    c.local_ifname :
+					    c.local_ifprefix;
 
 			if (strlen(v) >= IF_NAMESIZE)
-				return usage_error(cmd, "name '%s' too long", v);
+				return usage_error(cmd, "name '%s' too long",
+						   v);
 			snprintf(dst, IF_NAMESIZE, "%s", v);
 		} else {
 			return usage_error(cmd, "unknown option '%s'", argv[i]);
