@@ -29,6 +29,7 @@
 #include "metrics.h"
 #include "metricsd.h"
 #include "model.h"
+#include "nodewait.h"
 #include "sync.h"
 
 #ifndef KPX_VERSION
@@ -214,6 +215,9 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	struct kpx_k8s *k = sync ? kpx_k8s_new(kc, o->hostname, model) : NULL;
 	struct servers sv = { 0 };
 	struct kpx_hc *hc = NULL;
+	struct kpx_nodewait nw;
+	bool node_ready = false;
+	int64_t ips_ms, cidrs_ms;
 	int sfd = signal_fd(), status = 0, r;
 	int wfd = -1, efd = events_fd(o, sfd, &wfd);
 
@@ -243,12 +247,33 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	kpx_info("main", "kpx-agent %s starting: node %s, server %s, proxy mode %s%s",
 		 KPX_VERSION, o->hostname, kc->server, dp ? dp->ops->name : "none",
 		 o->dry_run ? ", dry run" : "");
-	if (!o->once)
-		servers_start(&sv, o, metrics, dp ? dp->ops->name : NULL);
+	if (kpx_nodewait_timeouts(getenv("KPX_TEST_NODE_WAIT_MS"), &ips_ms, &cidrs_ms))
+		kpx_warn("main", "KPX_TEST_NODE_WAIT_MS is not \"IPS_MS,CIDRS_MS\": ignored");
+	kpx_nodewait_init(&nw, o->hostname, o->detect_local == KPX_DETECT_LOCAL_NODE_CIDR,
+			  ips_ms, cidrs_ms);
 	for (;;) {
 		int64_t now = kpx_now_ms(), wait = 1000;
 
-		if (lists_done(k)) {
+		/*
+		 * As kube-proxy: the own Node first (nodewait.h), then the
+		 * health and metrics servers, then the first sync.
+		 */
+		if (!node_ready && kpx_k8s_synced(k, KPX_KIND_NODE)) {
+			size_t naddrs, ncidrs;
+			bool exists = kpx_model_own_node(model, &naddrs, &ncidrs);
+
+			r = kpx_nodewait_step(&nw, exists, naddrs, ncidrs, now);
+			if (r == KPX_NODEWAIT_FAILED) {
+				status = 1;
+				break;
+			}
+			if (r == KPX_NODEWAIT_DONE) {
+				node_ready = true;
+				if (!o->once)
+					servers_start(&sv, o, metrics, dp ? dp->ops->name : NULL);
+			}
+		}
+		if (node_ready && lists_done(k)) {
 			int64_t due = kpx_sync_due(sync);
 
 			if (due <= now) {

@@ -103,6 +103,15 @@ size_t kpx_model_nodeport_ips(const struct kpx_model *m,
 			      char (*out)[INET6_ADDRSTRLEN], size_t max);
 
 /*
+ * The own Node as the start-up wait (nodewait.h) needs it: returns whether
+ * it is known; *naddrs is the number of its InternalIP and ExternalIP
+ * addresses (kube-proxy's host IPs), *npod_cidrs of its spec.podCIDRs
+ * (both 0 when it is not known).
+ */
+bool kpx_model_own_node(const struct kpx_model *m, size_t *naddrs,
+			size_t *npod_cidrs);
+
+/*
  * Whether --nodeport-addresses gives IPv4 localhost NodePorts (a CIDR holds
  * 127.0.0.1: kube-proxy iptables mode's localhost NodePorts).  Their
  * DNATed packets keep the source 127.0.0.1 until masqueraded at

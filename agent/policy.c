@@ -975,6 +975,16 @@ size_t kpx_model_nodeport_ips(const struct kpx_model *m,
 	return k;
 }
 
+bool kpx_model_own_node(const struct kpx_model *m, size_t *naddrs,
+			size_t *npod_cidrs)
+{
+	const struct kpx_api_node *nd = own_node(m);
+
+	*naddrs = nd ? nd->naddrs : 0;
+	*npod_cidrs = nd ? nd->npod_cidrs : 0;
+	return nd != NULL;
+}
+
 bool kpx_model_localhost_nodeports(const struct kpx_model *m)
 {
 	return kpx_cidrs_hold_localhost(m->cfg.nodeport_cidrs, m->cfg.n_nodeport_cidrs);

@@ -3,17 +3,22 @@
 #
 # kpx-agent against the test API server (selftests/apiserver), on the host,
 # loopback only, without the module (--dry-run):
-#  1. --dry-run --once with the real-objects documents: lists everything and
-#     logs exactly the expected SETs (ClusterIPs and MetalLB ingress IPs),
-#     exits 0;
+#  1. --dry-run --once with the real-objects documents and a Node node-a
+#     (selftests/data/node-a.json): lists everything and logs exactly the
+#     expected SETs (ClusterIPs, NodePorts, MetalLB ingress IPs), exits 0;
 #  2. a running agent sees a Service + EndpointSlice added through the
 #     server's control API (one SET with the backends), then deleted (DEL);
 #  3. without --dry-run it exits 1 with the "module not loaded" message
 #     (the host cannot load kpx.ko);
 #  4. SIGTERM ends it cleanly (exit 0).
 #  6. a Node name of 253 characters works end to end; a
-#     --hostname-override without a Node is warned about, and the Node
-#     registered later is picked up;
+#     --hostname-override without a Node is warned about and, as
+#     kube-proxy, waited for: nothing programmed and /healthz not served
+#     until it is created, then the state equals the API; a Node that never
+#     comes: after the wait for its IPs the agent goes on without it, with
+#     --detect-local-mode NodeCIDR it exits 1 after the wait for podCIDRs
+#     (KPX_TEST_NODE_WAIT_MS shortens the 30 s and 5 min; test_nodewait
+#     checks the real ones);
 #  7. server: without a scheme is https (the token never goes in clear),
 #     an explicit http:// sends it with a warning, ftp:// is refused.
 # Usage: tests/agent-apiserver.sh [path/to/kpx-agent]   TAP on stdout.
@@ -50,7 +55,8 @@ echo "TAP version 13"
 mkdir -p "$tmp/state"
 "$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
 python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --certs "$tmp/certs" \
-	--bookmark-interval 1000 --objects "$objects"/0*.json 2>"$tmp/server.log" &
+	--bookmark-interval 1000 --objects "$objects"/0*.json "$top/selftests/data/node-a.json" \
+	2>"$tmp/server.log" &
 srv=$!
 wait_log "$tmp/server.log" "listening on" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
 
@@ -70,22 +76,24 @@ msg="dry run: set 10.96.199.145:19001/tcp flags=0x8 backends=[]"
 msg="dry run: set 10.96.199.145:9443/tcp flags=0x8 backends=[]"
 msg="dry run: set 10.96.234.211:80/tcp flags=0x8 backends=[]"
 msg="dry run: set 10.96.91.35:5300/udp flags=0x8 backends=[]"
+msg="dry run: set 192.0.2.11:30391/tcp flags=0x10 backends=[]"
+msg="dry run: set 192.0.2.11:30519/udp flags=0x10 backends=[]"
 msg="dry run: set 198.51.100.205:80/tcp flags=0x10 backends=[]"
 msg="dry run: set 198.51.100.208:5300/udp flags=0x10 backends=[]"
 WANT
 diff -u "$tmp/want" "$tmp/got" >&2
-ok $? "the 12 expected SETs (10 ClusterIPs, 2 LoadBalancer IPs), nothing else"
+ok $? "the 14 expected SETs (10 ClusterIPs, 2 NodePorts on node-a's InternalIP, 2 LoadBalancer IPs), nothing else"
 grep -q 'msg="services: listed 5 at' "$tmp/once.log" &&
 	grep -q 'msg="endpointslices: listed 3 at' "$tmp/once.log"
 ok $? "listed 5 Services and 3 EndpointSlices"
-grep -q 'msg="sync done" .*frontends=12 sets=12 dels=0 errors=0' "$tmp/once.log"
-ok $? "one sync: frontends=12 sets=12 dels=0 errors=0"
+grep -q 'msg="sync done" .*frontends=14 sets=14 dels=0 errors=0' "$tmp/once.log"
+ok $? "one sync: frontends=14 sets=14 dels=0 errors=0"
 
 # 2. Watch: add, then delete, a Service with its slice.
 "$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
 	--dry-run --min-sync-period 200ms 2>"$tmp/watch.log" &
 ag=$!
-wait_log "$tmp/watch.log" 'sync done.*sets=12'
+wait_log "$tmp/watch.log" 'sync done.*sets=14'
 ok $? "running agent: initial sync"
 cat >"$tmp/add.json" <<'ADD'
 {"apiVersion": "v1", "kind": "List", "items": [
@@ -110,7 +118,7 @@ ok $? "control API: delete them"
 wait_log "$tmp/watch.log" 'dry run: del 10.96.50.50:80/tcp'
 ok $? "watch: DEL 10.96.50.50:80/tcp"
 sets=$(grep -c 'dry run: set' "$tmp/watch.log")
-ok $((sets > 12 && sets <= 14 ? 0 : 1)) "only changes sent after the first sync ($sets SETs in all)"
+ok $((sets > 14 && sets <= 16 ? 0 : 1)) "only changes sent after the first sync ($sets SETs in all)"
 
 # 3. A Service excluded by kube-proxy's label selector is never seen; with
 #    history compacted past the agent's resourceVersion the re-watch gets
@@ -187,26 +195,85 @@ msg="dry run: set 192.0.2.77:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
 WANT
 diff "$tmp/want" "$tmp/got" >/dev/null
 ok $? "253-character node name: the NodePort on its own InternalIP only"
-# A --hostname-override that matches no Node: a warning, then the Node
-# registered later is picked up (its NodePort appears).
+# A --hostname-override that matches no Node yet: a warning, then, as
+# kube-proxy, a wait for it: no sync (nothing programmed) and no /healthz
+# until it is created 3 s later; then the state equals the API.
+hp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$agent" --kubeconfig "$tmp/long/kubeconfig" --hostname-override late-node --dry-run \
-	--min-sync-period 100ms 2>"$tmp/late.log" &
+	--min-sync-period 100ms --healthz-bind-address "127.0.0.1:$hp" 2>"$tmp/late.log" &
 ag=$!
-wait_log "$tmp/late.log" 'sync done'
-grep -q 'node: no Node named \\"late-node\\" (--hostname-override' "$tmp/late.log" &&
-	! grep -q 'dry run: set 192.0.2.*:30080' "$tmp/late.log"
-ok $? "no Node late-node: warned, no NodePort frontend"
+wait_log "$tmp/late.log" 'waiting up to 30s for Node late-node to exist with an InternalIP or ExternalIP address' &&
+	grep -q 'node: no Node named \\"late-node\\" (--hostname-override' "$tmp/late.log"
+ok $? "no Node late-node: warned, and the agent says it waits for it"
+sleep 3
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hp/healthz")
+! grep -Eq 'dry run: (set|del) |sync done' "$tmp/late.log" && [ "$code" != 200 ]
+ok $? "3 s without the Node: nothing programmed, no sync, /healthz not 200 ($code)"
 cat >"$tmp/late.json" <<'EOF'
 {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "late-node"},
  "status": {"addresses": [{"type": "InternalIP", "address": "192.0.2.79"}]}}
 EOF
 "$api/kpx-test-apictl" --kubeconfig "$tmp/long/kubeconfig" apply "$tmp/late.json" >/dev/null &&
-	wait_log "$tmp/late.log" 'dry run: set 192.0.2.79:30080/tcp' &&
-	grep -q 'node: Node late-node registered' "$tmp/late.log"
-ok $? "Node late-node registered later: logged, its NodePort programmed"
+	wait_log "$tmp/late.log" 'sync done' &&
+	grep -q 'Node late-node found with its addresses' "$tmp/late.log"
+ok $? "Node late-node created: found, first sync"
+grep -Eo 'msg="dry run: (set|del) [^"]*"' "$tmp/late.log" | sort >"$tmp/got"
+sort >"$tmp/want" <<'WANT'
+msg="dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"
+msg="dry run: set 192.0.2.79:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
+WANT
+diff -u "$tmp/want" "$tmp/got" >&2
+ok $? "after the Node: the state equals the API (ClusterIP, NodePort on its InternalIP)"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hp/healthz")
+ok $([ "$code" = 200 ] && echo 0 || echo 1) "after the first sync: /healthz 200 ($code)"
 kill "$ag"
 wait "$ag" 2>/dev/null
 ag=
+# A Node that never comes, default --detect-local-mode: the wait for its
+# IPs (30 s, 2 s here) ends with an error and the agent goes on without
+# it: the ClusterIP only.
+t0=$(date +%s.%N)
+KPX_TEST_NODE_WAIT_MS=2000,3000 timeout 30 "$agent" --kubeconfig "$tmp/long/kubeconfig" \
+	--hostname-override ghost-node --dry-run --once 2>"$tmp/ghost.log"
+st=$?
+el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+grep -Eo 'msg="dry run: (set|del) [^"]*"' "$tmp/ghost.log" >"$tmp/got"
+[ $st = 0 ] && awk -v e="$el" 'BEGIN { exit !(e >= 2) }' &&
+	grep -q 'level=error comp=node msg="timed out waiting for Node ghost-node to exist: going on without it' "$tmp/ghost.log" &&
+	[ "$(cat "$tmp/got")" = 'msg="dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"' ]
+ok $? "no Node ever: after the IPs timeout ($el s) an error, then the sync without it (rc $st)"
+# --detect-local-mode NodeCIDR: the wait says 5 min for spec.podCIDRs (the
+# real timeouts); then, shortened, kube-proxy's outcome: exit 1, nothing
+# programmed, no /healthz; likewise for a Node without podCIDRs.
+KPX_TEST_NODE_WAIT_MS=0,300000 "$agent" --kubeconfig "$tmp/long/kubeconfig" --hostname-override ghost-node \
+	--dry-run --detect-local-mode NodeCIDR 2>"$tmp/ghost2.log" &
+ag=$!
+wait_log "$tmp/ghost2.log" 'NodeCIDR: waiting up to 300s for Node ghost-node to exist and to be allocated spec.podCIDRs'
+ok $? "NodeCIDR, no Node: waits 5 min for its podCIDRs, logged"
+kill "$ag"
+wait "$ag" 2>/dev/null
+ag=
+t0=$(date +%s.%N)
+KPX_TEST_NODE_WAIT_MS=1000,3000 timeout 30 "$agent" --kubeconfig "$tmp/long/kubeconfig" \
+	--hostname-override ghost-node --dry-run --detect-local-mode NodeCIDR \
+	--healthz-bind-address "127.0.0.1:$hp" 2>"$tmp/ghost3.log" &
+ag=$!
+sleep 2
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hp/healthz")
+wait "$ag"
+st=$?
+ag=
+el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+[ $st = 1 ] && [ "$code" != 200 ] && awk -v e="$el" 'BEGIN { exit !(e >= 4) }' &&
+	grep -q 'level=error comp=node msg="timeout waiting for node \\"ghost-node\\" to exist' "$tmp/ghost3.log" &&
+	! grep -Eq 'dry run: (set|del) |sync done' "$tmp/ghost3.log"
+ok $? "NodeCIDR, no Node ever: exit 1 after 1 + 3 s (rc $st, $el s), nothing programmed, /healthz not 200 ($code)"
+KPX_TEST_NODE_WAIT_MS=1000,2000 timeout 30 "$agent" --kubeconfig "$tmp/long/kubeconfig" \
+	--hostname-override "$other" --dry-run --detect-local-mode NodeCIDR 2>"$tmp/ghost4.log"
+st=$?
+[ $st = 1 ] && grep -q 'timeout waiting for PodCIDR allocation on node' "$tmp/ghost4.log" &&
+	! grep -Eq 'dry run: (set|del) |sync done' "$tmp/ghost4.log"
+ok $? "NodeCIDR, a Node without podCIDRs: exit 1, kube-proxy's message (rc $st)"
 kill "$srv2"
 wait "$srv2" 2>/dev/null
 
