@@ -34,10 +34,13 @@ agent_require() {
 # web_objects VIP FILE: write a v1 List with Service default/web
 # (clusterIP VIP, port 80/TCP "http", targetPort 8080) and its
 # EndpointSlice web-1 with the ready endpoints 10.244.1.2 and 10.244.2.2
-# (lib.sh's pods_setup 2 addresses) into FILE.
+# (lib.sh's pods_setup 2 addresses), and the Node node-a (InternalIP
+# 192.0.2.11: the agent waits for its Node at start) into FILE.
 web_objects() {
 	cat >"$2" <<EOF
 {"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"},
+  "status": {"addresses": [{"type": "InternalIP", "address": "192.0.2.11"}]}},
  {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
   "spec": {"clusterIP": "$1", "clusterIPs": ["$1"], "ipFamilies": ["IPv4"],
            "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}]}},

@@ -10,7 +10,7 @@
 # working; restarting the agent under load loses no connection and resets
 # no counter (nothing was deleted and re-added).
 #
-#   node (root netns): kpx.ko, kpx-agent --kubeconfig, kpx-test-apiserver
+#   node (root netns): kpx.ko, kpx-agent as node-a, kpx-test-apiserver
 #   (127.0.0.1), node-local clients
 #     |-- veth -- cli     10.0.1.2                    (routed clients)
 #     |-- veth -- dns1    10.244.0.3   :53 tcp+udp, :9153 tcp
@@ -51,7 +51,7 @@ echo_start web1 web1 10.244.1.201:80
 echo_start web2 web2 10.244.1.202:80
 
 # --- API server and agent --------------------------------------------------
-kpx_api_start --objects "$DATA"/0*.json
+kpx_api_start --objects "$DATA"/0*.json "$DATA/node-a.json"
 apictl() { kpx_apictl "$@"; }
 # timed_apply FILE: POST FILE to /_test/apply with curl (what apictl apply
 # does); sets APPLY_T0 ($EPOCHREALTIME when the server had answered, i.e.
@@ -77,7 +77,8 @@ since_apply() { # WAIT_SECONDS
 	awk -v a="$APPLY_T0" -v b="$WAIT_T0" -v w="$1" 'BEGIN { printf "%.2f\n", b - a + w }'
 }
 
-start_agent() { kpx_agent_start --v 2; }
+# as node-a, whose Node (data/node-a.json) the agent waits for at start
+start_agent() { kpx_agent_start --hostname-override node-a --v 2; }
 
 # backends_of PROTO VIP PORT / wait_backends PROTO VIP PORT WANT [SECONDS]:
 # the frontend's backends ("-" none, "absent" no frontend), from /proc.

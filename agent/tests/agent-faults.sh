@@ -98,7 +98,8 @@ mkdir -p "$tmp/state" "$tmp/proxy"
 "$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 &&
 	"$api/gen-certs.sh" "$tmp/other-ca" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
 python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/certs" \
-	--bookmark-interval 1 --objects "$objects"/0[12]*.json 2>"$tmp/server.log" &
+	--bookmark-interval 1 --objects "$objects"/0[12]*.json "$top/selftests/data/node-a.json" \
+	2>"$tmp/server.log" &
 pids+=($!)
 wait_port "$tmp/state" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
 fl_proxy_start "$tmp/proxy" "$tmp/certs" "$tmp/other-ca" "$(cat "$tmp/state/port")"

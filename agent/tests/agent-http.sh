@@ -49,7 +49,8 @@ echo "TAP version 13"
 mkdir -p "$tmp/state"
 "$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
 python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/certs" \
-	--bookmark-interval 1000 --objects "$objects"/0[12]*.json 2>"$tmp/server.log" &
+	--bookmark-interval 1000 --objects "$objects"/0[12]*.json "$top/selftests/data/node-a.json" \
+	2>"$tmp/server.log" &
 srv=$!
 for _ in $(seq 100); do [ -s "$tmp/state/port" ] && break; sleep 0.1; done
 [ -s "$tmp/state/port" ] || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }

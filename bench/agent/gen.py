@@ -39,7 +39,10 @@ def slice_(i, eps, first=0, extra=None):
 
 def main():
     nsvc, eps, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    items = [service(i) for i in range(nsvc)] + [slice_(i, eps) for i in range(nsvc)]
+    # the agent's own Node first: it waits for it before the first sync
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"},
+            "status": {"addresses": [{"type": "InternalIP", "address": "192.0.2.11"}]}}
+    items = [node] + [service(i) for i in range(nsvc)] + [slice_(i, eps) for i in range(nsvc)]
     with open(out, "w") as f:
         json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
     if len(sys.argv) > 5:

@@ -56,6 +56,12 @@ def eslice(i, kinds):
                            "nodeName": "node-a"} for k in kinds]}
 
 
+# The agent's own Node (it runs as node-a and, as kube-proxy, waits for its
+# Node before the first sync).
+NODE_A = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"},
+          "status": {"addresses": [{"type": "InternalIP", "address": "192.0.2.11"}]}}
+
+
 def dump(path, items):
     with open(path, "w") as f:
         json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f,
@@ -94,7 +100,7 @@ def big(s, e, out):
     pre = os.path.join(out, "big-%d-%d-" % (s, e))
     for f in glob.glob(glob.escape(pre) + "slices-*.json"):
         os.remove(f)    # guest.sh reads slices-0, 1, ... up to the first gap
-    dump(pre + "svc.json", [service(i) for i in range(s)])
+    dump(pre + "svc.json", [NODE_A] + [service(i) for i in range(s)])
     chunk, k = [], 0
     for i in range(s):
         chunk += big_slices(i, e)
@@ -111,7 +117,7 @@ def main():
         sys.exit("gen.py: at most 65000 Services (one /16 per pod range)")
     os.makedirs(out, exist_ok=True)
     dump(os.path.join(out, "objects-%d.json" % n),
-         [service(i) for i in range(n)] + [eslice(i, "AB") for i in range(n)])
+         [NODE_A] + [service(i) for i in range(n)] + [eslice(i, "AB") for i in range(n)])
     dump(os.path.join(out, "slices4-%d.json" % n), [eslice(i, "ABCD") for i in range(n)])
     dump(os.path.join(out, "slices2-%d.json" % n), [eslice(i, "AB") for i in range(n)])
 

@@ -9,7 +9,7 @@
 #
 #   fl_svc NAME IP PORT [EP...]     a Service t/NAME + slice, as a v1 List
 #   fl_bad_service FILE             a Service whose clusterIP is "banana"
-#   fl_big_services N FILE          N Services big/sN (10.100.x.y:80/tcp)
+#   fl_big_services N FILE          N Services big/sN (10.100.x.y:80/tcp), Node node-a
 #   fl_proxy_start DIR CERTS ALT UPSTREAM_PORT
 #                                   faultproxy.py; sets FL_PROXY_PID, FL_PPORT
 #   fl_fault CONTROL                POST /_fault/CONTROL to the proxy
@@ -55,11 +55,13 @@ EOF
 }
 
 # fl_big_services N FILE: a v1 List of N (<= 62500) Services big/s0.. with
-# clusterIPs 10.100.(i/250).(i%250+1), port 80/TCP, no slice.
+# clusterIPs 10.100.(i/250).(i%250+1), port 80/TCP, no slice, and the
+# agent's Node node-a (InternalIP 192.0.2.11), which it waits for at start.
 fl_big_services() {
 	python3 - "$1" "$2" <<'EOF'
 import json, sys
-items = []
+items = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"},
+          "status": {"addresses": [{"type": "InternalIP", "address": "192.0.2.11"}]}}]
 for i in range(int(sys.argv[1])):
     ip = "10.100.%d.%d" % (i // 250, i % 250 + 1)
     items.append({"apiVersion": "v1", "kind": "Service",
