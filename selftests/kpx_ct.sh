@@ -71,4 +71,39 @@ assert_gt "answers overall" 200 "$n"
 first() { awk -v t="$1" -v c="${CT[$1]}" -v w="$2" '$2 == t && $1 >= c && $3 == w { print $1 - c; exit }' "$TMPD/flow"; }
 log "first answer after the change (ms): .51 $(first 10.96.0.51:53 $keep51), .53 $(first 10.96.0.53:53 pod2), .54 $(first 10.96.0.54:53 pod3), v6 $(first "[fd00:10:96::51]:53" $keep6)"
 log "lost rounds of the unchanged .56: $(awk '$2 == "10.96.0.56:53" && $3 == "timeout"' "$TMPD/flow" | wc -l)"
+# --- a confirmed entry without a DNAT binding is not kpx's -----------------
+# An entry conntrack confirmed without NAT (here one created through
+# ctnetlink, like a flow that passed before the namespace had NAT hooks)
+# stays IP_CT_NEW while no reply is seen, so the NAT core offers every one
+# of its packets to kpx; it can no longer be translated, and kpx neither
+# schedules nor counts it.  A new flow to the same frontend is (control).
+VN=10.96.0.57
+assert_rc "set lc $VN:53" 0 $K set udp $VN:53 $P1 --scheduler lc
+assert_rc "conntrack -I an entry without NAT" 0 conntrack -I -p udp \
+	-s 10.0.1.2 -d $VN --sport 40000 --dport 53 -t 120
+cat >"$TMPD/send.py" <<'PY'
+import os, socket, sys, time
+if not os.path.exists("/etc/kpx-guest"):
+    sys.exit("refusing to run outside the kpx test VM")
+host, port, sport, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.0.1.2", sport))
+for i in range(n):
+    s.sendto(b"ping\n", (host, port))
+    time.sleep(0.05)
+PY
+ip netns exec cli python3 "$TMPD/send.py" $VN 53 40000 5
+ip netns exec cli python3 "$TMPD/send.py" $VN 53 40001 1
+sleep 0.5
+kpx_snapshot
+assert_eq "no-NAT entry: 5 datagrams, only the control flow counted" 1 \
+	"$(svc_counter udp $VN 53 conns)"
+assert_eq "no-NAT entry: the backend counted the control flow only" 1 \
+	"$(be_counter udp $VN 53 10.244.1.2 8080)"
+assert_eq "no-NAT entry: lc active = the control flow only" 1 \
+	"$(jq -r '.services[] | select(.vip == "'$VN'") | .backends[0].active' <<<"$KS_JSON")"
+assert_eq "no-NAT entry: still untranslated" 1 \
+	"$(conntrack -L -p udp -d $VN --sport 40000 2>/dev/null | grep -c "src=$VN ")"
+assert_eq "control flow: translated to pod1" 1 \
+	"$(conntrack -L -p udp -d $VN --sport 40001 2>/dev/null | grep -c "src=10.244.1.2 ")"
 ksft_exit
