@@ -12,8 +12,10 @@
 void kpx_nodewait_init(struct kpx_nodewait *w, const char *node,
 		       bool want_pod_cidrs, int64_t ips_ms, int64_t cidrs_ms)
 {
-	*w = (struct kpx_nodewait){ .node = node, .want_pod_cidrs = want_pod_cidrs,
-				    .ips_ms = ips_ms, .cidrs_ms = cidrs_ms };
+	*w = (struct kpx_nodewait){ .node = node,
+				    .want_pod_cidrs = want_pod_cidrs,
+				    .ips_ms = ips_ms,
+				    .cidrs_ms = cidrs_ms };
 }
 
 static double secs(int64_t ms)
@@ -32,21 +34,28 @@ static enum kpx_nodewait_result cidrs_phase(struct kpx_nodewait *w, bool exists,
 	if (w->phase != 2) {
 		w->phase = 2;
 		w->deadline = now + w->cidrs_ms;
-		kpx_info("node", "--detect-local-mode NodeCIDR: waiting up to %gs for Node %s%s to be "
-			 "allocated spec.podCIDRs, as kube-proxy (nothing is programmed, /healthz is "
-			 "not served until then; the agent exits 1 at the timeout)",
-			 secs(w->cidrs_ms), w->node, exists ? "" : " to exist and");
+		kpx_info(
+			"node",
+			"--detect-local-mode NodeCIDR: waiting up to %gs for Node %s%s to be "
+			"allocated spec.podCIDRs, as kube-proxy (nothing is programmed, /healthz is "
+			"not served until then; the agent exits 1 at the timeout)",
+			secs(w->cidrs_ms), w->node,
+			exists ? "" : " to exist and");
 		return KPX_NODEWAIT_WAITING;
 	}
 	if (now < w->deadline)
 		return KPX_NODEWAIT_WAITING;
 	w->phase = 4;
 	if (!exists)
-		kpx_err("node", "timeout waiting for node \"%s\" to exist (--detect-local-mode NodeCIDR "
-			"needs its spec.podCIDRs): exiting", w->node);
+		kpx_err("node",
+			"timeout waiting for node \"%s\" to exist (--detect-local-mode NodeCIDR "
+			"needs its spec.podCIDRs): exiting",
+			w->node);
 	else
-		kpx_err("node", "timeout waiting for PodCIDR allocation on node \"%s\" "
-			"(--detect-local-mode NodeCIDR): exiting", w->node);
+		kpx_err("node",
+			"timeout waiting for PodCIDR allocation on node \"%s\" "
+			"(--detect-local-mode NodeCIDR): exiting",
+			w->node);
 	return KPX_NODEWAIT_FAILED;
 }
 
@@ -63,7 +72,9 @@ enum kpx_nodewait_result kpx_nodewait_step(struct kpx_nodewait *w, bool exists,
 		return KPX_NODEWAIT_FAILED;
 	case 2:
 		if (npod_cidrs) {
-			kpx_info("node", "Node %s: spec.podCIDRs allocated: first sync", w->node);
+			kpx_info("node",
+				 "Node %s: spec.podCIDRs allocated: first sync",
+				 w->node);
 			w->phase = 3;
 			return KPX_NODEWAIT_DONE;
 		}
@@ -73,11 +84,14 @@ enum kpx_nodewait_result kpx_nodewait_step(struct kpx_nodewait *w, bool exists,
 			return cidrs_phase(w, exists, npod_cidrs, now);
 		w->phase = 1;
 		w->deadline = now + w->ips_ms;
-		kpx_info("node", "waiting up to %gs for Node %s %s, as kube-proxy (nothing is programmed, "
-			 "/healthz, /livez and /metrics are not served until then)",
-			 secs(w->ips_ms), w->node,
-			 exists ? "to be assigned an InternalIP or ExternalIP address"
-				: "to exist with an InternalIP or ExternalIP address");
+		kpx_info(
+			"node",
+			"waiting up to %gs for Node %s %s, as kube-proxy (nothing is programmed, "
+			"/healthz, /livez and /metrics are not served until then)",
+			secs(w->ips_ms), w->node,
+			exists ?
+				"to be assigned an InternalIP or ExternalIP address" :
+				"to exist with an InternalIP or ExternalIP address");
 		return KPX_NODEWAIT_WAITING;
 	default:
 		break;
@@ -90,11 +104,15 @@ enum kpx_nodewait_result kpx_nodewait_step(struct kpx_nodewait *w, bool exists,
 		return KPX_NODEWAIT_WAITING;
 	/* as kube-proxy, for backward compatibility: go on without it */
 	if (!exists)
-		kpx_err("node", "timed out waiting for Node %s to exist: going on without it (no "
-			"NodePort frontends, no node eligibility until it is registered)", w->node);
+		kpx_err("node",
+			"timed out waiting for Node %s to exist: going on without it (no "
+			"NodePort frontends, no node eligibility until it is registered)",
+			w->node);
 	else
-		kpx_err("node", "timed out waiting for Node %s to be assigned IPs: going on without "
-			"them (no NodePort frontends until it has one)", w->node);
+		kpx_err("node",
+			"timed out waiting for Node %s to be assigned IPs: going on without "
+			"them (no NodePort frontends until it has one)",
+			w->node);
 	return cidrs_phase(w, exists, npod_cidrs, now);
 }
 

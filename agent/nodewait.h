@@ -24,22 +24,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KPX_NODEWAIT_IPS_MS	30000		/* kube-proxy's nodeIPsTimeout */
-#define KPX_NODEWAIT_CIDRS_MS	300000		/* kube-proxy's podCIDRsTimeout */
+#define KPX_NODEWAIT_IPS_MS 30000    /* kube-proxy's nodeIPsTimeout */
+#define KPX_NODEWAIT_CIDRS_MS 300000 /* kube-proxy's podCIDRsTimeout */
 
 enum kpx_nodewait_result {
-	KPX_NODEWAIT_WAITING,	/* not yet: call again (at most 1 s later) */
-	KPX_NODEWAIT_DONE,	/* go on to the first sync (Node found or not) */
-	KPX_NODEWAIT_FAILED,	/* NodeCIDR mode without podCIDRs: exit 1 */
+	KPX_NODEWAIT_WAITING, /* not yet: call again (at most 1 s later) */
+	KPX_NODEWAIT_DONE,    /* go on to the first sync (Node found or not) */
+	KPX_NODEWAIT_FAILED,  /* NodeCIDR mode without podCIDRs: exit 1 */
 };
 
 struct kpx_nodewait {
-	const char *node;	/* the Node's name (--hostname-override) */
-	bool want_pod_cidrs;	/* --detect-local-mode=NodeCIDR */
-	int64_t ips_ms, cidrs_ms;	/* the two timeouts, milliseconds */
-	int phase;		/* 0 before the first step, 1, 2, 3 done, 4 failed */
-	int64_t deadline;	/* of the current phase, caller's ms clock */
-	bool announced;		/* the phase's "waiting" line was logged */
+	const char *node;	  /* the Node's name (--hostname-override) */
+	bool want_pod_cidrs;	  /* --detect-local-mode=NodeCIDR */
+	int64_t ips_ms, cidrs_ms; /* the two timeouts, milliseconds */
+	int phase;	  /* 0 before the first step, 1, 2, 3 done, 4 failed */
+	int64_t deadline; /* of the current phase, caller's ms clock */
 };
 
 /*
