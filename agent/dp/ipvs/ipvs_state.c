@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The ipvs data plane's state: the frontends IPVS holds, as the agent
+ * last wrote them (sorted, deep copies), the changes queued until commit(),
+ * and the read-back of IPVS and the ownership ipsets (dump()).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/ip_vs.h>
+#include <linux/kpx.h>
+
+#include "base/log.h"
+#include "dp/ipvs/ipvs_exec.h"
+#include "dp/ipvs/ipvs_link.h"
+#include "dp/ipvs/ipvs_nl.h"
+#include "dp/ipvs/ipvs_priv.h"
+#include "dp/ipvs/ipvs_rules.h"
+
+/* --- services in memory ---------------------------------------------------- */
+
+static int svc_copy(struct kpx_service *dst, const struct kpx_service *src)
+{
+	*dst = *src;
+	dst->backends = NULL;
+	dst->source_ranges = NULL;
+	if (src->nbackends) {
+		dst->backends = malloc(src->nbackends * sizeof(*dst->backends));
+		if (!dst->backends)
+			return -ENOMEM;
+		memcpy(dst->backends, src->backends, src->nbackends * sizeof(*dst->backends));
+	}
+	if (src->nsource_ranges) {
+		dst->source_ranges = malloc(src->nsource_ranges * sizeof(*dst->source_ranges));
+		if (!dst->source_ranges) {
+			free(dst->backends);
+			dst->backends = NULL;
+			return -ENOMEM;
+		}
+		memcpy(dst->source_ranges, src->source_ranges,
+		       src->nsource_ranges * sizeof(*dst->source_ranges));
+	}
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(a, b);
+}
+
+/* Index of @key in cur, or -(insertion point) - 1. */
+long ipvs_cur_find(struct dp_ipvs *v, const struct kpx_service *key)
+{
+	size_t lo = 0, hi = v->ncur;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = kpx_service_key_cmp(&v->cur[mid], key);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
+/* Replaces or inserts a copy of @s in cur. */
+int ipvs_cur_put(struct dp_ipvs *v, const struct kpx_service *s)
+{
+	long i = ipvs_cur_find(v, s);
+	struct kpx_service c;
+	size_t at;
+
+	if (svc_copy(&c, s))
+		return -ENOMEM;
+	if (i >= 0) {
+		kpx_service_free(&v->cur[i]);
+		v->cur[i] = c;
+		return 0;
+	}
+	if (v->ncur == v->capcur) {
+		size_t cap = v->capcur ? v->capcur * 2 : 64;
+		void *p = realloc(v->cur, cap * sizeof(*v->cur));
+
+		if (!p) {
+			kpx_service_free(&c);
+			return -ENOMEM;
+		}
+		v->cur = p;
+		v->capcur = cap;
+	}
+	at = (size_t)(-i - 1);
+	memmove(&v->cur[at + 1], &v->cur[at], (v->ncur - at) * sizeof(*v->cur));
+	v->cur[at] = c;
+	v->ncur++;
+	return 0;
+}
+
+void ipvs_cur_del(struct dp_ipvs *v, const struct kpx_service *key)
+{
+	long i = ipvs_cur_find(v, key);
+
+	if (i < 0)
+		return;
+	kpx_service_free(&v->cur[i]);
+	memmove(&v->cur[i], &v->cur[i + 1], (v->ncur - (size_t)i - 1) * sizeof(*v->cur));
+	v->ncur--;
+}
+
+void ipvs_cur_clear(struct dp_ipvs *v)
+{
+	kpx_services_free(v->cur, v->ncur);
+	v->cur = NULL;
+	v->ncur = v->capcur = 0;
+}
+
+void ipvs_pend_clear(struct dp_ipvs *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->npend; i++)
+		kpx_service_free(&v->pend[i].s);
+	v->npend = 0;
+}
+
+int ipvs_pend_push(struct dp_ipvs *v, const struct kpx_service *s, bool del)
+{
+	struct pending *p;
+
+	if (v->npend == v->cappend) {
+		size_t cap = v->cappend ? v->cappend * 2 : 64;
+
+		p = realloc(v->pend, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		v->pend = p;
+		v->cappend = cap;
+	}
+	p = &v->pend[v->npend];
+	p->del = del;
+	if (del) {
+		memset(&p->s, 0, sizeof(p->s));
+		p->s.family = s->family;
+		p->s.protocol = s->protocol;
+		p->s.addr = s->addr;
+		p->s.port = s->port;
+	} else if (svc_copy(&p->s, s)) {
+		return -ENOMEM;
+	}
+	v->npend++;
+	return 0;
+}
+
+/* --- reading back ------------------------------------------------------------- */
+
+/* Our ipset entries ("ipset save" parsed); *out malloc'd. */
+int ipvs_read_sets(struct dp_ipvs *v, struct kpx_ipvs_entry **out, size_t *n)
+{
+	const char *argv[] = { "ipset", "save", NULL };
+	struct kpx_ipvs_entry *vec = NULL, e;
+	size_t cnt = 0, cap = 0;
+	char *text = NULL, *line, *save = NULL, err[400];
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	r = kpx_ipvs_run(argv, NULL, &text, err, sizeof(err));
+	if (r)
+		return kpx_dp_fail(&v->dp, r, "ipset save: %s", err);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		r = kpx_ipvs_parse_save_line(line, &e);
+		if (r < 0) {
+			kpx_warn("dataplane", "ipvs: unparsable ipset entry: %s", line);
+			continue;
+		}
+		if (!r)
+			continue;
+		if (cnt == cap) {
+			void *p = realloc(vec, (cap = cap ? cap * 2 : 64) * sizeof(*vec));
+
+			if (!p) {
+				free(vec);
+				free(text);
+				return -ENOMEM;
+			}
+			vec = p;
+		}
+		vec[cnt++] = e;
+	}
+	free(text);
+	*out = vec;
+	*n = cnt;
+	return 0;
+}
+
+bool ipvs_entry_is(const struct kpx_ipvs_entry *e, const struct kpx_ipvs_svc *s)
+{
+	return e->family == s->family && e->protocol == s->protocol &&
+	       e->port == s->port &&
+	       !memcmp(&e->addr, &s->addr, s->family == AF_INET ? 4 : 16);
+}
+
+/* Source ranges of @s from FW_SRC entries; the two /1 halves make 0/0. */
+static int add_ranges(struct kpx_service *s, const struct kpx_ipvs_svc *is,
+		      const struct kpx_ipvs_entry *e, size_t ne)
+{
+	size_t i, n = 0, halves = 0;
+
+	for (i = 0; i < ne; i++)
+		if (e[i].set == KPX_IPVS_SET_FW_SRC && ipvs_entry_is(&e[i], is))
+			n++;
+	if (!n)
+		return 0;
+	s->source_ranges = calloc(n, sizeof(*s->source_ranges));
+	if (!s->source_ranges)
+		return -ENOMEM;
+	for (i = 0; i < ne; i++) {
+		if (e[i].set != KPX_IPVS_SET_FW_SRC || !ipvs_entry_is(&e[i], is))
+			continue;
+		if (e[i].net.len == 1)
+			halves++;
+		s->source_ranges[s->nsource_ranges++] = e[i].net;
+	}
+	if (halves == 2) {	/* written for 0/0: give it back as such */
+		size_t o = 0;
+
+		for (i = 0; i < s->nsource_ranges; i++)
+			if (s->source_ranges[i].len != 1)
+				s->source_ranges[o++] = s->source_ranges[i];
+		memset(&s->source_ranges[o], 0, sizeof(s->source_ranges[o]));
+		s->source_ranges[o].family = s->family;
+		s->nsource_ranges = o + 1;
+	}
+	return 0;
+}
+
+/* One IPVS service as a kpx frontend (comment: the SVC entry's, or NULL). */
+static int svc_from_ipvs(struct dp_ipvs *v, const struct kpx_ipvs_svc *is,
+			 const char *comment, const struct kpx_ipvs_entry *e,
+			 size_t ne, struct kpx_service *s)
+{
+	struct kpx_ipvs_dest *d = NULL;
+	const char *mapped;
+	size_t nd = 0, i;
+	bool fb;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->family = is->family;
+	s->protocol = is->protocol;
+	memcpy(&s->addr, &is->addr, sizeof(s->addr));
+	s->port = is->port;
+	if (!comment || kpx_ipvs_comment_parse(comment, s))
+		snprintf(s->scheduler, sizeof(s->scheduler), "%s", is->sched);
+	/* a scheduler changed behind our back reads back as IPVS's own name */
+	mapped = kpx_ipvs_sched(s->scheduler, &fb);
+	if (!mapped || strcmp(mapped, is->sched))
+		snprintf(s->scheduler, sizeof(s->scheduler), "%s", is->sched);
+	if (is->flags & IP_VS_SVC_F_PERSISTENT)
+		s->affinity_timeout = is->timeout;
+	r = kpx_ipvs_dest_dump(v->ipvs, is, &d, &nd);
+	if (r)
+		return kpx_dp_fail(&v->dp, r, "IPVS dest dump: %s", kpx_ipvs_errmsg(v->ipvs));
+	if (nd) {
+		s->backends = calloc(nd, sizeof(*s->backends));
+		if (!s->backends) {
+			free(d);
+			return -ENOMEM;
+		}
+		for (i = 0; i < nd; i++) {
+			struct kpx_backend *b = &s->backends[s->nbackends];
+
+			/* quiesced: a removed backend still draining, not a backend */
+			if (!d[i].weight) {
+				if ((r = ipvs_drain_add(v, is))) {
+					free(d);
+					return r;
+				}
+				continue;
+			}
+			memcpy(&b->addr, &d[i].addr, sizeof(d[i].addr));
+			b->port = d[i].port;
+			b->weight = d[i].weight;
+			s->nbackends++;
+		}
+	}
+	free(d);
+	r = add_ranges(s, is, e, ne);
+	if (r)
+		return r;
+	kpx_service_normalize(s, s->family == AF_INET ? 4 : 16);
+	return 0;
+}
+
+int ipvs_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
+{
+	struct dp_ipvs *v = to_ipvs(dp);
+	struct kpx_ipvs_svc *svcs = NULL;
+	struct kpx_ipvs_entry *e = NULL;
+	struct kpx_ipvs_ip *on = NULL, *other = NULL;
+	struct kpx_service *res = NULL;
+	size_t nsvc = 0, ne = 0, non = 0, nother = 0, nres = 0, i, j;
+	int ifindex, r;
+
+	*out = NULL;
+	*n = 0;
+	r = kpx_ipvs_svc_dump(v->ipvs, &svcs, &nsvc);
+	if (r)
+		return kpx_dp_fail(dp, r, "IPVS service dump: %s", kpx_ipvs_errmsg(v->ipvs));
+	r = ipvs_read_sets(v, &e, &ne);
+	if (r)
+		goto out;
+	ifindex = kpx_ipvs_link_index(v->rt);
+	if (ifindex > 0) {
+		r = kpx_ipvs_addrs(v->rt, ifindex, &on, &non, &other, &nother);
+		if (r)
+			goto out;
+	}
+	res = calloc(nsvc ? nsvc : 1, sizeof(*res));
+	if (!res) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nsvc; i++) {
+		const char *comment = NULL;
+		struct kpx_ipvs_ip ip = { .family = svcs[i].family, .addr.v6 = svcs[i].addr.v6 };
+		bool ours = false;
+
+		for (j = 0; j < ne && !ours; j++)
+			if (e[j].set == KPX_IPVS_SET_SVC && ipvs_entry_is(&e[j], &svcs[i])) {
+				ours = true;
+				comment = e[j].comment;
+			}
+		/* an IPVS service on our link but not in our set: ours, stale */
+		if (!ours && non && bsearch(&ip, on, non, sizeof(*on), kpx_ipvs_ip_cmp))
+			ours = true;
+		if (!ours)
+			continue;
+		r = svc_from_ipvs(v, &svcs[i], comment, e, ne, &res[nres]);
+		if (r) {
+			kpx_service_free(&res[nres]);
+			goto out;
+		}
+		nres++;
+	}
+	qsort(res, nres, sizeof(*res), key_cmp);
+	/* what is committed from now on is what the kernel holds */
+	ipvs_cur_clear(v);
+	for (i = 0; i < nres; i++)
+		if ((r = ipvs_cur_put(v, &res[i])))
+			goto out;
+	*out = res;
+	*n = nres;
+	res = NULL;
+	nres = 0;
+out:
+	kpx_services_free(res, nres);
+	free(svcs);
+	free(e);
+	free(on);
+	free(other);
+	return r;
+}
