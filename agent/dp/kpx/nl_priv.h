@@ -88,4 +88,14 @@ int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg);
 int kpx_nl_on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg);
 int kpx_nl_on_finish(struct nl_msg *msg, void *arg);
 
+/* Sends @msg (consumed) and receives until its ACK, error or NLMSG_DONE,
+ * each reply through @r->parse; the kernel's errno, -errno, or 0. */
+int kpx_nl_transact(struct kpx_nl *nl, struct nl_msg *msg, struct kpx_nl_request *r);
+/* A request for @cmd with room for @size bytes; NULL on ENOMEM. */
+struct nl_msg *kpx_nl_new_msg(struct kpx_nl *nl, uint8_t cmd, int flags, size_t size);
+/* The frontend key attributes of @s (family, protocol, address, port). */
+int kpx_nl_put_key(struct nl_msg *msg, const struct kpx_service *s);
+/* A KPX_CIDRS_A_CIDR list of @n prefixes as attribute @type. */
+int kpx_nl_put_cidrs(struct nl_msg *msg, int type, const struct kpx_cidr *v, size_t n);
+
 #endif
