@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -134,4 +135,61 @@ const char *kpx_hostport_str(int family, const void *addr, uint16_t port,
 	else
 		snprintf(buf, len, "%s:%u", host, port);
 	return buf;
+}
+
+/*
+ * Dotted-quad IPv4 as Kubernetes parses it (netutils.ParseIPSloppy, Go
+ * 1.16's net.ParseIP): four decimal parts of 0..255, leading zeros allowed
+ * and still decimal ("010.001.002.003" is 10.1.2.3).  Writes 4 bytes.
+ */
+static int parse_ipv4_sloppy(const char *s, uint8_t *out)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		unsigned int v = 0;
+		const char *start = s;
+
+		if (i && *s++ != '.')
+			return -EINVAL;
+		start = s;
+		while (*s >= '0' && *s <= '9') {
+			v = v * 10 + (unsigned int)(*s++ - '0');
+			if (v > 255)
+				return -EINVAL;
+		}
+		if (s == start)
+			return -EINVAL;
+		out[i] = (uint8_t)v;
+	}
+	return *s ? -EINVAL : 0;
+}
+
+int kpx_parse_addr(const char *s, int family, void *addr)
+{
+	int fam = strchr(s, ':') ? AF_INET6 : AF_INET;
+	char buf[INET6_ADDRSTRLEN + 16];
+	const char *tail;
+	uint8_t v4[4];
+
+	if (family && family != fam)
+		return -EINVAL;
+	memset(addr, 0, sizeof(struct in6_addr));
+	if (fam == AF_INET)
+		return parse_ipv4_sloppy(s, addr) ? -EINVAL : AF_INET;
+	/* an IPv6 address ending in a dotted quad ("::ffff:010.1.2.3"):
+	 * that quad is sloppy too, as in ParseIPSloppy */
+	tail = strrchr(s, ':') + 1;
+	if (strchr(tail, '.')) {
+		size_t head = (size_t)(tail - s);
+
+		if (head + 16 > sizeof(buf) || parse_ipv4_sloppy(tail, v4))
+			return -EINVAL;
+		snprintf(buf, sizeof(buf), "%.*s%u.%u.%u.%u", (int)head, s,
+			 v4[0], v4[1], v4[2], v4[3]);
+		s = buf;
+	}
+	if (inet_pton(AF_INET6, s, addr) != 1)
+		return -EINVAL;
+	return AF_INET6;
 }

@@ -49,4 +49,15 @@ const char *kpx_hostport_str(int family, const void *addr, uint16_t port,
 /* Length of an address of @family in bytes (4 or 16), 0 if unknown. */
 size_t kpx_addr_len(int family);
 
+/*
+ * Parses the textual IP address @s ("10.96.0.1", "fd00::1") into @addr
+ * (16 bytes, network byte order; an IPv4 address uses the first 4 and the
+ * rest is zeroed).  @family is AF_INET or AF_INET6 to accept only that
+ * family, or 0 for either.  IPv4 parts (also those of a dotted quad
+ * ending an IPv6 address) may have leading zeros and stay decimal, as
+ * Kubernetes' netutils.ParseIPSloppy reads them: "010.001.002.003" is
+ * 10.1.2.3.  Returns the family (AF_INET, AF_INET6), or -EINVAL.
+ */
+int kpx_parse_addr(const char *s, int family, void *addr);
+
 #endif

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -62,4 +63,71 @@ int kpx_cidr_cmp(const void *pa, const void *pb)
 	if (!r)
 		r = memcmp(&a->addr, &b->addr, kpx_addr_len(a->family));
 	return r < 0 ? -1 : r > 0;
+}
+
+int kpx_parse_cidr(const char *s, struct kpx_cidr *c)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	size_t len, i;
+	unsigned long bits;
+	uint8_t *a;
+	int fam;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	len = strlen(s);
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	if (!len || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	slash = strchr(buf, '/');
+	if (!slash || !slash[1])
+		return -EINVAL;
+	*slash = 0;
+	memset(c, 0, sizeof(*c));
+	fam = kpx_parse_addr(buf, 0, &c->addr);
+	if (fam < 0)
+		return -EINVAL;
+	bits = strtoul(slash + 1, &end, 10);
+	if (*end || slash[1] < '0' || slash[1] > '9' ||
+	    bits > (fam == AF_INET ? 32UL : 128UL))
+		return -EINVAL;
+	c->family = fam;
+	c->len = (uint8_t)bits;
+	a = (uint8_t *)&c->addr;
+	for (i = 0; i < 16; i++) {
+		if (bits >= 8) {
+			bits -= 8;
+			continue;
+		}
+		a[i] &= (uint8_t)(0xff00 >> bits);
+		bits = 0;
+	}
+	return fam;
+}
+
+bool kpx_cidr_contains(const struct kpx_cidr *c, int family, const void *addr)
+{
+	const uint8_t *x = (const uint8_t *)&c->addr, *y = addr;
+	unsigned int bits = c->len, i;
+
+	if (c->family != family)
+		return false;
+	for (i = 0; bits >= 8; i++, bits -= 8)
+		if (x[i] != y[i])
+			return false;
+	return !bits || !((x[i] ^ y[i]) & (0xff00 >> bits));
+}
+
+bool kpx_cidrs_hold_localhost(const struct kpx_cidr *c, int n)
+{
+	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kpx_cidr_contains(&c[i], AF_INET, &lo))
+			return true;
+	return false;
 }

@@ -6,6 +6,7 @@
 #ifndef KPX_CIDR_H
 #define KPX_CIDR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
 
@@ -31,5 +32,21 @@ int kpx_cidr_parse(const char *s, struct kpx_cidr *out);
 
 /* Orders CIDRs by (family, prefix length, address). */
 int kpx_cidr_cmp(const void *a, const void *b);
+
+/*
+ * Parses "10.0.0.0/8" or "fd00::/64" (surrounding blanks allowed, as in
+ * loadBalancerSourceRanges) into @c, clearing the bits past the prefix (as
+ * kube-proxy's ParseCIDRSloppy + mask).  Returns the family or -EINVAL.
+ */
+int kpx_parse_cidr(const char *s, struct kpx_cidr *c);
+
+/* True when @addr (network order, @family) lies in @c. */
+bool kpx_cidr_contains(const struct kpx_cidr *c, int family, const void *addr);
+
+/*
+ * Whether one of @n CIDRs holds 127.0.0.1: --nodeport-addresses then asks
+ * for localhost NodePorts (kube-proxy's iptables mode and route_localnet).
+ */
+bool kpx_cidrs_hold_localhost(const struct kpx_cidr *c, int n);
 
 #endif

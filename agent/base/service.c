@@ -206,3 +206,11 @@ const char *kpx_service_str(const struct kpx_service *s, char *buf, size_t len)
 		 kpx_proto_name(s->protocol));
 	return buf;
 }
+
+int kpx_hc_service_cmp(const void *pa, const void *pb)
+{
+	const struct kpx_hc_service *a = pa, *b = pb;
+	int r = strcmp(a->namespace, b->namespace);
+
+	return r ? r : strcmp(a->name, b->name);
+}

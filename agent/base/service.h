@@ -115,4 +115,18 @@ int kpx_backend_parse(const char *s, int *family, struct kpx_backend *be);
 /* Frees @n frontends (kpx_service_free() each) and the array @v; NULL is a no-op. */
 void kpx_services_free(struct kpx_service *v, size_t n);
 
+/* One Service's health check (namespace and name are DNS labels, <= 63). */
+struct kpx_hc_service {
+	char namespace[64];
+	char name[64];
+	uint16_t port;		/* healthCheckNodePort, host order; 0 = any free
+				 * port (tests; see kpx_hc_bound_port()) */
+	unsigned int local_endpoints;	/* ready endpoints on this node */
+	bool healthy;		/* "serviceProxyHealthy": the proxy has programmed
+				 * this Service; false forces 503 */
+};
+
+/* Orders by (namespace, name). */
+int kpx_hc_service_cmp(const void *a, const void *b);
+
 #endif

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <json-c/json_object.h>
 
-#include "jsonstream.h"
-#include "log.h"
-#include "model.h"
-#include "nl.h"
+#include "k8s/jsonstream.h"
+#include "base/log.h"
+#include "model/model.h"
+#include "dp/kpx/nl.h"
 
 struct ctx {
 	struct kpx_model *m;

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "kubeconfig.h"
+#include "config/kubeconfig.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -47,14 +47,6 @@ struct kpx_hc {
 	size_t n;
 };
 
-int kpx_hc_service_cmp(const void *pa, const void *pb)
-{
-	const struct kpx_hc_service *a = pa, *b = pb;
-	int r = strcmp(a->namespace, b->namespace);
-
-	return r ? r : strcmp(a->name, b->name);
-}
-
 /* The answer for @in: status code and a malloc'd JSON body. */
 static char *answer(struct hc_inst *in, unsigned int *status)
 {

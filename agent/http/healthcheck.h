@@ -35,19 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One Service's health check (namespace and name are DNS labels, <= 63). */
-struct kpx_hc_service {
-	char namespace[64];
-	char name[64];
-	uint16_t port;		/* healthCheckNodePort, host order; 0 = any free
-				 * port (tests; see kpx_hc_bound_port()) */
-	unsigned int local_endpoints;	/* ready endpoints on this node */
-	bool healthy;		/* "serviceProxyHealthy": the proxy has programmed
-				 * this Service; false forces 503 */
-};
-
-/* Orders by (namespace, name). */
-int kpx_hc_service_cmp(const void *a, const void *b);
+#include "base/service.h"	/* struct kpx_hc_service */
 
 struct kpx_hc;
 

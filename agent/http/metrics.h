@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
-#include "model.h"
+#include "model/model.h"
 #include "dp/kpx/nl.h"
 #include "base/service.h"
 

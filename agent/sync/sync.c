@@ -14,9 +14,9 @@
 #include "base/addr.h"
 #include "sync/ctclean.h"
 #include "base/duration.h"
-#include "fecache.h"
+#include "sync/fecache.h"
 #include "base/log.h"
-#include "model_nolocal.h"
+#include "model/model_nolocal.h"
 #include "sync/reconcile.h"
 #include "sync/sync.h"
 

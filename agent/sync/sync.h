@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include "http/healthcheck.h"
 #include "http/metrics.h"
-#include "model.h"
+#include "model/model.h"
 #include "dp/dataplane.h"
 
 struct kpx_sync;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fakedp.h"
-#include "nl.h"
+#include "dp/kpx/nl.h"
 
 static struct kpx_fakedp *F(struct kpx_dp *dp)
 {

@@ -44,8 +44,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dataplane.h"
-#include "service.h"
+#include "dp/dataplane.h"
+#include "base/service.h"
 
 /* The ops, for @fail. */
 enum kpx_fakedp_call {

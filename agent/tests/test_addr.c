@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
-#include "addr.h"
+#include "base/addr.h"
 #include "base/service.h"
 
 #include "tap.h"

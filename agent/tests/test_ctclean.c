@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
-#include "ctclean.h"
-#include "service.h"
+#include "sync/ctclean.h"
+#include "base/service.h"
 
 #include "tap.h"
 

@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctsysctl.h"
-#include "log.h"
+#include "config/ctsysctl.h"
+#include "base/log.h"
 
 #include "tap.h"
 

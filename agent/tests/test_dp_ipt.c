@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dataplane.h"
-#include "ipt_rules.h"
-#include "nl.h"
-#include "service.h"
+#include "dp/dataplane.h"
+#include "dp/ipt/ipt_rules.h"
+#include "dp/kpx/nl.h"
+#include "base/service.h"
 
 #include "tap.h"
 

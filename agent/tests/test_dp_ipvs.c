@@ -14,9 +14,9 @@
 #include <linux/ip_vs.h>
 #include <linux/kpx.h>
 
-#include "ipt_rules.h"
-#include "ipvs_rules.h"
-#include "strbuf.h"
+#include "dp/ipt/ipt_rules.h"
+#include "dp/ipvs/ipvs_rules.h"
+#include "base/strbuf.h"
 
 #include "tap.h"
 

@@ -17,10 +17,10 @@
 #include <linux/kpx.h>
 #include <nftables/libnftables.h>
 
-#include "dataplane.h"
-#include "log.h"
-#include "nft_rules.h"
-#include "nl.h"
+#include "dp/dataplane.h"
+#include "base/log.h"
+#include "dp/nft/nft_rules.h"
+#include "dp/kpx/nl.h"
 #include "tap.h"
 
 extern const struct kpx_dp_ops kpx_dp_nft;

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "duration.h"
+#include "base/duration.h"
 
 #include "tap.h"
 

@@ -8,7 +8,7 @@
  */
 #include <unistd.h>
 #include <curl/curl.h>
-#include "healthcheck.h"
+#include "http/healthcheck.h"
 #include "testlib_model.h"
 
 struct reply {

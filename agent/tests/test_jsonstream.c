@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <json-c/json_object.h>
 
-#include "jsonstream.h"
-#include "log.h"
+#include "k8s/jsonstream.h"
+#include "base/log.h"
 
 #include "tap.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kubeconfig.h"
+#include "config/kubeconfig.h"
 
 #include "tap.h"
 

@@ -16,11 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "healthz.h"
-#include "k8s.h"
-#include "log.h"
-#include "metrics.h"
-#include "metricsd.h"
+#include "http/healthz.h"
+#include "k8s/k8s.h"
+#include "base/log.h"
+#include "http/metrics.h"
+#include "http/metricsd.h"
 
 #include "tap.h"
 

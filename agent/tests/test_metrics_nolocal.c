@@ -8,8 +8,8 @@
 #include <regex.h>
 
 #include "testlib_model.h"
-#include "metrics.h"
-#include "model_nolocal.h"
+#include "http/metrics.h"
+#include "model/model_nolocal.h"
 
 /* Service t/NAME: "SPEC" is the spec's extra JSON (type, policies). */
 static void svc(struct kpx_model *m, const char *name, const char *ip,

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "testlib_model.h"
 
 /* A Service: @ips a JSON list body, @ports one, @extra more spec fields. */

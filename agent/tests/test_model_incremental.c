@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane.h"
+#include "dp/dataplane.h"
 #include "fakedp.h"
-#include "fecache.h"
-#include "log.h"
-#include "sync.h"
+#include "sync/fecache.h"
+#include "base/log.h"
+#include "sync/sync.h"
 #include "testlib_model.h"
 
 /* ---- Random failures of the fake data plane (fakedp.h) ------------------ */

@@ -7,7 +7,7 @@
  * header specifies.  TAP; exits non-zero on any failure.
  */
 #include <netlink/genl/genl.h>
-#include "nl_priv.h"
+#include "dp/kpx/nl_priv.h"
 #include "testlib_model.h"
 
 static struct kpx_nl fake = { .sk = NULL, .family_id = 0x1234 };

@@ -16,7 +16,7 @@
 #include <netlink/attr.h>
 #include <netlink/genl/genl.h>
 
-#include "nl_priv.h"
+#include "dp/kpx/nl_priv.h"
 
 #include "tap.h"
 

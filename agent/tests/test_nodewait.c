@@ -11,9 +11,10 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
-#include "log.h"
-#include "model.h"
-#include "nodewait.h"
+#include "base/log.h"
+#include "k8s/decode.h"
+#include "model/model.h"
+#include "model/nodewait.h"
 #include "tap.h"
 
 static char logbuf[8192];

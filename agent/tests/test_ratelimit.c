@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ratelimit.h"
+#include "base/ratelimit.h"
 
 #include "tap.h"
 

@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
-#include "reconcile.h"
-#include "service.h"
+#include "sync/reconcile.h"
+#include "base/service.h"
 
 #include "tap.h"
 

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
-#include "service.h"
+#include "base/service.h"
 
 #include "tap.h"
 

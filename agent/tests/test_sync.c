@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sync.h"
+#include "sync/sync.h"
 
 #include "tap.h"
 

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane.h"
-#include "duration.h"
+#include "dp/dataplane.h"
+#include "base/duration.h"
 #include "fakedp.h"
-#include "sync.h"
+#include "sync/sync.h"
 #include "testlib_model.h"
 
 #define SVC "{'apiVersion':'v1','kind':'Service','metadata':{'name':'web','namespace':'default'," \

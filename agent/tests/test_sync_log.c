@@ -8,8 +8,8 @@
  */
 #include <unistd.h>
 
-#include "log.h"
-#include "sync.h"
+#include "base/log.h"
+#include "sync/sync.h"
 #include "testlib_model.h"
 
 #define NBE 400

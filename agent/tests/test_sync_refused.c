@@ -32,13 +32,13 @@
 #include <unistd.h>
 #include <curl/curl.h>
 
-#include "dataplane.h"
-#include "duration.h"
+#include "dp/dataplane.h"
+#include "base/duration.h"
 #include "fakedp.h"
-#include "healthcheck.h"
-#include "log.h"
-#include "metrics.h"
-#include "sync.h"
+#include "http/healthcheck.h"
+#include "base/log.h"
+#include "http/metrics.h"
+#include "sync/sync.h"
 #include "testlib_model.h"
 
 extern const struct kpx_dp_ops kpx_dp_kpx;

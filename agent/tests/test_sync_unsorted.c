@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane.h"
+#include "dp/dataplane.h"
 #include "fakedp.h"
-#include "sync.h"
+#include "sync/sync.h"
 #include "testlib_model.h"
 
 #define SVC "{'metadata':{'name':'%s','namespace':'t'},'spec':{'clusterIP':'%s'," \

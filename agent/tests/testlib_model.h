@@ -17,12 +17,12 @@
 #include <json-c/json.h>
 #include <linux/kpx.h>
 
-#include "addr.h"
-#include "config.h"
-#include "decode.h"
-#include "model.h"
-#include "nl.h"
-#include "service.h"
+#include "base/addr.h"
+#include "config/config.h"
+#include "k8s/decode.h"
+#include "model/model.h"
+#include "dp/kpx/nl.h"
+#include "base/service.h"
 
 /* Not every test uses every helper. */
 #pragma GCC diagnostic ignored "-Wunused-function"

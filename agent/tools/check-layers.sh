@@ -13,9 +13,6 @@ set -u
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 2
 
-# The model's headers until they move to model/.
-TRANSITION_MODEL="model.h fecache.h model_nolocal.h"
-
 # The layer below: folder -> the headers of other folders (besides base/)
 # it may include.
 declare -A below=(
@@ -27,10 +24,10 @@ declare -A below=(
 	[dp/ipt]="dp/dataplane.h"
 	[dp/ipvs]="dp/dataplane.h dp/ipt/ipt_rules.h config/ctsysctl.h"
 	[model]="config/config.h"
-	[http]="model/model.h config/config.h dp/kpx/nl.h $TRANSITION_MODEL"
-	[sync]="model/model.h model/fecache.h model/model_nolocal.h dp/dataplane.h http/metrics.h
-		http/healthcheck.h $TRANSITION_MODEL"
-	[k8s]="model/model.h config/kubeconfig.h http/metrics.h"
+	[http]="model/model.h config/config.h dp/kpx/nl.h"
+	[sync]="model/model.h model/model_nolocal.h dp/dataplane.h http/metrics.h
+		http/healthcheck.h"
+	[k8s]="model/model.h model/api.h config/kubeconfig.h http/metrics.h"
 	[cli]="dp/kpx/nl.h"
 )
 

@@ -29,7 +29,8 @@
 
 #include "dp/dataplane.h"
 #include "base/log.h"
-#include "model.h"
+#include "k8s/decode.h"
+#include "model/model.h"
 #include "sync/sync.h"
 #include "benchobj.h"
 

@@ -33,7 +33,8 @@
 #include "fakedp.h"
 #include "base/log.h"
 #include "http/metrics.h"
-#include "model.h"
+#include "k8s/decode.h"
+#include "model/model.h"
 #include "sync/sync.h"
 #include "benchobj.h"
 

@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "model_nolocal.h"
-#include "model_priv.h"
+#include "model/model_nolocal.h"
+#include "model/model_priv.h"
 
 /* Usable as kube-proxy's CategorizeEndpoints() counts it (hasAnyEndpoints). */
 static bool usable(const struct kpx_api_endpoint *e)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <json-c/json_tokener.h>
 
-#include "jsonstream.h"
-#include "log.h"
+#include "k8s/jsonstream.h"
+#include "base/log.h"
 
 struct kpx_jstream {
 	json_tokener *tok;

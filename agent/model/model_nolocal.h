@@ -10,7 +10,7 @@
 #ifndef KPX_MODEL_NOLOCAL_H
 #define KPX_MODEL_NOLOCAL_H
 
-#include "model.h"
+#include "model/model.h"
 
 struct kpx_no_local {
 	unsigned int internal;	/* internalTrafficPolicy Local */

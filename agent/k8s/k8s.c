@@ -16,12 +16,12 @@
 #include <curl/curl.h>
 #include <json-c/json_tokener.h>
 
-#include "decode.h"
-#include "duration.h"
-#include "jsonstream.h"
-#include "k8s.h"
-#include "log.h"
-#include "ratelimit.h"
+#include "k8s/decode.h"
+#include "base/duration.h"
+#include "k8s/jsonstream.h"
+#include "k8s/k8s.h"
+#include "base/log.h"
+#include "base/ratelimit.h"
 
 #define LIST_LIMIT		500
 #define BACKOFF_MIN_MS		500

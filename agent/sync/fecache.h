@@ -21,10 +21,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "model.h"
-#include "model_nolocal.h"
-#include "reconcile.h"
-#include "service.h"
+#include "model/model.h"
+#include "model/model_nolocal.h"
+#include "sync/reconcile.h"
+#include "base/service.h"
 
 struct kpx_fecache;
 

@@ -1,20 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Kubernetes API objects (v1 Service, discovery.k8s.io/v1 EndpointSlice,
- * v1 Node) decoded from json-c into plain C structs holding what the agent
- * uses, plus typed, checked field getters.  Unknown fields are ignored;
- * missing optional fields take their API defaults; a present field of the
- * wrong type or value makes the object malformed (-EINVAL).
+ * The Kubernetes objects the model takes (v1 Service, discovery.k8s.io/v1
+ * EndpointSlice, v1 Node), as plain C data holding what the agent uses:
+ * k8s/decode.c fills them from the API's JSON, the model owns them once
+ * handed over.  No library types.
  */
-#ifndef KPX_DECODE_H
-#define KPX_DECODE_H
+#ifndef KPX_API_H
+#define KPX_API_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
-#include <json-c/json_object.h>
-#include "config.h"		/* struct kpx_cidr */
+
+#include "base/cidr.h"
 
 union kpx_api_addr {
 	struct in_addr v4;
@@ -139,78 +138,17 @@ struct kpx_api_node {
 	struct kpx_cidr *pod_cidrs;
 };
 
-/*
- * The cache key of @obj into *key (malloc'd): "namespace/name", or "name"
- * when !@namespaced.  Returns 0, -ENOMEM, or -EINVAL with a reason in @why.
- */
-int kpx_decode_key(struct json_object *obj, bool namespaced, char **key,
-		   char *why, size_t len);
-
-/*
- * Decode @obj into a zeroed struct.  Return 0, -ENOMEM, or -EINVAL with a
- * one-line reason naming the field in @why (@len bytes).  On error the
- * struct may be partly filled: release it anyway.  An EndpointSlice's
- * endpoint or port that does not decode is left out and counted
- * (kpx_api_slice.nskipped) instead of failing the slice.
- */
-int kpx_decode_service(struct json_object *obj, struct kpx_api_service *s,
-		       char *why, size_t len);
-int kpx_decode_slice(struct json_object *obj, struct kpx_api_slice *sl,
-		     char *why, size_t len);
-int kpx_decode_node(struct json_object *obj, struct kpx_api_node *nd,
-		    char *why, size_t len);
+/* One object of any kind, as kpx_model_update() takes it. */
+union kpx_api_object {
+	struct kpx_api_service service;
+	struct kpx_api_slice slice;
+	struct kpx_api_node node;
+};
 
 /* Free what the struct points to (not the struct itself). */
 void kpx_api_service_release(struct kpx_api_service *s);
 void kpx_api_slice_release(struct kpx_api_slice *sl);
 void kpx_api_node_release(struct kpx_api_node *nd);
-
-/*
- * Field @key of object @o with JSON type @type.  Returns 1 and sets *out,
- * 0 with *out = NULL when @o is NULL or the field is absent or null, or
- * -EINVAL when @o is not an object or the field has another type.
- */
-int kpx_json_field(struct json_object *o, const char *key,
-		   enum json_type type, struct json_object **out);
-
-/* String field: as kpx_json_field(); *out points into @o (not copied). */
-int kpx_json_string(struct json_object *o, const char *key, const char **out);
-
-/*
- * Integer field in [@min, @max]: as kpx_json_field(); a JSON number with a
- * fraction or exponent, or one out of range, is -EINVAL.
- */
-int kpx_json_int(struct json_object *o, const char *key, int64_t min,
-		 int64_t max, int64_t *out);
-
-/* Boolean field: as kpx_json_field(). */
-int kpx_json_bool(struct json_object *o, const char *key, bool *out);
-
-/*
- * Parses the textual IP address @s ("10.96.0.1", "fd00::1") into @addr
- * (16 bytes, network byte order; an IPv4 address uses the first 4 and the
- * rest is zeroed).  @family is AF_INET or AF_INET6 to accept only that
- * family, or 0 for either.  IPv4 parts (also those of a dotted quad
- * ending an IPv6 address) may have leading zeros and stay decimal, as
- * Kubernetes' netutils.ParseIPSloppy reads them: "010.001.002.003" is
- * 10.1.2.3.  Returns the family (AF_INET, AF_INET6), or -EINVAL.
- */
-int kpx_parse_addr(const char *s, int family, void *addr);
-
-/*
- * Parses "10.0.0.0/8" or "fd00::/64" (surrounding blanks allowed, as in
- * loadBalancerSourceRanges) into @c, clearing the bits past the prefix (as
- * kube-proxy's ParseCIDRSloppy + mask).  Returns the family or -EINVAL.
- */
-int kpx_parse_cidr(const char *s, struct kpx_cidr *c);
-
-/* True when @addr (network order, @family) lies in @c. */
-bool kpx_cidr_contains(const struct kpx_cidr *c, int family, const void *addr);
-
-/*
- * Whether one of @n CIDRs holds 127.0.0.1: --nodeport-addresses then asks
- * for localhost NodePorts (kube-proxy's iptables mode and route_localnet).
- */
-bool kpx_cidrs_hold_localhost(const struct kpx_cidr *c, int n);
+void kpx_api_endpoint_release(struct kpx_api_endpoint *e);
 
 #endif

@@ -36,9 +36,9 @@
 #define KPX_K8S_H
 
 #include <stdbool.h>
-#include "kubeconfig.h"
-#include "metrics.h"
-#include "model.h"
+#include "config/kubeconfig.h"
+#include "http/metrics.h"
+#include "model/model.h"
 
 struct kpx_k8s;
 

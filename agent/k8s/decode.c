@@ -12,7 +12,8 @@
 #include <arpa/inet.h>
 #include <json-c/json_object.h>
 #include <json-c/linkhash.h>
-#include "decode.h"
+#include "base/addr.h"
+#include "k8s/decode.h"
 
 #define LABEL_SERVICE_NAME	"kubernetes.io/service-name"
 #define LABEL_PROXY_NAME	"service.kubernetes.io/service-proxy-name"
@@ -70,190 +71,6 @@ int kpx_json_bool(struct json_object *o, const char *key, bool *out)
 	if (ret > 0)
 		*out = json_object_get_boolean(v);
 	return ret;
-}
-
-/*
- * Dotted-quad IPv4 as Kubernetes parses it (netutils.ParseIPSloppy, Go
- * 1.16's net.ParseIP): four decimal parts of 0..255, leading zeros allowed
- * and still decimal ("010.001.002.003" is 10.1.2.3).  Writes 4 bytes.
- */
-static int parse_ipv4_sloppy(const char *s, uint8_t *out)
-{
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		unsigned int v = 0;
-		const char *start = s;
-
-		if (i && *s++ != '.')
-			return -EINVAL;
-		start = s;
-		while (*s >= '0' && *s <= '9') {
-			v = v * 10 + (unsigned int)(*s++ - '0');
-			if (v > 255)
-				return -EINVAL;
-		}
-		if (s == start)
-			return -EINVAL;
-		out[i] = (uint8_t)v;
-	}
-	return *s ? -EINVAL : 0;
-}
-
-int kpx_parse_addr(const char *s, int family, void *addr)
-{
-	int fam = strchr(s, ':') ? AF_INET6 : AF_INET;
-	char buf[INET6_ADDRSTRLEN + 16];
-	const char *tail;
-	uint8_t v4[4];
-
-	if (family && family != fam)
-		return -EINVAL;
-	memset(addr, 0, sizeof(struct in6_addr));
-	if (fam == AF_INET)
-		return parse_ipv4_sloppy(s, addr) ? -EINVAL : AF_INET;
-	/* an IPv6 address ending in a dotted quad ("::ffff:010.1.2.3"):
-	 * that quad is sloppy too, as in ParseIPSloppy */
-	tail = strrchr(s, ':') + 1;
-	if (strchr(tail, '.')) {
-		size_t head = (size_t)(tail - s);
-
-		if (head + 16 > sizeof(buf) || parse_ipv4_sloppy(tail, v4))
-			return -EINVAL;
-		snprintf(buf, sizeof(buf), "%.*s%u.%u.%u.%u", (int)head, s,
-			 v4[0], v4[1], v4[2], v4[3]);
-		s = buf;
-	}
-	if (inet_pton(AF_INET6, s, addr) != 1)
-		return -EINVAL;
-	return AF_INET6;
-}
-
-int kpx_parse_cidr(const char *s, struct kpx_cidr *c)
-{
-	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
-	size_t len, i;
-	unsigned long bits;
-	uint8_t *a;
-	int fam;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	len = strlen(s);
-	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-		len--;
-	if (!len || len >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	slash = strchr(buf, '/');
-	if (!slash || !slash[1])
-		return -EINVAL;
-	*slash = 0;
-	memset(c, 0, sizeof(*c));
-	fam = kpx_parse_addr(buf, 0, &c->addr);
-	if (fam < 0)
-		return -EINVAL;
-	bits = strtoul(slash + 1, &end, 10);
-	if (*end || slash[1] < '0' || slash[1] > '9' ||
-	    bits > (fam == AF_INET ? 32UL : 128UL))
-		return -EINVAL;
-	c->family = fam;
-	c->len = (uint8_t)bits;
-	a = (uint8_t *)&c->addr;
-	for (i = 0; i < 16; i++) {
-		if (bits >= 8) {
-			bits -= 8;
-			continue;
-		}
-		a[i] &= (uint8_t)(0xff00 >> bits);
-		bits = 0;
-	}
-	return fam;
-}
-
-bool kpx_cidr_contains(const struct kpx_cidr *c, int family, const void *addr)
-{
-	const uint8_t *x = (const uint8_t *)&c->addr, *y = addr;
-	unsigned int bits = c->len, i;
-
-	if (c->family != family)
-		return false;
-	for (i = 0; bits >= 8; i++, bits -= 8)
-		if (x[i] != y[i])
-			return false;
-	return !bits || !((x[i] ^ y[i]) & (0xff00 >> bits));
-}
-
-bool kpx_cidrs_hold_localhost(const struct kpx_cidr *c, int n)
-{
-	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (kpx_cidr_contains(&c[i], AF_INET, &lo))
-			return true;
-	return false;
-}
-
-static void free_strv(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static void free_endpoint(struct kpx_api_endpoint *e)
-{
-	free(e->node_name);
-	free(e->zone);
-	free_strv(e->zone_hints, e->nzone_hints);
-	free_strv(e->node_hints, e->nnode_hints);
-	memset(e, 0, sizeof(*e));
-}
-
-static void free_ports(struct kpx_api_port *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; p && i < n; i++)
-		free(p[i].name);
-	free(p);
-}
-
-void kpx_api_service_release(struct kpx_api_service *s)
-{
-	free(s->ips);
-	free_ports(s->ports, s->nports);
-	free(s->external_ips);
-	free(s->lb_ips);
-	free(s->source_ranges);
-}
-
-void kpx_api_slice_release(struct kpx_api_slice *sl)
-{
-	size_t i;
-
-	for (i = 0; sl->eps && i < sl->neps; i++)
-		free_endpoint(&sl->eps[i]);
-	free(sl->eps);
-	free_ports(sl->ports, sl->nports);
-	free(sl->service);
-}
-
-void kpx_api_node_release(struct kpx_api_node *nd)
-{
-	size_t i;
-
-	for (i = 0; nd->labels && i < nd->nlabels; i++) {
-		free(nd->labels[i].key);
-		free(nd->labels[i].value);
-	}
-	free(nd->labels);
-	free(nd->addrs);
-	free(nd->pod_cidrs);
 }
 
 #define BAD(why, len, ...) (snprintf(why, len, __VA_ARGS__), -EINVAL)
@@ -789,7 +606,7 @@ static int parse_endpoints(struct json_object *obj, struct kpx_api_slice *sl,
 			sl->neps++;
 			continue;
 		}
-		free_endpoint(e);
+		kpx_api_endpoint_release(e);
 		if (ret == -ENOMEM)
 			return ret;
 		if (ret == -EINVAL)

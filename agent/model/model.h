@@ -30,10 +30,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <netinet/in.h>
-#include <json-c/json_object.h>
-#include "config.h"
-#include "healthcheck.h"
-#include "service.h"
+#include "config/config.h"
+#include "model/api.h"
+#include "base/service.h"
 
 enum kpx_kind {
 	KPX_KIND_SERVICE,		/* v1 Service */
@@ -122,13 +121,23 @@ bool kpx_model_own_node(const struct kpx_model *m, size_t *naddrs,
 bool kpx_model_localhost_nodeports(const struct kpx_model *m);
 
 /*
- * Applies one watch event (or one item of a list, as KPX_EV_ADDED) for an
- * object of @kind.  The model copies what it needs; @obj stays the caller's.
- * Returns 0, or -EINVAL for a malformed object, which is logged and skipped
- * (a previous good version of the same object, if any, is kept).
+ * An ADDED or MODIFIED object of @kind, decoded (k8s/decode.c: the watch
+ * event or list item through kpx_model_apply()): the model takes @key
+ * (malloc'd, "namespace/name" or "name") and @o's contents, also on error.
+ * Returns 0, or -ENOMEM (logged; a previous version is kept).
  */
-int kpx_model_apply(struct kpx_model *m, enum kpx_kind kind,
-		    enum kpx_event ev, struct json_object *obj);
+int kpx_model_update(struct kpx_model *m, enum kpx_kind kind, char *key,
+		     union kpx_api_object *o);
+
+/* A DELETED object of @kind; nothing when the model does not hold it. */
+void kpx_model_delete(struct kpx_model *m, enum kpx_kind kind, const char *key);
+
+/*
+ * An ADDED or MODIFIED object of @kind that did not decode: the previous
+ * version, if the model holds one, stays and survives the relist under
+ * way.  True when there is one.
+ */
+bool kpx_model_keep(struct kpx_model *m, enum kpx_kind kind, const char *key);
 
 /*
  * Relist: between begin and end, every object of @kind is re-applied as

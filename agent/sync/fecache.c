@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "addr.h"
-#include "fecache.h"
-#include "model_nolocal.h"
-#include "nl.h"		/* kpx_services_free() */
+#include "base/addr.h"
+#include "sync/fecache.h"
+#include "model/model_nolocal.h"
 
 /* ---- A chained hash table of intrusive links --------------------------- */
 

@@ -6,8 +6,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "log.h"
-#include "nodewait.h"
+#include "base/log.h"
+#include "model/nodewait.h"
 
 void kpx_nodewait_init(struct kpx_nodewait *w, const char *node,
 		       bool want_pod_cidrs, int64_t ips_ms, int64_t cidrs_ms)

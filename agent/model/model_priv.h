@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "config.h"
-#include "decode.h"
-#include "model.h"
+#include "config/config.h"
+#include "model/api.h"
+#include "model/model.h"
 
 /* ---- A chained hash table keyed by C string --------------------------- */
 

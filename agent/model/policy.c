@@ -14,9 +14,9 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <linux/kpx.h>
-#include "addr.h"
-#include "log.h"
-#include "model_priv.h"
+#include "base/addr.h"
+#include "base/log.h"
+#include "model/model_priv.h"
 
 #define COMP "model"
 

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "log.h"
-#include "model_priv.h"
+#include "base/log.h"
+#include "model/model_priv.h"
 
 #define COMP "model"
 
@@ -67,32 +67,50 @@ static void ht_del(struct htab *t, struct hnode *n)
 	t->n--;
 }
 
-/* Each allocates the cached object and decodes into it: see decode.h. */
-static int service_new(struct json_object *obj, struct hnode **out,
-		       char *why, size_t len)
+/* Each allocates the cached object and takes @o's contents into it. */
+static int service_new(union kpx_api_object *o, struct hnode **out)
 {
 	struct m_service *s = calloc(1, sizeof(*s));
 
 	*out = s ? &s->node : NULL;
-	return s ? kpx_decode_service(obj, &s->o, why, len) : -ENOMEM;
+	if (s)
+		s->o = o->service;
+	return s ? 0 : -ENOMEM;
 }
 
-static int slice_new(struct json_object *obj, struct hnode **out,
-		     char *why, size_t len)
+static int slice_new(union kpx_api_object *o, struct hnode **out)
 {
 	struct m_slice *sl = calloc(1, sizeof(*sl));
 
 	*out = sl ? &sl->node : NULL;
-	return sl ? kpx_decode_slice(obj, &sl->o, why, len) : -ENOMEM;
+	if (sl)
+		sl->o = o->slice;
+	return sl ? 0 : -ENOMEM;
 }
 
-static int node_new(struct json_object *obj, struct hnode **out,
-		    char *why, size_t len)
+static int node_new(union kpx_api_object *o, struct hnode **out)
 {
 	struct m_node *nd = calloc(1, sizeof(*nd));
 
 	*out = nd ? &nd->node : NULL;
-	return nd ? kpx_decode_node(obj, &nd->o, why, len) : -ENOMEM;
+	if (nd)
+		nd->o = o->node;
+	return nd ? 0 : -ENOMEM;
+}
+
+static void service_release(union kpx_api_object *o)
+{
+	kpx_api_service_release(&o->service);
+}
+
+static void slice_release(union kpx_api_object *o)
+{
+	kpx_api_slice_release(&o->slice);
+}
+
+static void node_release(union kpx_api_object *o)
+{
+	kpx_api_node_release(&o->node);
 }
 
 static void service_free(struct hnode *n)
@@ -170,25 +188,28 @@ struct kind_ops {
 	const char *name;
 	bool namespaced;
 	bool affects_desired;
-	int (*parse)(struct json_object *obj, struct hnode **out,
-		     char *why, size_t len);
+	int (*take)(union kpx_api_object *o, struct hnode **out);
+	void (*release)(union kpx_api_object *o);	/* when not taken */
 	void (*free)(struct hnode *n);
 };
 
 static const struct kind_ops kinds[KPX_KIND_MAX] = {
 	[KPX_KIND_SERVICE] = {
 		.name = "Service", .namespaced = true, .affects_desired = true,
-		.parse = service_new, .free = service_free,
+		.take = service_new, .release = service_release,
+		.free = service_free,
 	},
 	[KPX_KIND_ENDPOINTSLICE] = {
 		.name = "EndpointSlice", .namespaced = true,
 		.affects_desired = true,
-		.parse = slice_new, .free = slice_free,
+		.take = slice_new, .release = slice_release,
+		.free = slice_free,
 	},
 	/* Only the agent's own Node matters: see node_is_own() */
 	[KPX_KIND_NODE] = {
 		.name = "Node", .namespaced = false, .affects_desired = false,
-		.parse = node_new, .free = node_free,
+		.take = node_new, .release = node_release,
+		.free = node_free,
 	},
 };
 
@@ -361,53 +382,59 @@ void kpx_model_free(struct kpx_model *m)
 	free(m);
 }
 
-int kpx_model_apply(struct kpx_model *m, enum kpx_kind kind,
-		    enum kpx_event ev, struct json_object *obj)
+int kpx_model_update(struct kpx_model *m, enum kpx_kind kind, char *key,
+		     union kpx_api_object *o)
 {
 	const struct kind_ops *ops;
 	struct hnode *old, *n = NULL;
-	char why[192], *key = NULL;
 	int ret;
 
-	if ((unsigned int)kind >= KPX_KIND_MAX)
-		return -EINVAL;
-	ops = &kinds[kind];
-	ret = kpx_decode_key(obj, ops->namespaced, &key, why, sizeof(why));
-	if (ret == -EINVAL)
-		kpx_warn(COMP, "%s ignored: %s", ops->name, why);
-	if (ret)
-		return ret;
-	old = ht_find(&m->objs[kind], key);
-	if (ev == KPX_EV_DELETED) {
-		if (old)
-			obj_remove(m, kind, old);
+	if ((unsigned int)kind >= KPX_KIND_MAX) {
 		free(key);
-		return 0;
+		return -EINVAL;
 	}
-	ret = ops->parse(obj, &n, why, sizeof(why));
-	if (!ret && kind == KPX_KIND_ENDPOINTSLICE &&
-	    ((struct m_slice *)n)->o.nskipped)
-		kpx_warn(COMP, "EndpointSlice %s: %zu endpoint(s)/port(s) that do not decode left out, the rest kept (last: %s)",
-			 key, ((struct m_slice *)n)->o.nskipped,
-			 ((struct m_slice *)n)->o.skipped_why);
-	if (!ret) {
+	ops = &kinds[kind];
+	old = ht_find(&m->objs[kind], key);
+	ret = ops->take(o, &n);
+	if (ret) {
+		ops->release(o);
+	} else {
 		n->key = key;
 		ret = obj_replace(m, kind, n, old);
 		if (!ret)
 			return 0;
 		n->key = NULL;
 	}
-	if (ret == -EINVAL)
-		kpx_warn(COMP, "%s %s: %s; %s", ops->name, key, why,
-			 old ? "keeping the previous version" : "ignored");
-	else
-		kpx_err(COMP, "%s %s: %s", ops->name, key, strerror(-ret));
+	kpx_err(COMP, "%s %s: %s", ops->name, key, strerror(-ret));
 	if (old)
 		old->seen = m->gen[kind];	/* exists, keep it on relist */
 	if (n)
-		ops->free(n);	/* partly filled; n->key is NULL */
+		ops->free(n);	/* n->key is NULL */
 	free(key);
 	return ret;
+}
+
+void kpx_model_delete(struct kpx_model *m, enum kpx_kind kind, const char *key)
+{
+	struct hnode *old;
+
+	if ((unsigned int)kind >= KPX_KIND_MAX)
+		return;
+	old = ht_find(&m->objs[kind], key);
+	if (old)
+		obj_remove(m, kind, old);
+}
+
+bool kpx_model_keep(struct kpx_model *m, enum kpx_kind kind, const char *key)
+{
+	struct hnode *old;
+
+	if ((unsigned int)kind >= KPX_KIND_MAX)
+		return false;
+	old = ht_find(&m->objs[kind], key);
+	if (old)
+		old->seen = m->gen[kind];	/* exists, keep it on relist */
+	return old != NULL;
 }
 
 void kpx_model_relist_begin(struct kpx_model *m, enum kpx_kind kind)
