@@ -7,8 +7,9 @@
  * Every request gets a fresh nl_cb whose handlers record the kernel's errno
  * and extended-ack message in a struct kpx_nl_request; libnl's own error
  * codes are only used for failures that are not the kernel's (allocation,
- * socket I/O).  The SET message is built in nl_set.c, dumps are read in
- * nl_dump.c.
+ * socket I/O).  Here: the socket, one exchange, and SET with its message
+ * (the change of a frontend, the agent's hot path); the other requests are
+ * in nl_ops.c, dumps are read in nl_dump.c.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -39,52 +40,6 @@
 /* First receive buffer; libnl peeks and grows it for larger messages. */
 #define KPX_NL_MSGBUF (64 << 10)
 
-/* libnl NLE_* to errno, for errors that did not come from the kernel. */
-int kpx_nl_errno(int nle)
-{
-	switch (nle < 0 ? -nle : nle) {
-	case 0:			return 0;
-	case NLE_INTR:		return -EINTR;
-	case NLE_BAD_SOCK:	return -EBADF;
-	case NLE_AGAIN:		return -EAGAIN;
-	case NLE_NOMEM:		return -ENOMEM;
-	case NLE_EXIST:		return -EEXIST;
-	case NLE_INVAL:		return -EINVAL;
-	case NLE_RANGE:		return -ERANGE;
-	case NLE_MSGSIZE:	return -EMSGSIZE;
-	case NLE_OPNOTSUPP:	return -EOPNOTSUPP;
-	case NLE_AF_NOSUPPORT:	return -EAFNOSUPPORT;
-	case NLE_OBJ_NOTFOUND:	return -ENOENT;
-	case NLE_NOATTR:	return -ENOENT;
-	case NLE_MISSING_ATTR:	return -EINVAL;
-	case NLE_AF_MISMATCH:	return -EAFNOSUPPORT;
-	case NLE_SEQ_MISMATCH:	return -EPROTO;
-	case NLE_MSG_OVERFLOW:	return -ENOBUFS;
-	case NLE_MSG_TRUNC:	return -EMSGSIZE;
-	case NLE_NOADDR:	return -EADDRNOTAVAIL;
-	case NLE_SRCRT_NOSUPPORT: return -EOPNOTSUPP;
-	case NLE_MSG_TOOSHORT:	return -EBADMSG;
-	case NLE_MSGTYPE_NOSUPPORT: return -EOPNOTSUPP;
-	case NLE_OBJ_MISMATCH:	return -EINVAL;
-	case NLE_NOCACHE:	return -ENOENT;
-	case NLE_BUSY:		return -EBUSY;
-	case NLE_PROTO_MISMATCH: return -EPROTONOSUPPORT;
-	case NLE_NOACCESS:	return -EACCES;
-	case NLE_PERM:		return -EPERM;
-	case NLE_PKTLOC_FILE:	return -ENOENT;
-	case NLE_PARSE_ERR:	return -EBADMSG;
-	case NLE_NODEV:		return -ENODEV;
-	case NLE_IMMUTABLE:	return -EROFS;
-	case NLE_DUMP_INTR:	return -EINTR;
-	case NLE_ATTRSIZE:	return -ERANGE;
-	default:		return -EIO;
-	}
-}
-
-/*
- * Copies the extended ack of a kernel error or NLMSG_DONE into nl->errmsg.
- * @tlvs/@len: the attributes after the fixed part of the message.
- */
 static void save_extack(struct kpx_nl *nl, struct nlattr *tlvs, int len)
 {
 	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
@@ -348,196 +303,262 @@ int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
 	return 0;
 }
 
-int kpx_nl_del_service(struct kpx_nl *nl, const struct kpx_service *key)
-{
-	struct kpx_nl_request r = { 0 };
-	struct nlattr *svc;
-	struct nl_msg *msg;
+/* ---- the SET message ---- */
 
-	nl->errmsg[0] = '\0';
-	if (!kpx_addr_len(key->family))
+int kpx_nl_put_key(struct nl_msg *msg, const struct kpx_service *s)
+{
+	size_t alen = kpx_addr_len(s->family);
+
+	if (!alen)
 		return -EAFNOSUPPORT;
-	msg = kpx_nl_new_msg(nl, KPX_CMD_DEL_SERVICE, 0, 512);
-	if (!msg)
-		return -ENOMEM;
-	svc = nla_nest_start(msg, KPX_A_SERVICE);
-	if (!svc || kpx_nl_put_key(msg, key) < 0) {
-		nlmsg_free(msg);
+	if (nla_put_u16(msg, KPX_SVC_A_FAMILY, (uint16_t)s->family) < 0 ||
+	    nla_put_u8(msg, KPX_SVC_A_PROTOCOL, s->protocol) < 0 ||
+	    nla_put(msg, KPX_SVC_A_ADDR, (int)alen, &s->addr) < 0 ||
+	    nla_put_u16(msg, KPX_SVC_A_PORT, htons(s->port)) < 0)
 		return -EMSGSIZE;
-	}
-	nla_nest_end(msg, svc);
-	return kpx_nl_transact(nl, msg, &r);
+	return 0;
 }
 
-int kpx_nl_flush(struct kpx_nl *nl)
-{
-	struct kpx_nl_request r = { 0 };
-	struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_FLUSH, 0, 64);
+/* Largest nla_len: a netlink attribute, nest included, holds < 64 KiB. */
+#define KPX_NL_ATTR_MAX 0xffff
 
-	nl->errmsg[0] = '\0';
-	if (!msg)
-		return -ENOMEM;
-	return kpx_nl_transact(nl, msg, &r);
+/* Bytes of one KPX_BACKENDS_A_BACKEND nest for @b, padding included. */
+static size_t backend_size(const struct kpx_backend *b, size_t alen)
+{
+	return (size_t)nla_total_size((int)(nla_total_size((int)alen) +
+					    nla_total_size(2) +
+					    (b->weight > 1 ? nla_total_size(4) : 0)));
 }
 
 /*
- * KPX_CMD_CT_SYNC: waits for the conntrack cleanups of earlier changes;
- * 0 also from a module without it (EOPNOTSUPP: its cleanups are done by
- * the time a change is answered).
+ * Message buffer for a SET of @s: headers and key with slack, every
+ * backend, and one nest header per KPX_A_BACKENDS (each of those holds at
+ * least KPX_NL_ATTR_MAX minus one backend and its header).
  */
-int kpx_nl_ct_sync(struct kpx_nl *nl)
+static size_t set_size(const struct kpx_service *s)
 {
-	struct kpx_nl_request r = { 0 };
-	struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_CT_SYNC, 0, 64);
-	int err;
+	size_t alen = kpx_addr_len(s->family), total = 0;
 
-	nl->errmsg[0] = '\0';
-	if (!msg)
-		return -ENOMEM;
-	err = kpx_nl_transact(nl, msg, &r);
-	return err == -EOPNOTSUPP ? 0 : err;
+	for (size_t i = 0; i < s->nbackends; i++)
+		total += backend_size(&s->backends[i], alen);
+	/* a source range: nest + family + addr + prefix length, padded */
+	total += s->nsource_ranges * 48;
+	return 4096 + total +
+	       (total / (KPX_NL_ATTR_MAX / 2) + 2) * NLA_HDRLEN;
 }
 
-/* ---- stats ---- */
-
-static struct nla_policy stats_policy[KPX_STATS_A_MAX + 1] = {
-	[KPX_STATS_A_SERVICES] = { .type = NLA_U32 },
-	[KPX_STATS_A_BACKENDS] = { .type = NLA_U32 },
-	[KPX_STATS_A_CONNS] = { .type = NLA_U64 },
-	[KPX_STATS_A_REJECTS] = { .type = NLA_U64 },
-	[KPX_STATS_A_DROPS] = { .type = NLA_U64 },
-	[KPX_STATS_A_GENERATION] = { .type = NLA_U32 },
-	[KPX_STATS_A_FILTERED] = { .type = NLA_U64 },
-};
-
-int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
+/*
+ * Puts the CIDR list @v (@n entries) as nest @type of KPX_CIDRS_A_CIDR
+ * nests (an empty nest when @n is 0).  -EMSGSIZE if it does not fit.
+ */
+int kpx_nl_put_cidrs(struct nl_msg *msg, int type, const struct kpx_cidr *v,
+		     size_t n)
 {
-	struct nlattr *tb[KPX_A_MAX + 1], *st[KPX_STATS_A_MAX + 1];
-	struct kpx_nl_stats *out = arg;
+	struct nlattr *list, *c;
 
-	if (genlmsg_parse(nlh, 0, tb, KPX_A_MAX, NULL) < 0 ||
-	    !tb[KPX_A_STATS] ||
-	    nla_parse_nested(st, KPX_STATS_A_MAX, tb[KPX_A_STATS],
-			     stats_policy) < 0)
-		return -EBADMSG;
-	if (st[KPX_STATS_A_SERVICES])
-		out->services = nla_get_u32(st[KPX_STATS_A_SERVICES]);
-	if (st[KPX_STATS_A_BACKENDS])
-		out->backends = nla_get_u32(st[KPX_STATS_A_BACKENDS]);
-	if (st[KPX_STATS_A_CONNS])
-		out->conns = nla_get_u64(st[KPX_STATS_A_CONNS]);
-	if (st[KPX_STATS_A_REJECTS])
-		out->rejects = nla_get_u64(st[KPX_STATS_A_REJECTS]);
-	if (st[KPX_STATS_A_DROPS])
-		out->drops = nla_get_u64(st[KPX_STATS_A_DROPS]);
-	if (st[KPX_STATS_A_GENERATION])
-		out->generation = nla_get_u32(st[KPX_STATS_A_GENERATION]);
-	if (st[KPX_STATS_A_FILTERED])
-		out->filtered = nla_get_u64(st[KPX_STATS_A_FILTERED]);
+	/*
+	 * An empty list means "clear"; libnl's nla_nest_end() would drop an
+	 * empty nest, so put the empty attribute directly.
+	 */
+	if (!n)
+		return nla_put(msg, type | NLA_F_NESTED, 0, NULL) < 0 ?
+		       -EMSGSIZE : 0;
+	list = nla_nest_start(msg, type);
+	if (!list)
+		return -EMSGSIZE;
+	for (size_t i = 0; i < n; i++) {
+		size_t alen = kpx_addr_len(v[i].family);
+
+		if (!alen)
+			return -EAFNOSUPPORT;
+		c = nla_nest_start(msg, KPX_CIDRS_A_CIDR);
+		if (!c ||
+		    nla_put_u16(msg, KPX_CIDR_A_FAMILY, (uint16_t)v[i].family) < 0 ||
+		    nla_put(msg, KPX_CIDR_A_ADDR, (int)alen, &v[i].addr) < 0 ||
+		    nla_put_u8(msg, KPX_CIDR_A_PREFIXLEN, v[i].len) < 0 ||
+		    nla_nest_end(msg, c) < 0)
+			return -EMSGSIZE;
+	}
+	return nla_nest_end(msg, list) < 0 ? -EMSGSIZE : 0;
+}
+
+/* Room one source range entry takes at most (IPv6: 4 + 8 + 20 + 8). */
+#define KPX_NL_CIDR_ROOM 40
+
+/*
+ * Puts source ranges *next, *next + 1, ... of @s as nest @type while the
+ * outermost open nest @outer stays within KPX_NL_ATTR_MAX bytes (less
+ * @reserve); advances *next past them.  0 or -EMSGSIZE.
+ */
+static int put_ranges_part(struct nl_msg *msg, const struct nlattr *outer,
+			   int type, const struct kpx_service *s,
+			   size_t reserve, size_t *next)
+{
+	struct nlattr *list = nla_nest_start(msg, type), *c;
+
+	if (!list)
+		return -EMSGSIZE;
+	for (; *next < s->nsource_ranges; (*next)++) {
+		const struct kpx_cidr *v = &s->source_ranges[*next];
+		size_t used = (size_t)((char *)nlmsg_tail(nlmsg_hdr(msg)) -
+				       (const char *)outer);
+		size_t alen = kpx_addr_len(v->family);
+
+		if (!alen)
+			return -EAFNOSUPPORT;
+		if (used + KPX_NL_CIDR_ROOM + reserve > KPX_NL_ATTR_MAX)
+			break;
+		c = nla_nest_start(msg, KPX_CIDRS_A_CIDR);
+		if (!c ||
+		    nla_put_u16(msg, KPX_CIDR_A_FAMILY, (uint16_t)v->family) < 0 ||
+		    nla_put(msg, KPX_CIDR_A_ADDR, (int)alen, &v->addr) < 0 ||
+		    nla_put_u8(msg, KPX_CIDR_A_PREFIXLEN, v->len) < 0 ||
+		    nla_nest_end(msg, c) < 0)
+			return -EMSGSIZE;
+	}
+	return nla_nest_end(msg, list) < 0 ? -EMSGSIZE : 0;
+}
+
+/* Puts one KPX_BACKENDS_A_BACKEND nest; weight left out when 0 or 1. */
+/* Issue 4: scheduler and affinity, each only when not the default. */
+static int put_sched(struct nl_msg *msg, const struct kpx_service *s)
+{
+	if (s->scheduler[0] &&
+	    nla_put_string(msg, KPX_SVC_A_SCHEDULER, s->scheduler) < 0)
+		return -EMSGSIZE;
+	if (s->mh_size && nla_put_u32(msg, KPX_SVC_A_MH_SIZE, s->mh_size) < 0)
+		return -EMSGSIZE;
+	if (s->affinity_timeout &&
+	    nla_put_u32(msg, KPX_SVC_A_AFFINITY_TIMEOUT,
+			s->affinity_timeout) < 0)
+		return -EMSGSIZE;
+	if (s->affinity_max &&
+	    nla_put_u32(msg, KPX_SVC_A_AFFINITY_MAX, s->affinity_max) < 0)
+		return -EMSGSIZE;
 	return 0;
 }
 
-int kpx_nl_stats(struct kpx_nl *nl, struct kpx_nl_stats *st)
+static int put_backend(struct nl_msg *msg, const struct kpx_backend *b,
+		       size_t alen)
 {
-	struct kpx_nl_stats tmp = { 0 };
-	struct kpx_nl_request r = { .parse = kpx_nl_parse_stats, .arg = &tmp };
-	struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_GET_STATS, 0, 64);
-	int ret;
+	struct nlattr *be = nla_nest_start(msg, KPX_BACKENDS_A_BACKEND);
 
-	nl->errmsg[0] = '\0';
-	if (!msg)
-		return -ENOMEM;
-	ret = kpx_nl_transact(nl, msg, &r);
-	if (!ret)
-		*st = tmp;
-	return ret;
+	if (!be ||
+	    nla_put(msg, KPX_BE_A_ADDR, (int)alen, &b->addr) < 0 ||
+	    nla_put_u16(msg, KPX_BE_A_PORT, htons(b->port)) < 0)
+		return -EMSGSIZE;
+	/* Weight 1 is the default: leave it out, saving room. */
+	if (b->weight > 1 && nla_put_u32(msg, KPX_BE_A_WEIGHT, b->weight) < 0)
+		return -EMSGSIZE;
+	return nla_nest_end(msg, be) < 0 ? -EMSGSIZE : 0;
 }
 
-/* ---- namespace settings ---- */
-
-int kpx_nl_build_config(struct kpx_nl *nl, const struct kpx_ns_config *c,
-			struct nl_msg **out)
+/*
+ * Puts backends *next, *next + 1, ... of @s while the outermost open nest
+ * @outer stays within KPX_NL_ATTR_MAX bytes; advances *next past them.
+ * 0 or -EMSGSIZE (message buffer exhausted: a sizing bug).
+ */
+static int put_backends(struct nl_msg *msg, const struct nlattr *outer,
+			const struct kpx_service *s, size_t alen, size_t *next)
 {
-	struct nl_msg *msg;
-	struct nlattr *cfg;
-	size_t n = c->nlocal_cidrs;
+	for (; *next < s->nbackends; (*next)++) {
+		const struct kpx_backend *b = &s->backends[*next];
+		size_t used = (size_t)((char *)nlmsg_tail(nlmsg_hdr(msg)) -
+				       (const char *)outer);
+		int ret;
 
-	if (n > KPX_CIDRS_MAX || n > KPX_CONFIG_CIDRS_MAX)
-		return -EINVAL;
-	msg = kpx_nl_new_msg(nl, KPX_CMD_SET_CONFIG, 0, 1024 + n * 48);
+		if (used + backend_size(b, alen) > KPX_NL_ATTR_MAX)
+			break;
+		ret = put_backend(msg, b, alen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Builds the KPX_CMD_SET_SERVICE message for @s into *out.  The backends go
+ * into KPX_SVC_A_BACKENDS as far as KPX_A_SERVICE stays below 64 KiB, the
+ * rest into as many top-level KPX_A_BACKENDS as needed, all in order; the
+ * source ranges likewise into KPX_SVC_A_SOURCE_RANGES (up to half of
+ * KPX_A_SERVICE) and top-level KPX_A_SOURCE_RANGES.  The set size is not
+ * checked here: the kernel enforces KPX_BACKENDS_MAX.
+ */
+int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
+		     struct nl_msg **out)
+{
+	struct nlattr *svc, *list;
+	struct nl_msg *msg;
+	size_t alen = kpx_addr_len(s->family), next = 0, rnext = 0;
+
+	if (!alen)
+		return -EAFNOSUPPORT;
+	msg = kpx_nl_new_msg(nl, KPX_CMD_SET_SERVICE, 0, set_size(s));
 	if (!msg)
 		return -ENOMEM;
-	cfg = nla_nest_start(msg, KPX_A_CONFIG);
-	/* every setting is sent: "" and an empty list clear the old ones */
-	if (!cfg || kpx_nl_put_cidrs(msg, KPX_CFG_A_LOCAL_CIDRS, c->local_cidrs, n) < 0 ||
-	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFNAME, c->local_ifname) < 0 ||
-	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFPREFIX, c->local_ifprefix) < 0 ||
-	    nla_nest_end(msg, cfg) < 0) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
+	svc = nla_nest_start(msg, KPX_A_SERVICE);
+	if (!svc || kpx_nl_put_key(msg, s) < 0 ||
+	    nla_put_u32(msg, KPX_SVC_A_FLAGS, s->flags) < 0)
+		goto err;
+	if (put_sched(msg, s) < 0)
+		goto err;
+	/* issue 3: the ClusterIP frontend of an eTP Local external one */
+	if ((s->flags & KPX_SVC_F_EXT_LOCAL) &&
+	    (nla_put(msg, KPX_SVC_A_CLUSTER_ADDR, (int)alen,
+		     &s->cluster_addr) < 0 ||
+	     nla_put_u16(msg, KPX_SVC_A_CLUSTER_PORT,
+			 htons(s->cluster_port)) < 0))
+		goto err;
+	/*
+	 * Only when set: a SET without it leaves the frontend unfiltered.
+	 * As many as fit KPX_A_SERVICE with room left for a first slice of
+	 * backends; the rest in top-level KPX_A_SOURCE_RANGES.
+	 */
+	if (s->nsource_ranges &&
+	    put_ranges_part(msg, svc, KPX_SVC_A_SOURCE_RANGES, s,
+			    KPX_NL_ATTR_MAX / 2, &rnext) < 0)
+		goto err;
+	if (s->nbackends) {
+		list = nla_nest_start(msg, KPX_SVC_A_BACKENDS);
+		if (!list || put_backends(msg, svc, s, alen, &next) < 0 ||
+		    nla_nest_end(msg, list) < 0)
+			goto err;
+	}
+	if (nla_nest_end(msg, svc) < 0)
+		goto err;
+	while (next < s->nbackends) {
+		size_t first = next;
+
+		list = nla_nest_start(msg, KPX_A_BACKENDS);
+		if (!list || put_backends(msg, list, s, alen, &next) < 0 ||
+		    next == first || nla_nest_end(msg, list) < 0)
+			goto err;
+	}
+	while (rnext < s->nsource_ranges) {
+		size_t first = rnext;
+		/* the nest header is where the list will start */
+		const struct nlattr *here =
+			(const struct nlattr *)nlmsg_tail(nlmsg_hdr(msg));
+
+		if (put_ranges_part(msg, here, KPX_A_SOURCE_RANGES, s, 0,
+				    &rnext) < 0 || rnext == first)
+			goto err;
 	}
 	*out = msg;
 	return 0;
+err:
+	snprintf(nl->errmsg, sizeof(nl->errmsg),
+		 "SET of %zu backends: netlink message buffer too small",
+		 s->nbackends);
+	nlmsg_free(msg);
+	return -EMSGSIZE;
 }
 
-int kpx_nl_set_config(struct kpx_nl *nl, const struct kpx_ns_config *c)
-{
-	struct kpx_nl_request r = { 0 };
-	struct nl_msg *msg;
-	int ret;
-
-	nl->errmsg[0] = '\0';
-	ret = kpx_nl_build_config(nl, c, &msg);
-	if (ret)
-		return ret;
-	return kpx_nl_transact(nl, msg, &r);
-}
-
-static int parse_config(struct nlmsghdr *nlh, void *arg)
-{
-	struct nlattr *tb[KPX_A_MAX + 1], *ct[KPX_CFG_A_MAX + 1];
-	struct kpx_ns_config *c = arg;
-	struct kpx_cidr *v = NULL;
-	size_t n = 0;
-	int err;
-
-	if (genlmsg_parse(nlh, 0, tb, KPX_A_MAX, NULL) < 0 || !tb[KPX_A_CONFIG] ||
-	    nla_parse_nested(ct, KPX_CFG_A_MAX, tb[KPX_A_CONFIG], NULL) < 0)
-		return -EBADMSG;
-	if (ct[KPX_CFG_A_LOCAL_CIDRS]) {
-		err = kpx_nl_parse_cidrs(ct[KPX_CFG_A_LOCAL_CIDRS], &v, &n);
-		if (err)
-			return err;
-	}
-	if (n > KPX_CONFIG_CIDRS_MAX) {
-		free(v);
-		return -EBADMSG;
-	}
-	memcpy(c->local_cidrs, v, n * sizeof(*v));
-	c->nlocal_cidrs = n;
-	free(v);
-	if (ct[KPX_CFG_A_LOCAL_IFNAME])
-		snprintf(c->local_ifname, sizeof(c->local_ifname), "%s",
-			 nla_get_string(ct[KPX_CFG_A_LOCAL_IFNAME]));
-	if (ct[KPX_CFG_A_LOCAL_IFPREFIX])
-		snprintf(c->local_ifprefix, sizeof(c->local_ifprefix), "%s",
-			 nla_get_string(ct[KPX_CFG_A_LOCAL_IFPREFIX]));
-	return 0;
-}
-
-int kpx_nl_get_config(struct kpx_nl *nl, struct kpx_ns_config *c)
-{
-	struct kpx_ns_config tmp = { 0 };
-	struct kpx_nl_request r = { .parse = parse_config, .arg = &tmp };
-	struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_GET_CONFIG, 0, 64);
-	int ret;
-
-	nl->errmsg[0] = '\0';
-	if (!msg)
-		return -ENOMEM;
-	ret = kpx_nl_transact(nl, msg, &r);
-	if (!ret)
-		*c = tmp;
-	return ret;
-}
-
+/*
+ * SET; a module older than KPX_SVC_F_CLUSTER_IP or KPX_SVC_F_EXT_LOCAL
+ * rejects those bits with EINVAL (unknown flags are refused): the frontend
+ * is then sent again without them (and without the cluster frontend key),
+ * so the Service still works; only its undefined ports time out instead of
+ * being refused, and in-cluster clients of an eTP Local external address
+ * are limited to local endpoints (logged once).
+ */
