@@ -9,7 +9,7 @@
  *   ipvs      IPVS over its generic-netlink family, a dummy interface for
  *             the VIPs, ipsets and a small iptables ruleset (dp_ipvs.c)
  *
- * What goes where is computed once, above this interface (policy.c,
+ * What goes where is computed once, above this interface (model/frontends.c,
  * model.c): a sorted array of struct kpx_service (frontend, backends, flags
  * KPX_SVC_F_*, source ranges, scheduler, affinity timeout) and one struct
  * kpx_ns_config (what "local" means for KPX_SVC_F_MASQ_NONLOCAL).  A mode

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The object cache and the settings; see model.h.  The desired state
- * computed from it is in policy.c.
+ * computed from it is in frontends.c, node.c and health.c.
  *
  * Services, EndpointSlices and Nodes are decoded into plain structs
  * (decode.h) and kept in string-keyed hash tables ("namespace/name"; "name"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Internals of the model shared by model.c (the object cache) and
- * policy.c (the desired state computed from it).  Nothing else includes it.
+ * Internals of the model shared by model.c (the object cache) and the
+ * desired state computed from it: frontends.c, node.c, health.c.  Nothing
+ * else includes it.
  */
 #ifndef KPX_MODEL_PRIV_H
 #define KPX_MODEL_PRIV_H
@@ -111,5 +112,29 @@ struct kpx_model {
 	bool dirty_all;
 	struct settings cfg;
 };
+
+/* ---- Between frontends.c, node.c and health.c --------------------- */
+
+/* A NodePort address of this node; @localhost: 127.0.0.1 (needs MASQ). */
+struct np_addr {
+	struct kpx_api_ip ip;
+	bool localhost;
+};
+
+#define NP_ADDRS_MAX 64
+
+/* frontends.c */
+uint16_t model_slice_port(const struct kpx_api_slice *sl, const char *name,
+			  uint8_t proto);
+
+/* node.c */
+const struct kpx_api_node *model_own_node(const struct kpx_model *m);
+void model_ns_config(const struct settings *s, const struct kpx_api_node *nd,
+		     struct kpx_ns_config *out);
+bool model_detect_local(const struct kpx_ns_config *nc, int family);
+const struct kpx_api_ip *model_primary_ip(const struct kpx_api_node *nd,
+					 int family);
+size_t model_nodeport_addrs(const struct settings *s,
+			    const struct kpx_api_node *nd, struct np_addr *v);
 
 #endif

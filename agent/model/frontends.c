@@ -1,9 +1,17 @@
+
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The desired state of the node computed from the model's cache, with
- * kube-proxy's semantics (see model.h): frontends and backends with their
- * flags and source ranges, the namespace settings for KPX_CMD_SET_CONFIG,
- * the NodePort addresses and the health checks.  Pure: no I/O.
+ * The frontends of the desired state computed from the model's cache, with
+ * kube-proxy's semantics (see model.h): each Service's frontends and
+ * backends with their flags and source ranges, and the endpoint selection
+ * that feeds them (kube-proxy's pkg/proxy/topology.go).  The namespace
+ * settings and NodePort addresses are node.c's, the health checks
+ * health.c's.  Pure: no I/O.
+ *
+ * Over 600 lines as one concern: a Service's EndpointSlices to its
+ * frontends is one computation (ports, endpoint selection, then one
+ * frontend per address and port); kept whole so that an endpoint change
+ * crosses one file of the model (README.md, "The walk").
  */
 #include <errno.h>
 #include <stdint.h>
@@ -23,169 +31,6 @@
 _Static_assert(sizeof(union kpx_api_addr) ==
 	       sizeof(((struct kpx_backend *)0)->addr),
 	       "address unions differ");
-
-/* ---- Namespace settings (KPX_CMD_SET_CONFIG) -------------------------- */
-
-static const struct kpx_api_node *own_node(const struct kpx_model *m)
-{
-	const struct hnode *n;
-
-	if (!m->cfg.hostname[0])
-		return NULL;
-	n = ht_find(&m->objs[KPX_KIND_NODE], m->cfg.hostname);
-	return n ? &((const struct m_node *)n)->o : NULL;
-}
-
-/*
- * kube-proxy's --detect-local-mode (pkg/proxy/util/localdetector.go):
- * ClusterCIDR: sources in --cluster-cidr; NodeCIDR: in the Node's
- * spec.podCIDRs; BridgeInterface / InterfaceNamePrefix: arriving through
- * that interface.  Pure: @nd is the own Node or NULL.
- */
-static void ns_config(const struct settings *s, const struct kpx_api_node *nd,
-		      struct kpx_ns_config *out)
-{
-	const struct kpx_cidr *v = NULL;
-	size_t n = 0;
-
-	memset(out, 0, sizeof(*out));
-	switch (s->detect_local) {
-	case KPX_DETECT_LOCAL_CLUSTER_CIDR:
-		v = s->cluster_cidrs;
-		n = (size_t)s->n_cluster_cidrs;
-		break;
-	case KPX_DETECT_LOCAL_NODE_CIDR:
-		if (nd) {
-			v = nd->pod_cidrs;
-			n = nd->npod_cidrs;
-		}
-		break;
-	case KPX_DETECT_LOCAL_BRIDGE:
-		snprintf(out->local_ifname, sizeof(out->local_ifname), "%s",
-			 s->bridge);
-		break;
-	case KPX_DETECT_LOCAL_IFPREFIX:
-		snprintf(out->local_ifprefix, sizeof(out->local_ifprefix), "%s",
-			 s->ifprefix);
-		break;
-	default:
-		break;
-	}
-	if (n > KPX_CONFIG_CIDRS_MAX)
-		n = KPX_CONFIG_CIDRS_MAX;
-	if (n)
-		memcpy(out->local_cidrs, v, n * sizeof(*v));
-	out->nlocal_cidrs = n;
-}
-
-void kpx_model_ns_config(const struct kpx_model *m, struct kpx_ns_config *out)
-{
-	ns_config(&m->cfg, own_node(m), out);
-}
-
-/*
- * kube-proxy's localDetector.IsImplemented() for one family: a detector
- * that can tell pod traffic apart exists.
- */
-static bool detect_local(const struct kpx_ns_config *nc, int family)
-{
-	size_t i;
-
-	if (nc->local_ifname[0] || nc->local_ifprefix[0])
-		return true;
-	for (i = 0; i < nc->nlocal_cidrs; i++)
-		if (nc->local_cidrs[i].family == family)
-			return true;
-	return false;
-}
-
-/* ---- NodePort addresses ------------------------------------------------ */
-
-/* A NodePort address of this node; @localhost: 127.0.0.1 (needs MASQ). */
-struct np_addr {
-	struct kpx_api_ip ip;
-	bool localhost;
-};
-
-#define NP_ADDRS_MAX 64
-
-static bool np_has(const struct np_addr *v, size_t n, const struct kpx_api_ip *ip)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (v[i].ip.family == ip->family &&
-		    !memcmp(&v[i].ip.addr, &ip->addr, sizeof(ip->addr)))
-			return true;
-	return false;
-}
-
-static void np_add(struct np_addr *v, size_t *n, const struct kpx_api_ip *ip,
-		   bool localhost)
-{
-	if (*n < NP_ADDRS_MAX && !np_has(v, *n, ip)) {
-		v[*n].ip = *ip;
-		v[*n].localhost = localhost;
-		(*n)++;
-	}
-}
-
-/* The Node's primary IP of @family: its first InternalIP, else its first
- * ExternalIP (as utilnode.GetNodeHostIPs()); NULL if none. */
-static const struct kpx_api_ip *primary_ip(const struct kpx_api_node *nd,
-					   int family)
-{
-	const struct kpx_api_ip *ext = NULL;
-	size_t i;
-
-	for (i = 0; nd && i < nd->naddrs; i++) {
-		if (nd->addrs[i].ip.family != family)
-			continue;
-		if (nd->addrs[i].type == KPX_API_INTERNAL_IP)
-			return &nd->addrs[i].ip;
-		if (!ext)
-			ext = &nd->addrs[i].ip;
-	}
-	return ext;
-}
-
-/*
- * --nodeport-addresses: "primary" (the nftables default) gives the Node's
- * primary IP per family; CIDRs select the Node's InternalIP/ExternalIP
- * addresses inside them.  A CIDR holding 127.0.0.1 also gives the IPv4
- * localhost NodePort of kube-proxy's iptables mode (route_localnet; always
- * masqueraded).  IPv6 ::1 is never served (#90236).
- */
-static size_t nodeport_addrs(const struct settings *s,
-			     const struct kpx_api_node *nd, struct np_addr *v)
-{
-	static const int fams[2] = { AF_INET, AF_INET6 };
-	const struct kpx_api_ip *ip;
-	struct kpx_api_ip lo;
-	size_t n = 0, i;
-	int j, f;
-
-	if (s->nodeport_primary) {
-		for (f = 0; f < 2; f++) {
-			ip = primary_ip(nd, fams[f]);
-			if (ip)
-				np_add(v, &n, ip, false);
-		}
-	}
-	for (i = 0; nd && i < nd->naddrs; i++)
-		for (j = 0; j < s->n_nodeport_cidrs; j++)
-			if (kpx_cidr_contains(&s->nodeport_cidrs[j],
-					      nd->addrs[i].ip.family,
-					      &nd->addrs[i].ip.addr))
-				np_add(v, &n, &nd->addrs[i].ip, false);
-	memset(&lo, 0, sizeof(lo));
-	lo.family = AF_INET;
-	lo.addr.v4.s_addr = htonl(INADDR_LOOPBACK);
-	for (j = 0; j < s->n_nodeport_cidrs; j++)
-		if (kpx_cidr_contains(&s->nodeport_cidrs[j], AF_INET, &lo.addr))
-			np_add(v, &n, &lo, true);
-	return n;
-}
 
 /* ---- Endpoint selection (kube-proxy pkg/proxy/topology.go) ------------ */
 
@@ -359,7 +204,7 @@ static int categorize(const struct ctx *x, struct epsets *es)
 }
 
 /* The slice's port for Service port (@name, @proto), or 0 if it has none. */
-static uint16_t slice_port(const struct kpx_api_slice *sl, const char *name,
+uint16_t model_slice_port(const struct kpx_api_slice *sl, const char *name,
 			   uint8_t proto)
 {
 	size_t i;
@@ -389,7 +234,7 @@ static int gather(struct ctx *x, const struct slice_group *g,
 	for (sl = g ? g->head : NULL; sl; sl = sl->gnext) {
 		if (sl->o.family != family)
 			continue;
-		port = slice_port(&sl->o, sp->name, sp->protocol);
+		port = model_slice_port(&sl->o, sp->name, sp->protocol);
 		if (!port)
 			continue;
 		for (i = 0; i < sl->o.neps; i++) {
@@ -523,7 +368,7 @@ static uint32_t empty_flag(size_t nbe, bool has_any)
 static int lb_ranges(const struct ctx *x, const struct kpx_api_service *svc,
 		     int family, struct kpx_cidr **out, size_t *nout)
 {
-	const struct kpx_api_ip *nip = primary_ip(own_node(x->m), family);
+	const struct kpx_api_ip *nip = model_primary_ip(model_own_node(x->m), family);
 	struct kpx_cidr *v;
 	bool node_in = false;
 	size_t i, n = 0;
@@ -598,7 +443,7 @@ static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 	int r;
 
 	iflags = cfg->masquerade_all ? KPX_SVC_F_MASQ :
-		 detect_local(&x->nc_cfg, fam) ? KPX_SVC_F_MASQ_NONLOCAL : 0;
+		 model_detect_local(&x->nc_cfg, fam) ? KPX_SVC_F_MASQ_NONLOCAL : 0;
 	iflags |= empty_flag(nibe, es->has_any);
 	/* an undefined port of the ClusterIP is refused (nftables mode) */
 	iflags |= KPX_SVC_F_CLUSTER_IP;
@@ -707,13 +552,13 @@ static int fevec_take_unique(struct fevec *fv, struct kpx_service **out,
 
 static void ctx_init(struct ctx *x, const struct kpx_model *m)
 {
-	const struct kpx_api_node *nd = own_node(m);
+	const struct kpx_api_node *nd = model_own_node(m);
 
 	memset(x, 0, sizeof(*x));
 	x->m = m;
 	x->zone = nd && nd->zone ? nd->zone : "";
-	ns_config(&m->cfg, nd, &x->nc_cfg);
-	x->nnp = nodeport_addrs(&m->cfg, nd, x->np);
+	model_ns_config(&m->cfg, nd, &x->nc_cfg);
+	x->nnp = model_nodeport_addrs(&m->cfg, nd, x->np);
 }
 
 /*
@@ -823,169 +668,3 @@ int kpx_model_service_frontends(const struct kpx_model *m, const char *name,
 	return fevec_take_unique(&fv, out, n);
 }
 
-/* ---- Health checks ------------------------------------------------------ */
-
-static int addr_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(union kpx_api_addr));
-}
-
-/* True when slice @sl carries a port of Service @svc (so its endpoints are
- * endpoints of the Service in kube-proxy's EndpointsMap). */
-static bool slice_serves(const struct kpx_api_slice *sl,
-			 const struct kpx_api_service *svc)
-{
-	size_t i;
-
-	for (i = 0; i < svc->nports; i++)
-		if (slice_port(sl, svc->ports[i].name, svc->ports[i].protocol))
-			return true;
-	return false;
-}
-
-/*
- * kube-proxy's EndpointsMap.LocalReadyEndpoints(): the distinct addresses
- * of the Service's endpoints on this node that are ready (terminating ones
- * do not count: the LB must stop sending new flows, KEP-1669), in the
- * Service's primary family.
- */
-static long local_ready(const struct kpx_model *m, const struct hnode *node,
-			const struct kpx_api_service *svc)
-{
-	const struct slice_group *g = (const struct slice_group *)
-				      ht_find(&m->groups, node->key);
-	const char *host = m->cfg.hostname;
-	const struct m_slice *sl;
-	union kpx_api_addr *v = NULL, *nv;
-	size_t n = 0, cap = 0, i, uniq = 0;
-
-	for (sl = g ? g->head : NULL; sl && host[0]; sl = sl->gnext) {
-		/* one family, the Service's first: in kube-proxy each family's
-		 * proxier opens the port and the first one serves it */
-		if (sl->o.family != svc->ips[0].family ||
-		    !slice_serves(&sl->o, svc))
-			continue;
-		for (i = 0; i < sl->o.neps; i++) {
-			const struct kpx_api_endpoint *e = &sl->o.eps[i];
-
-			if (!e->ready || !e->node_name || strcmp(e->node_name, host))
-				continue;
-			if (n == cap) {
-				cap = cap ? 2 * cap : 16;
-				nv = realloc(v, cap * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-			}
-			v[n++] = e->addr;
-		}
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), addr_cmp);
-	for (i = 0; i < n; i++)
-		uniq += !i || addr_cmp(&v[i - 1], &v[i]);
-	free(v);
-	return (long)uniq;
-}
-
-/*
- * The health-check server @node's Service wants into *out: 1, or 0 when it
- * wants none, or -ENOMEM.
- */
-static int service_healthcheck(const struct kpx_model *m,
-			       const struct hnode *node,
-			       struct kpx_hc_service *out)
-{
-	const struct kpx_api_service *svc = &((const struct m_service *)node)->o;
-	const char *slash = strchr(node->key, '/');
-	long local;
-
-	if (svc->skip || !svc->hc_node_port)
-		return 0;
-	local = local_ready(m, node, svc);
-	if (local < 0)
-		return (int)local;
-	memset(out, 0, sizeof(*out));
-	snprintf(out->namespace, sizeof(out->namespace), "%.*s",
-		 (int)(slash - node->key), node->key);
-	snprintf(out->name, sizeof(out->name), "%s", slash + 1);
-	out->port = svc->hc_node_port;
-	out->local_endpoints = (unsigned int)local;
-	out->healthy = true;
-	return 1;
-}
-
-int kpx_model_service_healthcheck(const struct kpx_model *m, const char *name,
-				  struct kpx_hc_service *out)
-{
-	const struct hnode *node = ht_find(&m->objs[KPX_KIND_SERVICE], name);
-
-	return node ? service_healthcheck(m, node, out) : 0;
-}
-
-int kpx_model_healthchecks(const struct kpx_model *m,
-			   struct kpx_hc_service **out, size_t *n)
-{
-	const struct htab *t = &m->objs[KPX_KIND_SERVICE];
-	struct kpx_hc_service *v = NULL, *nv, one;
-	struct hnode *node, *tmp;
-	size_t i, cnt = 0, cap = 0;
-	int r;
-
-	*out = NULL;
-	*n = 0;
-	ht_for_each_safe(t, i, node, tmp) {
-		r = service_healthcheck(m, node, &one);
-		if (r < 0)
-			goto nomem;
-		if (!r)
-			continue;
-		if (cnt == cap) {
-			cap = cap ? 2 * cap : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				goto nomem;
-			v = nv;
-		}
-		v[cnt++] = one;
-	}
-	if (cnt)
-		qsort(v, cnt, sizeof(*v), kpx_hc_service_cmp);
-	*out = v;
-	*n = cnt;
-	return 0;
-nomem:
-	free(v);
-	return -ENOMEM;
-}
-
-size_t kpx_model_nodeport_ips(const struct kpx_model *m,
-			      char (*out)[INET6_ADDRSTRLEN], size_t max)
-{
-	struct np_addr v[NP_ADDRS_MAX];
-	size_t n = nodeport_addrs(&m->cfg, own_node(m), v), i, k = 0;
-
-	for (i = 0; i < n && k < max; i++)
-		if (!v[i].localhost &&
-		    inet_ntop(v[i].ip.family, &v[i].ip.addr, out[k],
-			      INET6_ADDRSTRLEN))
-			k++;
-	return k;
-}
-
-bool kpx_model_own_node(const struct kpx_model *m, size_t *naddrs,
-			size_t *npod_cidrs)
-{
-	const struct kpx_api_node *nd = own_node(m);
-
-	*naddrs = nd ? nd->naddrs : 0;
-	*npod_cidrs = nd ? nd->npod_cidrs : 0;
-	return nd != NULL;
-}
-
-bool kpx_model_localhost_nodeports(const struct kpx_model *m)
-{
-	return kpx_cidrs_hold_localhost(m->cfg.nodeport_cidrs, m->cfg.n_nodeport_cidrs);
-}

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The node's side of the desired state, from its Node object and the
+ * settings (see model.h): the namespace settings for KPX_CMD_SET_CONFIG
+ * (what is local: --detect-local-mode), the NodePort addresses
+ * (--nodeport-addresses, "primary" from the Node's addresses) and the own
+ * Node's state.  Pure: no I/O.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <linux/kpx.h>
+
+#include "base/addr.h"
+#include "base/log.h"
+#include "model/model_priv.h"
+
+#define COMP "model"
+
+/* ---- Namespace settings (KPX_CMD_SET_CONFIG) -------------------------- */
+
+const struct kpx_api_node *model_own_node(const struct kpx_model *m)
+{
+	const struct hnode *n;
+
+	if (!m->cfg.hostname[0])
+		return NULL;
+	n = ht_find(&m->objs[KPX_KIND_NODE], m->cfg.hostname);
+	return n ? &((const struct m_node *)n)->o : NULL;
+}
+
+/*
+ * kube-proxy's --detect-local-mode (pkg/proxy/util/localdetector.go):
+ * ClusterCIDR: sources in --cluster-cidr; NodeCIDR: in the Node's
+ * spec.podCIDRs; BridgeInterface / InterfaceNamePrefix: arriving through
+ * that interface.  Pure: @nd is the own Node or NULL.
+ */
+void model_ns_config(const struct settings *s, const struct kpx_api_node *nd,
+		      struct kpx_ns_config *out)
+{
+	const struct kpx_cidr *v = NULL;
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	switch (s->detect_local) {
+	case KPX_DETECT_LOCAL_CLUSTER_CIDR:
+		v = s->cluster_cidrs;
+		n = (size_t)s->n_cluster_cidrs;
+		break;
+	case KPX_DETECT_LOCAL_NODE_CIDR:
+		if (nd) {
+			v = nd->pod_cidrs;
+			n = nd->npod_cidrs;
+		}
+		break;
+	case KPX_DETECT_LOCAL_BRIDGE:
+		snprintf(out->local_ifname, sizeof(out->local_ifname), "%s",
+			 s->bridge);
+		break;
+	case KPX_DETECT_LOCAL_IFPREFIX:
+		snprintf(out->local_ifprefix, sizeof(out->local_ifprefix), "%s",
+			 s->ifprefix);
+		break;
+	default:
+		break;
+	}
+	if (n > KPX_CONFIG_CIDRS_MAX)
+		n = KPX_CONFIG_CIDRS_MAX;
+	if (n)
+		memcpy(out->local_cidrs, v, n * sizeof(*v));
+	out->nlocal_cidrs = n;
+}
+
+void kpx_model_ns_config(const struct kpx_model *m, struct kpx_ns_config *out)
+{
+	model_ns_config(&m->cfg, model_own_node(m), out);
+}
+
+/*
+ * kube-proxy's localDetector.IsImplemented() for one family: a detector
+ * that can tell pod traffic apart exists.
+ */
+bool model_detect_local(const struct kpx_ns_config *nc, int family)
+{
+	size_t i;
+
+	if (nc->local_ifname[0] || nc->local_ifprefix[0])
+		return true;
+	for (i = 0; i < nc->nlocal_cidrs; i++)
+		if (nc->local_cidrs[i].family == family)
+			return true;
+	return false;
+}
+
+/* ---- NodePort addresses ------------------------------------------------ */
+
+static bool np_has(const struct np_addr *v, size_t n, const struct kpx_api_ip *ip)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].ip.family == ip->family &&
+		    !memcmp(&v[i].ip.addr, &ip->addr, sizeof(ip->addr)))
+			return true;
+	return false;
+}
+
+static void np_add(struct np_addr *v, size_t *n, const struct kpx_api_ip *ip,
+		   bool localhost)
+{
+	if (*n < NP_ADDRS_MAX && !np_has(v, *n, ip)) {
+		v[*n].ip = *ip;
+		v[*n].localhost = localhost;
+		(*n)++;
+	}
+}
+
+/* The Node's primary IP of @family: its first InternalIP, else its first
+ * ExternalIP (as utilnode.GetNodeHostIPs()); NULL if none. */
+const struct kpx_api_ip *model_primary_ip(const struct kpx_api_node *nd,
+					   int family)
+{
+	const struct kpx_api_ip *ext = NULL;
+	size_t i;
+
+	for (i = 0; nd && i < nd->naddrs; i++) {
+		if (nd->addrs[i].ip.family != family)
+			continue;
+		if (nd->addrs[i].type == KPX_API_INTERNAL_IP)
+			return &nd->addrs[i].ip;
+		if (!ext)
+			ext = &nd->addrs[i].ip;
+	}
+	return ext;
+}
+
+/*
+ * --nodeport-addresses: "primary" (the nftables default) gives the Node's
+ * primary IP per family; CIDRs select the Node's InternalIP/ExternalIP
+ * addresses inside them.  A CIDR holding 127.0.0.1 also gives the IPv4
+ * localhost NodePort of kube-proxy's iptables mode (route_localnet; always
+ * masqueraded).  IPv6 ::1 is never served (#90236).
+ */
+size_t model_nodeport_addrs(const struct settings *s,
+			     const struct kpx_api_node *nd, struct np_addr *v)
+{
+	static const int fams[2] = { AF_INET, AF_INET6 };
+	const struct kpx_api_ip *ip;
+	struct kpx_api_ip lo;
+	size_t n = 0, i;
+	int j, f;
+
+	if (s->nodeport_primary) {
+		for (f = 0; f < 2; f++) {
+			ip = model_primary_ip(nd, fams[f]);
+			if (ip)
+				np_add(v, &n, ip, false);
+		}
+	}
+	for (i = 0; nd && i < nd->naddrs; i++)
+		for (j = 0; j < s->n_nodeport_cidrs; j++)
+			if (kpx_cidr_contains(&s->nodeport_cidrs[j],
+					      nd->addrs[i].ip.family,
+					      &nd->addrs[i].ip.addr))
+				np_add(v, &n, &nd->addrs[i].ip, false);
+	memset(&lo, 0, sizeof(lo));
+	lo.family = AF_INET;
+	lo.addr.v4.s_addr = htonl(INADDR_LOOPBACK);
+	for (j = 0; j < s->n_nodeport_cidrs; j++)
+		if (kpx_cidr_contains(&s->nodeport_cidrs[j], AF_INET, &lo.addr))
+			np_add(v, &n, &lo, true);
+	return n;
+}
+
+size_t kpx_model_nodeport_ips(const struct kpx_model *m,
+			      char (*out)[INET6_ADDRSTRLEN], size_t max)
+{
+	struct np_addr v[NP_ADDRS_MAX];
+	size_t n = model_nodeport_addrs(&m->cfg, model_own_node(m), v), i, k = 0;
+
+	for (i = 0; i < n && k < max; i++)
+		if (!v[i].localhost &&
+		    inet_ntop(v[i].ip.family, &v[i].ip.addr, out[k],
+			      INET6_ADDRSTRLEN))
+			k++;
+	return k;
+}
+
+bool kpx_model_own_node(const struct kpx_model *m, size_t *naddrs,
+			size_t *npod_cidrs)
+{
+	const struct kpx_api_node *nd = model_own_node(m);
+
+	*naddrs = nd ? nd->naddrs : 0;
+	*npod_cidrs = nd ? nd->npod_cidrs : 0;
+	return nd != NULL;
+}
+
+bool kpx_model_localhost_nodeports(const struct kpx_model *m)
+{
+	return kpx_cidrs_hold_localhost(m->cfg.nodeport_cidrs, m->cfg.n_nodeport_cidrs);
+}
+
