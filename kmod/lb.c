@@ -65,8 +65,9 @@
  * bigger table, publishes it with rcu_assign_pointer() and frees the old
  * one after a grace period.
  *
- * Locking: writers (insert, refresh, purge, grow) hold lock and bump seq;
- * a new connection first looks its client up without the lock, in a seq
+ * Locking: writers (insert, refresh, purge, grow) hold lock; those that
+ * change a published table in place bump seq (the grow fills a new one and
+ * publishes it with RCU alone, see aff_grow_fn()); a new connection first looks its client up without the lock, in a seq
  * read section (kpx_aff_peek() reads a bounded number of in-bounds
  * entries, and a section a writer overlapped is retried).  A live entry
  * whose backend is in the set and which was refreshed less than
@@ -453,10 +454,19 @@ static void aff_grow_fn(struct work_struct *work)
 	spin_lock_bh(&a->lock);
 	old = rcu_dereference_protected(a->tab, lockdep_is_held(&a->lock));
 	if (nt && !a->dead && cap > old->t.cap) {
-		write_seqcount_begin(&a->seq);
+		/*
+		 * Published with RCU alone, outside a seqcount write section,
+		 * so lockless readers never retry for the move.  Under the
+		 * lock nobody changes the old table, and after the publish
+		 * every writer changes the new one: a reader that loaded the
+		 * old table reads it as it was at the publish, and it stays
+		 * valid until the grace period ends.  An entry
+		 * added after the publish is a miss for such a reader, which
+		 * then takes the lock and looks the client up in the new
+		 * table (kpx_schedule()), so the client keeps its backend.
+		 */
 		kpx_aff_move(&nt->t, &old->t);
 		rcu_assign_pointer(a->tab, nt);
-		write_seqcount_end(&a->seq);
 		nt = NULL;
 	} else {
 		old = NULL;
