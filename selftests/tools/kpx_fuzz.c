@@ -27,7 +27,7 @@
  *   Any other errno, or no reply within 20 s, fails the run.  At the end a
  *   known frontend is set, dumped and checked field by field, then flushed.
  *
- * kpx_fuzz failnth [-v]
+ * kpx_fuzz failnth [-v] [-p PATH] [-n N] [-q LIMIT:STRIDE [-S SEED]]
  *   For each SET path (create, replace, every scheduler, affinity, source
  *   ranges, ClusterIP, EXT_LOCAL, UDP and SCTP cleanups, a backend set
  *   split over KPX_A_BACKENDS, emptying, SET_CONFIG, DEL, FLUSH): builds the
@@ -35,11 +35,17 @@
  *   fault-injection point of the request fail (/proc/thread-self/fail-nth;
  *   failslab with ignore-gfp-wait=N and fail_usercopy, configured by the
  *   caller) until the request runs without reaching the n-th point.  Each
- *   faulted request must answer an errno (or fail in sendmsg) with the dump
- *   (raw bytes of every GET_SERVICE message), the stats, the config and the
- *   table generation byte-identical to before, or answer an ACK with the
- *   state of the fault-free run (a fault the module survives); a lost ack
- *   (ENOBUFS on the socket) may leave either state.
+ *   faulted request must answer ENOMEM (or fail in sendmsg: EFAULT, ENOBUFS,
+ *   ENOMEM) with the dump (raw bytes of every GET_SERVICE message), the
+ *   stats, the config and the table generation byte-identical to before,
+ *   or answer an ACK with the state of the fault-free run (a fault the
+ *   module survives); any other errno fails, and so does a reply whose
+ *   sequence number is not the request's; a lost ack
+ *   (ENOBUFS on the socket) may leave either state.  -q LIMIT:STRIDE
+ *   tries points 1..LIMIT of each path and past them every STRIDE-th from
+ *   an offset the seed (-S, printed) chooses, a bounded run whose
+ *   successive seeds cover every point; -p PATH keeps the paths whose name
+ *   contains PATH, -n N tries point N only.
  *
  * Output: "# " comment lines, then "ok"/"not ok"; exit 0 if the run passed,
  * 1 if it failed, 4 (skip) outside the VM or without fail-nth.
@@ -149,14 +155,29 @@ struct conn {
 	bool keep;		/* append payloads to buf */
 	size_t *off;		/* start of each kept message in buf */
 	int noff, capoff;
+	uint32_t req_seq;	/* sequence number of the last request */
+	uint32_t ack_seq;	/* the request its ack or error answers */
+	unsigned long stray;	/* acks, errors, ends for earlier requests */
 };
+
+/* A reply that ends an earlier request than the last: skipped, counted. */
+static bool stray_reply(struct conn *c, uint32_t seq)
+{
+	if (seq == c->req_seq)
+		return false;
+	c->stray++;
+	return true;
+}
 
 static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
 {
 	struct conn *c = arg;
 
 	(void)who;
+	if (stray_reply(c, e->msg.nlmsg_seq))
+		return NL_SKIP;
 	c->error = e->error;
+	c->ack_seq = e->msg.nlmsg_seq;
 	c->done = true;
 	return NL_STOP;
 }
@@ -165,8 +186,10 @@ static int on_ack(struct nl_msg *msg, void *arg)
 {
 	struct conn *c = arg;
 
-	(void)msg;
+	if (stray_reply(c, ((struct nlmsgerr *)nlmsg_data(nlmsg_hdr(msg)))->msg.nlmsg_seq))
+		return NL_SKIP;
 	c->error = 0;
+	c->ack_seq = ((struct nlmsgerr *)nlmsg_data(nlmsg_hdr(msg)))->msg.nlmsg_seq;
 	c->done = true;
 	return NL_STOP;
 }
@@ -177,6 +200,8 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	struct conn *c = arg;
 	size_t n = nlh->nlmsg_len - NLMSG_HDRLEN;
 
+	if (stray_reply(c, nlh->nlmsg_seq))
+		return NL_SKIP;
 	c->msgs++;
 	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
 		c->intr = true;
@@ -205,7 +230,10 @@ static int on_finish(struct nl_msg *msg, void *arg)
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	struct conn *c = arg;
 
+	if (stray_reply(c, nlh->nlmsg_seq))
+		return NL_SKIP;
 	c->error = 0;
+	c->ack_seq = nlh->nlmsg_seq;
 	if (nlmsg_datalen(nlh) >= (int)sizeof(int) &&
 	    *(int *)nlmsg_data(nlh) < 0)
 		c->error = *(int *)nlmsg_data(nlh);
@@ -288,7 +316,9 @@ static int request(struct conn *c, struct nl_msg *m, int *sys)
 	c->len = 0;
 	c->noff = 0;
 	*sys = 0;
+	c->ack_seq = 0;
 	err = nl_send_auto(c->sk, m);
+	c->req_seq = nlmsg_hdr(m)->nlmsg_seq;
 	nlmsg_free(m);
 	if (err < 0) {
 		*sys = -err;
@@ -1495,14 +1525,40 @@ static uint32_t next_gen(uint32_t g, const struct path *p)
 	return g + 1 ? g + 1 : 1;
 }
 
+/*
+ * Which fault points a run tries: every one (the default), or with
+ * -q LIMIT:STRIDE points 1..LIMIT of each path and past them every
+ * STRIDE-th, starting at an offset drawn from the seed (-S), so that
+ * successive short runs cover different points; -p keeps the paths whose
+ * name contains a string, -n tries one point only.
+ */
+static const char *failnth_path;
+static unsigned int failnth_only, failnth_limit, failnth_stride = 1;
+static unsigned int failnth_offset;
+static unsigned long long failnth_seed;
+
+static bool failnth_try(unsigned int n)
+{
+	if (failnth_only)
+		return n == failnth_only;
+	if (!failnth_limit || n <= failnth_limit)
+		return true;
+	return (n - failnth_limit - 1) % failnth_stride == failnth_offset;
+}
+
 static int run_failnth(void)
 {
 	struct state before = {}, after = {}, now = {};
 	unsigned long faults = 0, errnos = 0, acks = 0, lost = 0;
+	unsigned long npaths = 0, sendfails = 0;
 	size_t i;
 
 	bool dry;
 
+	if (failnth_limit)
+		printf("# failnth: points 1..%u of each path, then every %u-th from %u past them (-S %llu)\n",
+		       failnth_limit, failnth_stride,
+		       failnth_limit + 1 + failnth_offset, failnth_seed);
 	failnth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
 	dry = failnth_fd < 0;
 	if (dry)
@@ -1510,10 +1566,14 @@ static int run_failnth(void)
 		       strerror(errno));
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		const struct path *p = &paths[i];
-		unsigned int n, points = 0;
+		unsigned int n, points = 0, tried = 0;
+		bool fresh = false;
 		struct conn c;
-		int sys, res;
+		int sys, res, err;
 
+		if (failnth_path && !strstr(p->name, failnth_path))
+			continue;
+		npaths++;
 		if (conn_open(&c, 1 << 16)) {
 			fail("cannot open the kpx family");
 			break;
@@ -1541,8 +1601,22 @@ static int run_failnth(void)
 			unsigned int left;
 			bool injected;
 
-			reset(&c, p);
-			snapshot(&c, &before);
+			if (!failnth_try(n)) {
+				if (failnth_only && n > failnth_only)
+					break;
+				continue;
+			}
+			tried++;
+			/*
+			 * A refused request left the starting state (checked
+			 * byte for byte below): the next one starts from it
+			 * again without a reset.
+			 */
+			if (!fresh) {
+				reset(&c, p);
+				snapshot(&c, &before);
+			}
+			fresh = false;
 			m = p->req();
 			set_fail_nth(n);
 			res = request(&c, m, &sys);
@@ -1551,10 +1625,24 @@ static int run_failnth(void)
 			if (res < 0)
 				res = finish_request(&c, &sys);
 			injected = left == 0;
+			/* the answer, before the snapshot's requests */
+			err = c.error;
+			if (verbose)
+				printf("#   %s n=%u: %s: %s\n", p->name, n,
+				       injected ? "injected" : "not reached",
+				       res == R_SENDFAIL ? nl_geterror(sys) :
+				       res == R_SOCKERR ? "socket error" :
+				       res == R_TIMEOUT ? "no reply" :
+				       err ? strerror(-err) : "ACK");
 			snapshot(&c, &now);
+			if (c.stray) {
+				fail("%s: n=%u: %lu replies to earlier requests",
+				     p->name, n, c.stray);
+				c.stray = 0;
+			}
 			if (!injected) {
 				/* past the last point: the clean run */
-				if (res != R_REPLY || c.error)
+				if (res != R_REPLY || err)
 					fail("%s: n=%u not reached but failed",
 					     p->name, n);
 				else if (!same_state(&now, &after, false))
@@ -1577,22 +1665,33 @@ static int run_failnth(void)
 					     p->name, n);
 				continue;
 			}
-			if (res == R_SENDFAIL || c.error) {
-				errnos++;
-				if (res == R_REPLY && c.error != -ENOMEM &&
-				    c.error != -ENOBUFS && c.error != -EFAULT)
-					fail("%s: n=%u: answered %s", p->name,
-					     n, strerror(-c.error));
+			if (res == R_SENDFAIL || err) {
+				/*
+				 * A failed send never reached kpx (EFAULT:
+				 * fail_usercopy; ENOBUFS, ENOMEM: the
+				 * request's skb); an answer must be ENOMEM,
+				 * the one errno uapi gives for a fault.
+				 */
+				if (res == R_SENDFAIL) {
+					/* libnl's codes: EFAULT is NLE_INVAL */
+					sendfails++;
+					if (sys != NLE_INVAL && sys != NLE_NOMEM)
+						fail("%s: n=%u: send failed: %s",
+						     p->name, n, nl_geterror(sys));
+				} else {
+					errnos++;
+					if (err != -ENOMEM)
+						fail("%s: n=%u: answered %s",
+						     p->name, n, strerror(-err));
+				}
 				if (!same_state(&now, &before, true))
 					fail("%s: n=%u: %s changed the state (dump %zu -> %zu bytes, generation %u -> %u)",
 					     p->name, n,
 					     res == R_SENDFAIL ? "failed send" :
-					     strerror(-c.error), before.len,
+					     strerror(-err), before.len,
 					     now.len, before.gen, now.gen);
-				if (verbose)
-					printf("#   %s n=%u: %s\n", p->name, n,
-					       res == R_SENDFAIL ? "send failed" :
-					       strerror(-c.error));
+				else
+					fresh = true;
 				continue;
 			}
 			/* ACK despite the fault: must be the full change */
@@ -1607,14 +1706,17 @@ static int run_failnth(void)
 				     memcmp(now.dump, after.dump, now.len) ?
 				     ", bytes differ" : "");
 		}
-		printf("# failnth: %-42s %3u fault points\n", p->name, points);
-		if (points == 0)
+		printf("# failnth: %-42s %3u fault points, %3u tried\n",
+		       p->name, points, tried);
+		if (points == 0 && !failnth_only)
 			fail("%s: no fault point reached (is failslab's ignore-gfp-wait N?)",
 			     p->name);
 		conn_close(&c);
 	}
-	printf("# failnth: %lu faults injected: %lu errno, %lu ACK, %lu lost ack\n",
-	       faults, errnos, acks, lost);
+	printf("# failnth: %lu paths, %lu faults injected: %lu ENOMEM, %lu failed sends, %lu ACK, %lu lost ack\n",
+	       npaths, faults, errnos, sendfails, acks, lost);
+	if (!npaths)
+		fail("no path matches -p %s", failnth_path);
 	if (dry && !failures) {
 		printf("ok 1 kpx_fuzz failnth # SKIP no fail-nth (fault-free runs passed)\n");
 		return KPX_EXIT_NOT_GUEST;
@@ -1635,12 +1737,12 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
-		fprintf(stderr, "usage: kpx_fuzz fuzz [-t THREADS] [-s SECONDS] [-S SEED] | failnth [-v]\n");
+		fprintf(stderr, "usage: kpx_fuzz fuzz [-t THREADS] [-s SECONDS] [-S SEED] | failnth [-v] [-p PATH] [-n N] [-q LIMIT:STRIDE [-S SEED]]\n");
 		return 2;
 	}
 	mode = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "t:s:S:v")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:S:vp:n:q:")) != -1) {
 		switch (opt) {
 		case 't':
 			threads = atoi(optarg);
@@ -1654,10 +1756,23 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
+		case 'p':
+			failnth_path = optarg;
+			break;
+		case 'n':
+			failnth_only = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'q':
+			if (sscanf(optarg, "%u:%u", &failnth_limit,
+				   &failnth_stride) != 2 || !failnth_stride)
+				return 2;
+			break;
 		default:
 			return 2;
 		}
 	}
+	failnth_offset = (unsigned int)(seed % failnth_stride);
+	failnth_seed = (unsigned long long)seed;
 	rc = 2;
 	if (!strcmp(mode, "fuzz"))
 		rc = run_fuzz(threads, seconds, seed);
