@@ -36,6 +36,8 @@
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <linux/log2.h>
 #include <linux/err.h>
 #include <linux/jiffies.h>
 #include <linux/percpu.h>
@@ -181,7 +183,7 @@ struct kpx_mh_tab {
 	u32 n;
 	u64 *ident;		/* what it was built from: n identities */
 	u32 *w;			/* and n weights */
-	u16 slot[];
+	u16 *slot;		/* size entries, mh_slots_alloc() */
 };
 
 static void mh_cache_put(struct kpx_mh_cache *c)
@@ -190,11 +192,30 @@ static void mh_cache_put(struct kpx_mh_cache *c)
 		kvfree(c);
 }
 
+/*
+ * The slots of a table, apart from its header: the listed sizes are primes
+ * just below a power of two, so 2 * size bytes fill a kmalloc object of
+ * that power of two (251 slots: 512 bytes, 65521: 128 KiB) where a header
+ * in front would push them into one twice as big.  A size that would still
+ * waste more than an eighth of its object (the default largest size 65537,
+ * 2 bytes over 128 KiB) is vmalloc()ed instead, in whole pages.
+ */
+static u16 *mh_slots_alloc(u32 size)
+{
+	size_t bytes = (size_t)size * sizeof(u16);
+
+	if (bytes > PAGE_SIZE &&
+	    roundup_pow_of_two(bytes) - bytes > bytes / 8)
+		return __vmalloc(bytes, GFP_KERNEL_ACCOUNT);
+	return kvmalloc(bytes, GFP_KERNEL_ACCOUNT);
+}
+
 static void mh_tab_free(struct kpx_mh_tab *mt)
 {
+	kvfree(mt->slot);
 	kvfree(mt->ident);
 	kvfree(mt->w);
-	kvfree(mt);
+	kfree(mt);
 }
 
 static void mh_tab_put(struct kpx_mh_tab *mt)
@@ -348,9 +369,12 @@ static int build_mh(struct kpx_net *kn, struct kpx_sched_data *sd,
 		kvfree(w);
 		goto done;
 	}
-	mt = kvmalloc(struct_size(mt, slot, sd->mh_size), GFP_KERNEL_ACCOUNT);
+	mt = kzalloc(sizeof(*mt), GFP_KERNEL_ACCOUNT);
+	if (!mt)
+		goto fail;
+	mt->slot = mh_slots_alloc(sd->mh_size);
 	scratch = kvmalloc(kpx_mh_scratch_size(n), GFP_KERNEL_ACCOUNT);
-	if (!mt || !scratch)
+	if (!mt->slot || !scratch)
 		goto fail;
 	err = kpx_mh_build(mt->slot, sd->mh_size, ident, w, n, scratch);
 	if (err)
@@ -373,7 +397,9 @@ done:
 	return 0;
 fail:
 	kvfree(scratch);
-	kvfree(mt);
+	if (mt)
+		kvfree(mt->slot);
+	kfree(mt);
 	kvfree(w);
 	kvfree(ident);
 	return err;
