@@ -146,6 +146,12 @@ bench-agent-sync: agent
 bench-agent-scrape: agent
 	$(MAKE) -C bench/agent scrape
 
+# Maglev memory and SET time at 50,000 mh frontends in the VM: Slab +
+# VmallocUsed before and after, per-SET wall time (bench/mh/run.sh; results
+# in bench/results/).  Not part of check or check-all: run by hand.
+bench-mh: deps
+	./bench/mh/run.sh
+
 # Side-by-side VM benchmark (issue 7): kpx, the fallback modes and the
 # no-proxy floor; results in bench/results/ (bench/run.sh).  bench-quick:
 # fewer N, shorter runs, under 10 minutes.
@@ -166,4 +172,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
-	vm-check vm-check-6.12 vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core clean
+	vm-check vm-check-6.12 vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh clean
