@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# case_lib.sh: helpers of the kpx_case_NN.sh selftests, which run the real
-# kpx-agent against the test API server loaded with a shared case's
-# objects.json (../shared/cases/NN-*/, or selftests/data/cases/ if copied).
+# case_lib.sh: helpers of the kpx_case_NN.sh selftests and the case runner
+# (cases/run.sh), which run the real kpx-agent against the test API server
+# loaded with a shared case's objects (testdata/cases/NN/objects.json).
 # Sourced after lib.sh.
 #
 # Topology (lib.sh's, plus node-a's identity):
@@ -16,12 +16,7 @@
 #           that node-local clients have a route
 #     pods: netns with the case's endpoint IPs (pod_add), routed /32
 
-CASES_DIR=${KPX_CASES_DIR:-}
-if [ -z "$CASES_DIR" ]; then
-	for d in "$SELFTESTS/data/cases" "$REPO/../shared/cases" /work/shared/cases; do
-		[ -d "$d" ] && { CASES_DIR=$d; break; }
-	done
-fi
+CASES_DIR=${KPX_CASES_DIR:-$REPO/testdata/cases}
 APIDIR=$SELFTESTS/apiserver
 NODE_A=192.0.2.11
 # The source address masqueraded traffic has at a pod: MASQUERADE takes the
@@ -32,16 +27,7 @@ API_PID=
 
 # case_objects NN: the objects.json of case NN.
 case_objects() {
-	local f
-
-	for f in "$CASES_DIR/$1"-*/objects.json; do
-		[ -e "$f" ] && { echo "$f"; return 0; }
-	done
-	# the agent's unit tests keep copies of the same files
-	for f in "$REPO/agent/tests/data/case$1"-*-objects.json; do
-		[ -e "$f" ] && { echo "$f"; return 0; }
-	done
-	return 1
+	[ -e "$CASES_DIR/$1/objects.json" ] && echo "$CASES_DIR/$1/objects.json"
 }
 
 # case_init NN: checks, trap, topology; sets OBJECTS.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # kpx_agent_e2e: the real agent against the test API server, serving real
-# Service/EndpointSlice objects (selftests/data, see its README): every
+# Service/EndpointSlice objects (testdata/real-objects, see its README): every
 # ClusterIP:port reaches exactly the ready endpoints on the target port, or
 # is refused at once when it has none; a slice whose endpoints all turn
 # not-ready makes the frontend refuse; a deleted endpoint gets no new
@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$SELFTESTS/agent_lib.sh"
 
-DATA=$SELFTESTS/data
+DATA=$REPO/testdata/real-objects
 agent_require
 setup_trap agent_lib_stop
 
@@ -77,7 +77,7 @@ since_apply() { # WAIT_SECONDS
 	awk -v a="$APPLY_T0" -v b="$WAIT_T0" -v w="$1" 'BEGIN { printf "%.2f\n", b - a + w }'
 }
 
-# as node-a, whose Node (data/node-a.json) the agent waits for at start
+# as node-a, whose Node (testdata/real-objects/node-a.json) the agent waits for at start
 start_agent() { kpx_agent_start --hostname-override node-a --v 2; }
 
 # backends_of PROTO VIP PORT / wait_backends PROTO VIP PORT WANT [SECONDS]:

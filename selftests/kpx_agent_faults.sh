@@ -50,7 +50,7 @@ echo_start pod1 pod1 10.244.1.2:8080
 echo_start pod2 pod2 10.244.2.2:8080
 
 web_objects $VIP "$TMPD/web.json"
-kpx_api_start --bookmark-interval 1 --objects "$TMPD/web.json" "$SELFTESTS/data"/0[12]*.json
+kpx_api_start --bookmark-interval 1 --objects "$TMPD/web.json" "$REPO/testdata/real-objects"/0[12]*.json
 "$APIDIR/gen-certs.sh" "$TMPD/other-ca" >>"$TMPD/certs.log" 2>&1 || skip "gen-certs.sh (other CA) failed"
 fl_proxy_start "$TMPD/proxy" "$TMPD/certs" "$TMPD/other-ca" "$(<"$TMPD/state/port")" ||
 	skip "faultproxy did not start"

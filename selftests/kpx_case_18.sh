@@ -46,7 +46,7 @@ for a in "${ADDRS[@]}" $NEW; do
 	listen+=("$a:8080")
 done
 echo_start farm -t farm "${listen[@]}"
-api_start "$OBJECTS" "$SELFTESTS/data/node-a.json"	# the case has no Node
+api_start "$OBJECTS" "$REPO/testdata/real-objects/node-a.json"	# the case has no Node
 agent_start
 
 # nbackends: the frontend's backend count from /proc.

@@ -49,7 +49,7 @@ assert_eq "distinct endpoint addresses generated" $NEP \
 	"$TMPD/big.json")"
 assert_eq "EndpointSlices generated" 100 \
 	"$(jq '[.items[] | select(.kind == "EndpointSlice")] | length' "$TMPD/big.json")"
-api_start "$TMPD/big.json" "$SELFTESTS/data/node-a.json"	# the case has no Node
+api_start "$TMPD/big.json" "$REPO/testdata/real-objects/node-a.json"	# the case has no Node
 agent_start
 log "agent's first sync after $(wait_agent_synced) s"
 

@@ -4,7 +4,7 @@
 # kpx-agent against the test API server (selftests/apiserver), on the host,
 # loopback only, without the module (--dry-run):
 #  1. --dry-run --once with the real-objects documents and a Node node-a
-#     (selftests/data/node-a.json): lists everything and logs exactly the
+#     (testdata/real-objects/node-a.json): lists everything and logs exactly the
 #     expected SETs (ClusterIPs, NodePorts, MetalLB ingress IPs), exits 0;
 #  2. a running agent sees a Service + EndpointSlice added through the
 #     server's control API (one SET with the backends), then deleted (DEL);
@@ -27,7 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 agent=${1:-$top/agent/kpx-agent}
 api=$top/selftests/apiserver
-objects=${KPX_REAL_OBJECTS:-/work/shared/cases/real-objects}
+objects=${KPX_REAL_OBJECTS:-$top/testdata/real-objects}
 tmp=$(mktemp -d /tmp/kpx-agent-api.XXXXXX)
 n=0 failed=0 srv= ag=
 
@@ -55,7 +55,7 @@ echo "TAP version 13"
 mkdir -p "$tmp/state"
 "$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
 python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --certs "$tmp/certs" \
-	--bookmark-interval 1000 --objects "$objects"/0*.json "$top/selftests/data/node-a.json" \
+	--bookmark-interval 1000 --objects "$objects"/0[123]-*.json "$objects/node-a.json" \
 	2>"$tmp/server.log" &
 srv=$!
 wait_log "$tmp/server.log" "listening on" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }

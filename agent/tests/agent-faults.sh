@@ -35,7 +35,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 agent=${1:-$top/agent/kpx-agent}
 api=$top/selftests/apiserver
-objects=$top/selftests/data
+objects=$top/testdata/real-objects
 tmp=$(mktemp -d /tmp/kpx-agent-faults.XXXXXX)
 n=0 failed=0 pids=() ag=
 
@@ -98,7 +98,7 @@ mkdir -p "$tmp/state" "$tmp/proxy"
 "$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 &&
 	"$api/gen-certs.sh" "$tmp/other-ca" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
 python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/certs" \
-	--bookmark-interval 1 --objects "$objects"/0[12]*.json "$top/selftests/data/node-a.json" \
+	--bookmark-interval 1 --objects "$objects"/0[12]*.json "$objects/node-a.json" \
 	2>"$tmp/server.log" &
 pids+=($!)
 wait_port "$tmp/state" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }

@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 agent=${1:-$top/agent/kpx-agent}
 api=$top/selftests/apiserver
-objects=${KPX_REAL_OBJECTS:-$top/selftests/data}
+objects=${KPX_REAL_OBJECTS:-$top/testdata/real-objects}
 tmp=$(mktemp -d /tmp/kpx-agent-http.XXXXXX)
 n=0 failed=0 srv= ag=
 
@@ -49,7 +49,7 @@ echo "TAP version 13"
 mkdir -p "$tmp/state"
 "$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
 python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/certs" \
-	--bookmark-interval 1000 --objects "$objects"/0[12]*.json "$top/selftests/data/node-a.json" \
+	--bookmark-interval 1000 --objects "$objects"/0[12]*.json "$objects/node-a.json" \
 	2>"$tmp/server.log" &
 srv=$!
 for _ in $(seq 100); do [ -s "$tmp/state/port" ] && break; sleep 0.1; done

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * config.c: defaults, the sample KubeProxyConfiguration files in
- * tests/data/config (kubeadm's zero values, every field kpx uses), invalid
+ * ../testdata/config (kubeadm's zero values, every field kpx uses), invalid
  * documents, flags, flags vs --config, CIDR parsing.  TAP.
  * Run from agent/ (make test does).
  */
@@ -19,7 +19,7 @@
 
 #include "tap.h"
 
-#define DATA "tests/data/config/"
+#define DATA "../testdata/config/"
 
 static char err[512];
 

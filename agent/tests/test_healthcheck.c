@@ -207,7 +207,7 @@ static void test_case04(void)
 	for (i = 0; i < 2; i++) {
 		m = kpx_model_new();
 		set_node(m, nodes[i]);
-		load(m, "tests/data/case04-etp-local-healthcheck-nodeport-objects.json");
+		load(m, "../testdata/cases/04/objects.json");
 		ok(kpx_model_healthchecks(m, &v, &n) == 0 && n == 1 && v[0].port == 32100,
 		   "case04 %s: one health check, port 32100", nodes[i]);
 		if (n == 1) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests for model.c: the object cache and the desired frontends, on
- * real API documents (tests/data, paths relative to agent/) and on small
+ * real API documents (../testdata, paths relative to agent/) and on small
  * inline objects.  TAP output; exits non-zero on any failure.
  */
 #include <arpa/inet.h>
@@ -71,9 +71,9 @@ static void test_real_objects(void)
 {
 	struct kpx_model *m = kpx_model_new();
 
-	ok(load(m, "tests/data/02-services-kind-metallb-2026.json") == 0,
+	ok(load(m, "../testdata/real-objects/02-services-kind-metallb-2026.json") == 0,
 	   "real: 5 Services (kind + MetalLB) accepted");
-	ok(load(m, "tests/data/01-endpointslicelist-kind-2020.json") == 0,
+	ok(load(m, "../testdata/real-objects/01-endpointslicelist-kind-2020.json") == 0,
 	   "real: EndpointSliceList (managedFields, legacy topology) accepted");
 	ok(kpx_model_dirty(m), "real: dirty after loading");
 	ok_state(m,
@@ -97,7 +97,7 @@ static void test_real_objects(void)
 	ok(!kpx_model_dirty(m), "real: desired() clears dirty");
 
 	/* GKE slice during a rollout: the ready:false terminating pod is out */
-	ok(load(m, "tests/data/03-endpointslice-terminating-gke.json") == 0,
+	ok(load(m, "../testdata/real-objects/03-endpointslice-terminating-gke.json") == 0,
 	   "real: GKE terminating slice accepted");
 	ok(apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED,
 		 svc("default", "web-service", "'10.96.0.50'",
@@ -117,7 +117,7 @@ static void test_case10(void)
 {
 	struct kpx_model *m = kpx_model_new();
 
-	ok(load(m, "tests/data/case10-named-targetport-objects.json") == 0,
+	ok(load(m, "../testdata/cases/10/objects.json") == 0,
 	   "case10: objects accepted (Service, 2 slices, 2 Nodes)");
 	ok_state(m,
 		 "10.96.90.70:80/tcp -> 10.244.1.100:8080 10.244.2.100:8080 10.244.2.101:8081\n"
@@ -147,7 +147,7 @@ static void test_case08(void)
 {
 	struct kpx_model *m = kpx_model_new();
 
-	ok(load(m, "tests/data/case08-no-endpoints-objects.json") == 0,
+	ok(load(m, "../testdata/cases/08/objects.json") == 0,
 	   "case08: placeholder slice (endpoints null, no ports) accepted");
 	ok_state(m,
 		 "10.96.70.50:80/tcp ->\n"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The shared cases (../shared/cases/NN-*, objects copied to tests/data) as
+ * The shared cases (../testdata/cases/NN: scenario.md, objects.json) as
  * model tests: each case's objects are applied step by step (objects with
  * no step first, then step 1, 2, ... as watch events), and the desired
  * frontends, backends, flags and source ranges of node-a (and node-b or
@@ -13,7 +13,8 @@
  */
 #include "testlib_model.h"
 
-#define D "tests/data/"
+/* case NN's objects, relative to agent/ */
+#define CASE(nn) "../testdata/cases/" nn "/objects.json"
 
 /* A model of case file @path up to and including @step, as node @host. */
 static struct kpx_model *at_step(const char *path, int step, const char *host)
@@ -50,7 +51,7 @@ static void ok_case_hc(const char *path, int step, const char *host,
 
 static void case01(void)
 {
-	const char *f = D "case01-udp-empty-to-nonempty-blackhole-objects.json";
+	const char *f = CASE("01");
 	struct kpx_model *m = at_step(f, 1, "node-a");
 
 	ok_state(m,
@@ -71,7 +72,7 @@ static void case01(void)
 
 static void case02(void)
 {
-	const char *f = D "case02-udp-scale-to-zero-stale-flow-objects.json";
+	const char *f = CASE("02");
 
 	ok_case(f, 1, "node-b", "10.96.12.25:8125/udp [masqnl] -> 10.244.1.20:8125\n",
 		"case02 step 1: one sink");
@@ -83,7 +84,7 @@ static void case02(void)
 
 static void case03(void)
 {
-	const char *f = D "case03-clientip-affinity-timeout-objects.json";
+	const char *f = CASE("03");
 
 	ok_case(f, 1, "node-a",
 		"10.96.20.30:80/tcp [masqnl] -> 10.244.1.30:8080 10.244.1.31:8080 10.244.2.30:8080\n"
@@ -104,7 +105,7 @@ static void case03(void)
 
 static void case04(void)
 {
-	const char *f = D "case04-etp-local-healthcheck-nodeport-objects.json";
+	const char *f = CASE("04");
 
 	ok_case(f, 0, "node-a",
 		"10.96.30.10:80/tcp [masqnl] -> 10.244.1.40:8080 10.244.1.41:8080\n"
@@ -130,7 +131,7 @@ static void case04(void)
 
 static void case05(void)
 {
-	const char *f = D "case05-terminating-endpoints-fallback-objects.json";
+	const char *f = CASE("05");
 
 	ok_case(f, 1, "node-a",
 		"10.96.40.20:80/tcp [masqnl] -> 10.244.2.50:8080\n"
@@ -164,7 +165,7 @@ static void case05(void)
 
 static void case06(void)
 {
-	const char *f = D "case06-hairpin-own-clusterip-objects.json";
+	const char *f = CASE("06");
 
 	ok_case(f, 1, "node-a",
 		"10.96.50.30:6000/tcp [masqnl] -> 10.244.1.60:6000\n"
@@ -178,7 +179,7 @@ static void case06(void)
 
 static void case07(void)
 {
-	const char *f = D "case07-nodeport-on-localhost-objects.json";
+	const char *f = CASE("07");
 	struct kpx_model *m;
 	struct kpx_config c;
 
@@ -214,7 +215,7 @@ static void case07(void)
 
 static void case08(void)
 {
-	const char *f = D "case08-no-endpoints-objects.json";
+	const char *f = CASE("08");
 	static const char *const a =
 		"10.96.70.50:80/tcp [masqnl] ->\n"
 		"192.0.2.11:30800/tcp [masqnl] ->\n"
@@ -241,7 +242,7 @@ static void case08(void)
 
 static void case09(void)
 {
-	const char *f = D "case09-itp-local-no-local-endpoint-drop-objects.json";
+	const char *f = CASE("09");
 
 	ok_case(f, 1, "node-a", "10.96.80.60:8080/tcp [masqnl] -> 10.244.1.90:8080\n",
 		"case09 step 1 node-a: the local pod");
@@ -255,7 +256,7 @@ static void case09(void)
 
 static void case10(void)
 {
-	ok_case(D "case10-named-targetport-objects.json", 0, "node-a",
+	ok_case(CASE("10"), 0, "node-a",
 		"10.96.90.70:80/tcp [masqnl] -> 10.244.1.100:8080 10.244.2.100:8080 10.244.2.101:8081\n"
 		"10.96.90.70:9100/tcp [masqnl] -> 10.244.1.100:9100 10.244.2.100:9100 10.244.2.101:9100\n",
 		"case10: web has 3 backends with per-slice ports, metrics 3 on 9100");
@@ -279,7 +280,7 @@ static int case15_ranges(struct kpx_model *m, const char *f, const char *ranges)
 
 static void case15(void)
 {
-	const char *f = D "case15-lb-source-ranges-objects.json";
+	const char *f = CASE("15");
 	struct kpx_model *m = at_step(f, 0, "node-a");
 
 	ok_state(m,
@@ -306,7 +307,7 @@ static void case15(void)
 
 static void case18(void)
 {
-	const char *f = D "case18-large-service-many-slices-objects.json";
+	const char *f = CASE("18");
 	struct kpx_model *m = at_step(f, 0, "node-a");
 	struct json_object *doc, *sl, *eps;
 	struct kpx_service *v;
@@ -347,7 +348,7 @@ static void case18(void)
 
 static void case19(void)
 {
-	const char *f = D "case19-topology-hints-zone-objects.json";
+	const char *f = CASE("19");
 	struct kpx_model *m;
 
 	ok_case(f, 1, "node-a",

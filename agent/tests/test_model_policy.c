@@ -412,7 +412,7 @@ static void ext_local_one(const char *host)
 	int bad = 0;
 
 	set_node(m, host);
-	if (load_step(m, "tests/data/case04-etp-local-healthcheck-nodeport-objects.json",
+	if (load_step(m, "../testdata/cases/04/objects.json",
 		      -1) || kpx_model_desired(m, &v, &n)) {
 		ok(0, "ext-local %s: case 04 loaded", host);
 		kpx_model_free(m);
