@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # run_guest.sh: the kpx selftest runner, run inside the test VM (see
-# qemu/run-vm.sh).  Loads kmod/kpx.ko, runs every selftests/kpx_*.sh in name
-# order (or only those named in KPX_TESTS, e.g. "kpx_reject kpx_genl") with a
-# per-test timeout (KPX_TEST_TIMEOUT seconds, default 300), unloads the
-# module and checks the kernel log.  Output is TAP version 13; a test's own
+# qemu/run-vm.sh).  Loads kmod/kpx.ko, runs the tests of selftests/Makefile's
+# TEST_PROGS in their order (then any other selftests/kpx_*.sh, with a
+# warning; or only those named in KPX_TESTS, e.g. "kpx_reject kpx_genl") with
+# a per-test timeout (KPX_TEST_TIMEOUT seconds, default selftests/settings'
+# timeout=), unloads the module and checks the kernel log.  Output is TAP version 13; a test's own
 # output is indented as "# " comments.  Exit status 0 if nothing failed.
 #
 # KPX_PROXY_MODE (kpx, nftables, iptables, ipvs; default kpx) is the agent's
@@ -21,7 +22,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 ko=${KPX_KO:-$repo/kmod/kpx.ko}
-tmo=${KPX_TEST_TIMEOUT:-300}
+tmo=${KPX_TEST_TIMEOUT:-$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$here/settings")}
+tmo=${tmo:-300}
 agent=${KPX_AGENT:-$repo/agent/kpx-agent}
 export KPX_PROXY_MODE=${KPX_PROXY_MODE:-kpx}
 export KPX_SKIP_LIST=/tmp/kpx-skip-list.$$
@@ -35,13 +37,18 @@ if [ ! -e /etc/kpx-guest ]; then
 	exit 4
 fi
 
-tests=()
+progs=$(make -s --no-print-directory -C "$here" print-test-progs)
+unlisted=()
 for t in "$here"/kpx_*.sh; do
+	[[ " $progs " == *" $(basename "$t") "* ]] || unlisted+=("$(basename "$t")")
+done
+tests=()
+for t in $progs "${unlisted[@]}"; do
 	name=$(basename "$t" .sh)
 	if [ -n "${KPX_TESTS:-}" ]; then
 		[[ " ${KPX_TESTS//,/ } " == *" $name "* ]] || continue
 	fi
-	tests+=("$t")
+	tests+=("$here/$t")
 done
 
 n=0 failed=0
@@ -91,6 +98,8 @@ bad_kernel_log() {
 echo "TAP version 13"
 echo "1..$((${#tests[@]} + 2))"
 echo "# proxy mode: $KPX_PROXY_MODE"
+[ ${#unlisted[@]} = 0 ] ||
+	echo "# not in selftests/Makefile TEST_PROGS (run after the others): ${unlisted[*]}"
 dmesg -n 4 2>/dev/null
 start=$(date +%s)
 : >"$KPX_SKIP_LIST"
