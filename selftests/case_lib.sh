@@ -59,11 +59,12 @@ case_stop() {
 }
 
 # api_start [FILE...]: the test API server with the case's objects (or
-# FILEs); sets KUBECONFIG_F.
+# FILEs); sets KUBECONFIG_F.  The certificates are made once per test.
 api_start() {
 	local files=("$@")
 
 	[ ${#files[@]} -gt 0 ] || files=("$OBJECTS")
+	[ -s "$TMPD/certs/client.key" ] ||
 	"$APIDIR/gen-certs.sh" "$TMPD/certs" >"$TMPD/certs.log" 2>&1 || {
 		cat "$TMPD/certs.log"
 		skip "gen-certs.sh failed"

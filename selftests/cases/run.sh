@@ -1,0 +1,292 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# cases/run.sh [NN...]: the table-driven runner of the shared cases.  For
+# each case NN (default: every testdata/cases/NN with an expect.json, or
+# those in KPX_CASES) it builds the case's pods, starts the test API server
+# with testdata/cases/NN/objects.json and the real kpx-agent in the proxy
+# mode under test, and walks the phases of testdata/cases/NN/expect.json
+# (format: cases/README.md): restart the agent as another node or with
+# other flags, apply steps or files, delete objects, then assert each
+# frontend's backends and action without backend, each probe's answers
+# (which backends, which source address the backend saw) or verdict
+# (refused at once, or dropped), and the module's counters.  The same
+# expect.json is asserted against the model by agent/tests/test_model_cases.
+# One topology, one certificate set and one process for all cases; each
+# case gets its own pods, API server and agent.  Sourced helpers: lib.sh,
+# case_lib.sh.
+#
+#   cli 10.0.1.2 --veth-- node (kpx.ko, kpx-agent as the phase's node, API
+#                               server; kpx-node 192.0.2.11, 192.0.2.12)
+#                           `-- veth -- the case's pods (expect.json "pods")
+. "$(dirname "$0")/../lib.sh"
+. "$SELFTESTS/case_lib.sh"
+TEST_NAME=kpx_cases
+
+# expect_lines FILE: expect.json as one line per row ("|"-separated), one
+# jq run per case (an exec costs up to 1 s under TCG).
+expect_lines() {
+	jq -r '
+	def csv: if . == null then "" else join(",") end;
+	((.pods // [])[] as $p |
+		"pod|\($p.name)|\($p.ip | csv)",
+		(($p.echo // [])[] | "echo|\($p.name)|\(.protocol)|\(.ident // $p.name)|\(.listen | join(" "))")),
+	(.phases[] |
+		"phase|\(.desc)|\(.node // "")|\(.flags // null | if . == null then "=" else join(" ") end)|\(.step // "")|\(.apply // [] | join(" "))|\(.delete // [] | join(","))",
+		((.frontends // [])[] |
+			"fe|\(.protocol)|\(.destination)|\(if .absent then "absent" elif (.backends | length) == 0 then "-" else (.backends | join(",")) end)|\(.empty // "")|\(.wait // "")|\(.masquerade // "")"),
+		(.settle_s // empty | "settle|\(.)"),
+		((.probes // [])[] |
+			"probe|\(.from)|\(.protocol)|\(.destination)|\(.count // 2)|\(.backends // [] | join(","))|\(.verdict // "answered")|\(.source // "")|\(.timeout_ms // "")|\(.counters // {} | to_entries | map("\(.key)=\(.value)") | join(" "))|\(.never // [] | join(" "))"),
+		((.after // [])[] |
+			"after|\(.protocol)|\(.destination)|\(.nbackends // "")|\(.backend // "")|\(.conns_min // "")"))
+	' "$1"
+}
+
+# src_addr FROM: the address a client in FROM has ("node": the address a
+# pod sees for the node, the pod veths' gateway).
+declare -A POD_IP
+src_addr() {
+	case "$1" in
+	cli) echo "$CLI4" ;;
+	node) echo "$MASQ4" ;;
+	*) echo "${POD_IP[$1]}" ;;
+	esac
+}
+
+# restart_agent NODE FLAGS: the agent as NODE with FLAGS (space separated),
+# waiting for its first sync (until then the node keeps the former
+# agent's state).
+CUR_NODE= CUR_FLAGS=
+restart_agent() {
+	local n
+
+	n=$(agent_syncs)
+	agent_stop
+	AGENT_NODE=$1
+	CUR_NODE=$1 CUR_FLAGS=$2
+	# shellcheck disable=SC2086
+	agent_start $2
+	log "agent as $1${2:+ ($2)}: first sync after $(wait_agent_synced $((${n:-0} + 1))) s"
+}
+
+# masq_flag PROTO VIP:PORT: "always" (KPX_SVC_F_MASQ = bit 2),
+# "off-cluster" (KPX_SVC_F_MASQ_NONLOCAL = bit 1) or "never" from the
+# frontend's flags, "none" if it is absent.
+masq_flag() {
+	local f
+
+	f=$(proc_svc "$1" "$2" flags)
+	[[ "$f" =~ ^0x[0-9a-fA-F]+$ ]] || { echo none; return; }
+	if (($f & 4)); then echo always; elif (($f & 2)); then echo off-cluster; else echo never; fi
+}
+
+# check_fe PROTO DST WANT EMPTY WAIT MASQ: a frontend's backends (polled up
+# to WAIT s), its action without backend (polled up to 5 s) and its
+# masquerade flags.
+check_fe() {
+	expect_backends "$1" "$2" "$3" "${5:-10}"
+	[ -z "$4" ] || wait_empty_action "$1" "$2" "$4"
+	[ -z "${6:-}" ] || assert_eq "$1 $2: masquerades (flags)" "$6" "$(masq_flag "$1" "$2")"
+}
+
+# check_source FROM PROTO DST SOURCE: the source address the backends saw
+# in the last client run: "kept" (the client's own), "masqueraded" (the
+# node's), "hairpin" (the node's on connections the client pod answered
+# itself, its own on the others).
+check_source() {
+	local from=$1 what="$2 $3 from $1" line w self_bad=0 other_bad=0 self=0 other=0
+	local own
+
+	own=$(src_addr "$from")
+	case "$4" in
+	kept) assert_eq "$what: source address seen by the backend" "$own" "$(peer_addrs)" ;;
+	masqueraded) assert_eq "$what: source address seen by the backend" "$MASQ4" "$(peer_addrs)" ;;
+	hairpin)
+		for line in "${CL_ANS[@]}"; do
+			read -r -a w <<<"$line"
+			if [ "${w[0]}" = "$from" ]; then
+				self=$((self + 1))
+				[[ "${w[2]}" == peer=$MASQ4:* ]] || self_bad=$((self_bad + 1))
+			else
+				other=$((other + 1))
+				[[ "${w[2]}" == peer=$own:* ]] || other_bad=$((other_bad + 1))
+			fi
+		done
+		log "hairpin $3: $self to itself, $other to another pod"
+		assert_eq "hairpin $3: connections to itself not from $MASQ4" 0 "$self_bad"
+		[ "$other" = 0 ] ||
+			assert_eq "hairpin $3: connections to another pod not from $own" 0 "$other_bad"
+		;;
+	esac
+}
+
+# probe FROM PROTO DST COUNT BACKENDS VERDICT SOURCE TIMEOUT COUNTERS NEVER
+probe() {
+	local from=$1 proto=$2 dst=$3 n=$4 want=$5 verdict=$6 src=$7 tmo=$8
+	local counters=$9 never=${10} kv id
+
+	[ -z "$counters" ] || stats_mark
+	case "$verdict" in
+	refused)
+		if [ "$from" = node ]; then
+			expect_node_refused "$proto" "$dst" "$n"
+		else
+			expect_refused "$from" "$proto" "$dst" "$n"
+		fi ;;
+	dropped) expect_timeout "$from" "$proto" "$dst" "$n" "${tmo:-500}" ;;
+	answered)
+		if [ -n "$want" ]; then
+			want=$(sorted_words ${want//,/ })
+			want=${want// /,}
+			client_all "$want" "$from" -n "$n" -t "${tmo:-2000}" $(_uflag "$proto") "$dst"
+		else
+			client "$from" -n "$n" -t "${tmo:-2000}" $(_uflag "$proto") "$dst"
+		fi
+		assert_eq "$proto $dst from $from: answered" "$n" "$(summary_field ok)"
+		[ -z "$want" ] ||
+			assert_eq "$proto $dst from $from: backends answering" "$want" "$(answer_field 2)"
+		for id in $never; do
+			assert_eq "$proto $dst from $from: answers by $id" 0 "$(ident_count "$id")"
+		done
+		[ -z "$src" ] || check_source "$from" "$proto" "$dst" "$src"
+		client_show_if_failed
+		;;
+	*) _fail "expect.json: unknown verdict '$verdict'" ;;
+	esac
+	for kv in $counters; do
+		assert_ge "$proto $dst from $from: module counter ${kv%%=*} grew by" "${kv#*=}" \
+			"$(stats_delta "${kv%%=*}")"
+	done
+}
+
+# after PROTO DST NBACKENDS BACKEND CONNS_MIN: kpxctl list's view.
+after() {
+	kpx_snapshot
+	local vip=${2%:*} port=${2##*:}
+
+	[ -z "$3" ] || assert_eq "$1 $2: backend count in kpxctl list" "$3" \
+		"$(svc_counter "$1" "$vip" "$port" nbackends)"
+	[ -z "$4" ] || assert_ge "$1 $2: conns of backend $4" "$5" \
+		"$(be_counter "$1" "$vip" "$port" "${4%:*}" "${4##*:}")"
+}
+
+# phase DESC NODE FLAGS STEP APPLY DELETE: the agent as NODE with FLAGS
+# ("=" the former ones), then steps up to STEP, the files APPLY (space
+# separated, in the case's folder), the objects DELETE ("KIND NS NAME,...").
+phase() {
+	local desc=$1 node=${2:-${CUR_NODE:-node-a}} flags=$3 upto=$4 file obj
+	local -a dels=()
+
+	log "--- case $CASE: $desc"
+	[ "$flags" != "=" ] || flags=$CUR_FLAGS
+	if [ -z "$CUR_NODE" ]; then
+		CUR_NODE=$node CUR_FLAGS=$flags AGENT_NODE=$node
+		# shellcheck disable=SC2086
+		agent_start $flags
+		log "agent's first sync after $(wait_agent_synced) s"
+	elif [ "$node" != "$CUR_NODE" ] || [ "$flags" != "$CUR_FLAGS" ]; then
+		restart_agent "$node" "$flags"
+	fi
+	while [ -n "$upto" ] && [ "$STEP" -lt "$upto" ]; do
+		STEP=$((STEP + 1))
+		step "$STEP"
+	done
+	for file in $5; do
+		assert_rc "apply $file" 0 apictl apply "$CASES_DIR/$CASE/$file"
+	done
+	IFS=, read -r -a dels <<<"$6"
+	for obj in "${dels[@]}"; do
+		# shellcheck disable=SC2086
+		assert_rc "delete $obj" 0 apictl delete $obj
+	done
+}
+
+# run_case NN: one case, start to end; its pods and processes are gone
+# afterwards.
+run_case() {
+	local kind a b c d e f g h i j fe lines
+	local fails0=$FAILS checks0=$CHECKS npids=${#PIDS[@]}
+	local -a fes=() pods=()
+
+	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=()
+	OBJECTS=$CASES_DIR/$CASE/objects.json
+	log "=== case $CASE: $(sed -n '1s/^# *//p' "$CASES_DIR/$CASE/scenario.md")"
+	lines=$(expect_lines "$CASES_DIR/$CASE/expect.json") ||
+		{ _fail "case $CASE: expect.json unreadable"; return; }
+	while IFS='|' read -r kind a b c d; do
+		case "$kind" in
+		pod)
+			pods+=("$a")
+			POD_IP[$a]=${b%%,*}
+			pod_add "$a" ${b//,/ } || { _fail "case $CASE: pod $a not set up"; return; } ;;
+		echo)
+			echo_start "$a" "$([ "$b" = udp ] && echo -u || echo -t)" "$c" $d ;;
+		esac
+	done <<<"$lines"
+	rm -rf "$TMPD/state" "$TMPD/agent.log"
+	api_start
+	while IFS='|' read -r kind a b c d e f g h i j; do
+		case "$kind" in
+		phase)
+			fes=()
+			phase "$a" "$b" "$c" "$d" "$e" "$f" ;;
+		fe)
+			fes+=("$a|$b|$c|$d")
+			check_fe "$a" "$b" "$c" "$d" "$e" "$f" ;;
+		settle)
+			# the state holds: the same again after a while
+			sleep "$a"
+			for fe in "${fes[@]}"; do
+				IFS='|' read -r a b c d <<<"$fe"
+				check_fe "$a" "$b" "$c" "$d" 2
+			done ;;
+		probe)
+			probe "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" ;;
+		after)
+			after "$a" "$b" "$c" "$d" "$e" ;;
+		esac
+	done <<<"$lines"
+	case_stop
+	API_PID=
+	for ((i = npids; i < ${#PIDS[@]}; i++)); do
+		kill "${PIDS[i]}" 2>/dev/null
+		wait "${PIDS[i]}" 2>/dev/null
+	done
+	PIDS=("${PIDS[@]:0:npids}")
+	for i in "${pods[@]}"; do
+		ip netns pids "$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$i" 2>/dev/null
+	done
+	clean_dataplane
+	log "case $CASE: $((FAILS - fails0)) of $((CHECKS - checks0)) checks failed"
+}
+
+# clean_dataplane: nothing of the case left for the next (the module's
+# frontends or the mode's rules, conntrack entries).
+clean_dataplane() {
+	if mode_is kpx; then
+		"$KPXCTL" flush >/dev/null 2>&1
+	else
+		"$KPX_AGENT" --cleanup >/dev/null 2>&1
+	fi
+	conntrack -F >/dev/null 2>&1
+}
+
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || read -r -a cases <<<"${KPX_CASES:-}"
+if [ ${#cases[@]} = 0 ]; then
+	for f in "$CASES_DIR"/*/expect.json; do
+		[ -e "$f" ] && cases+=("$(basename "$(dirname "$f")")")
+	done
+fi
+[ ${#cases[@]} -gt 0 ] || skip "no testdata/cases/*/expect.json"
+require_file /usr/bin/jq
+case_init "${cases[0]}"
+ip addr add 192.0.2.12/32 dev kpx-node
+ip addr add 192.0.2.13/32 dev kpx-node
+for nn in "${cases[@]}"; do
+	[ -e "$CASES_DIR/$nn/expect.json" ] || { _fail "case $nn: no expect.json"; continue; }
+	run_case "$nn"
+done
+ksft_exit

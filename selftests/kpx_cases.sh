@@ -1,0 +1,9 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kpx_cases: the shared cases that are data (testdata/cases/NN/expect.json),
+# run by the table-driven runner cases/run.sh (case_lib.sh's helpers) with
+# the real agent in the proxy mode under test.  KPX_CASES="06 09" runs
+# only those.
+# kpx-timeout: 900
+exec bash "$(dirname "$0")/cases/run.sh" "$@"
