@@ -12,7 +12,7 @@
 #include "base/addr.h"
 #include "base/service.h"
 
-#include "tap.h"
+#include "lib/tap.h"
 
 static void test_hostport_ok(void)
 {
@@ -119,6 +119,5 @@ int main(void)
 	test_hostport_bad();
 	test_backend();
 	test_proto();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

@@ -17,7 +17,7 @@
 #include "config/config.h"
 #include "base/log.h"
 
-#include "tap.h"
+#include "lib/tap.h"
 
 #define DATA "../testdata/config/"
 
@@ -828,6 +828,5 @@ int main(void)
 	test_configz_flagz();
 	test_node_names();
 	test_cidr();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

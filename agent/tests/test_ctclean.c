@@ -14,31 +14,8 @@
 #include "sync/ctclean.h"
 #include "base/service.h"
 
-#include "tap.h"
-
-/* A frontend with backends "ip:port" (owned; free with kpx_service_free()). */
-static struct kpx_service svc(int family, uint8_t proto, const char *vip,
-			      uint16_t port, int n, const char *const *ips,
-			      const uint16_t *ports)
-{
-	struct kpx_service s;
-	int i;
-
-	memset(&s, 0, sizeof(s));
-	s.family = family;
-	s.protocol = proto;
-	inet_pton(family, vip, &s.addr);
-	s.port = port;
-	s.nbackends = n;
-	s.backends = calloc(n ? n : 1, sizeof(*s.backends));
-	for (i = 0; i < n; i++) {
-		inet_pton(family, ips[i], &s.backends[i].addr);
-		s.backends[i].port = ports[i];
-		s.backends[i].weight = 1;
-	}
-	kpx_service_normalize(&s, family == AF_INET ? 4 : 16);
-	return s;
-}
+#include "lib/fixtures.h"
+#include "lib/tap.h"
 
 /* An entry: original destination vip:dport, reply source src:sport. */
 static struct kpx_ct_tuple tup(int family, uint8_t proto, const char *dst,
@@ -76,19 +53,18 @@ static const char *rule_str(const struct kpx_ct_plan *p, size_t i)
 	return "?";
 }
 
-static const char *const AB[] = { "10.244.1.5", "10.244.1.6" };
-static const uint16_t P53[] = { 53, 53 };
+static const char *const AB[] = { "10.244.1.5:53", "10.244.1.6:53" };
 
 static void test_changes(void)
 {
-	struct kpx_service u0 = svc(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, 0, NULL, NULL);
-	struct kpx_service u1 = svc(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, 1, AB, P53);
-	struct kpx_service u2 = svc(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, 2, AB, P53);
-	struct kpx_service t1 = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 53, 1, AB, P53);
-	struct kpx_service t0 = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 53, 0, NULL, NULL);
-	struct kpx_service s2 = svc(AF_INET, IPPROTO_SCTP, "10.96.0.20", 9, 2, AB, P53);
-	static const uint16_t p54[] = { 54 };
-	struct kpx_service u1p = svc(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, 1, AB, p54);
+	struct kpx_service u0 = fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, NULL, 0);
+	struct kpx_service u1 = fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, AB, 1);
+	struct kpx_service u2 = fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, AB, 2);
+	struct kpx_service t1 = fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.10", 53, AB, 1);
+	struct kpx_service t0 = fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.10", 53, NULL, 0);
+	struct kpx_service s2 = fx_service_str(AF_INET, IPPROTO_SCTP, "10.96.0.20", 9, AB, 2);
+	static const char *const A54[] = { "10.244.1.5:54" };
+	struct kpx_service u1p = fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, A54, 1);
 	struct kpx_ct_plan p = { 0 };
 	int r;
 
@@ -154,20 +130,19 @@ static void test_changes(void)
 
 static void test_ops(void)
 {
-	static const char *const C[] = { "10.244.2.7" };
-	static const uint16_t p9[] = { 9 };
+	static const char *const C[] = { "10.244.2.7:9" };
 	/* before: UDP .10:53 {A,B}, UDP .11:53 {A}, TCP .12:80 {A}, SCTP .13:9 {} */
 	struct kpx_service actual[4] = {
-		svc(AF_INET, IPPROTO_TCP, "10.96.0.12", 80, 1, AB, P53),
-		svc(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, 2, AB, P53),
-		svc(AF_INET, IPPROTO_UDP, "10.96.0.11", 53, 1, AB, P53),
-		svc(AF_INET, IPPROTO_SCTP, "10.96.0.13", 9, 0, NULL, NULL),
+		fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.12", 80, AB, 1),
+		fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, AB, 2),
+		fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.11", 53, AB, 1),
+		fx_service_str(AF_INET, IPPROTO_SCTP, "10.96.0.13", 9, NULL, 0),
 	};
 	struct kpx_service desired[4] = {
-		svc(AF_INET, IPPROTO_TCP, "10.96.0.12", 80, 0, NULL, NULL),
-		svc(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, 1, AB, P53),
-		svc(AF_INET, IPPROTO_SCTP, "10.96.0.13", 9, 1, C, p9),
-		svc(AF_INET, IPPROTO_UDP, "10.96.0.14", 53, 1, AB, P53),
+		fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.12", 80, NULL, 0),
+		fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, AB, 1),
+		fx_service_str(AF_INET, IPPROTO_SCTP, "10.96.0.13", 9, C, 1),
+		fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.14", 53, AB, 1),
 	};
 	struct kpx_op ops[5] = {
 		{ KPX_OP_SET, &desired[0] },	/* TCP: nothing */
@@ -230,9 +205,9 @@ static void test_ops(void)
 
 static void test_v6(void)
 {
-	static const char *const B6[] = { "fd00:10:244:1::5", "fd00:10:244:1::6" };
-	struct kpx_service a = svc(AF_INET6, IPPROTO_UDP, "fd00:10:96::a", 53, 2, B6, P53);
-	struct kpx_service b = svc(AF_INET6, IPPROTO_UDP, "fd00:10:96::a", 53, 1, B6, P53);
+	static const char *const B6[] = { "[fd00:10:244:1::5]:53", "[fd00:10:244:1::6]:53" };
+	struct kpx_service a = fx_service_str(AF_INET6, IPPROTO_UDP, "fd00:10:96::a", 53, B6, 2);
+	struct kpx_service b = fx_service_str(AF_INET6, IPPROTO_UDP, "fd00:10:96::a", 53, B6, 1);
 	struct kpx_ct_plan p = { 0 };
 	struct kpx_ct_tuple t;
 
@@ -252,6 +227,5 @@ int main(void)
 	test_changes();
 	test_ops();
 	test_v6();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

@@ -23,7 +23,7 @@
 #include "config/ctsysctl.h"
 #include "base/log.h"
 
-#include "tap.h"
+#include "lib/tap.h"
 
 static char root[64], err[512];
 
@@ -182,8 +182,7 @@ static void readonly_proc_sys(void)
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount(ps, ps, NULL, MS_BIND, NULL) ||
 	    mount(NULL, ps, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL)) {
-		printf("ok %d - # SKIP no private mount namespace (%s)\n", ++test_no,
-		       strerror(errno));
+		tap_skip("no private mount namespace (%s)", strerror(errno));
 		return;
 	}
 	ok(kpx_sysctl_readonly(root), "read-only /proc/sys detected");
@@ -304,6 +303,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	if (system(cmd))
 		return 1;
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

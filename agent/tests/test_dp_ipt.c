@@ -26,36 +26,8 @@
 #include "dp/kpx/nl.h"
 #include "base/service.h"
 
-#include "tap.h"
-
-static struct kpx_backend be(int family, const char *ip, uint16_t port, uint32_t w)
-{
-	struct kpx_backend b;
-
-	memset(&b, 0, sizeof(b));
-	inet_pton(family, ip, &b.addr);
-	b.port = port;
-	b.weight = w;
-	return b;
-}
-
-/* A frontend owning a copy of @n backends. */
-static struct kpx_service svc(int family, uint8_t proto, const char *vip, uint16_t port,
-			      const struct kpx_backend *bes, size_t n)
-{
-	struct kpx_service s;
-
-	memset(&s, 0, sizeof(s));
-	s.family = family;
-	s.protocol = proto;
-	inet_pton(family, vip, &s.addr);
-	s.port = port;
-	s.nbackends = n;
-	s.backends = calloc(n ? n : 1, sizeof(*bes));
-	if (n)
-		memcpy(s.backends, bes, n * sizeof(*bes));
-	return s;
-}
+#include "lib/fixtures.h"
+#include "lib/tap.h"
 
 static void add_range(struct kpx_service *s, const char *cidr)
 {
@@ -99,8 +71,8 @@ static char *gen(int family, const struct kpx_service *v, size_t n, const bool *
 
 static void test_names(void)
 {
-	struct kpx_backend b[1] = { be(AF_INET, "10.244.1.2", 8080, 1) };
-	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b, 1);
+	struct kpx_backend b[1] = { fx_backend(AF_INET, "10.244.1.2", 8080, 1) };
+	struct kpx_service s = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b, 1);
 	kpx_ipt_chain_t c;
 	char h[17];
 
@@ -122,32 +94,28 @@ static void test_names(void)
 
 static void test_full_v4(void)
 {
-	struct kpx_backend b2[2] = { be(AF_INET, "10.244.1.2", 8080, 1),
-				     be(AF_INET, "10.244.2.2", 8080, 1) };
-	struct kpx_backend b3[3] = { be(AF_INET, "10.244.1.2", 53, 1),
-				     be(AF_INET, "10.244.2.2", 53, 3),
-				     be(AF_INET, "10.244.3.2", 53, 1) };
+	struct kpx_backend b2[2] = { fx_backend(AF_INET, "10.244.1.2", 8080, 1),
+				     fx_backend(AF_INET, "10.244.2.2", 8080, 1) };
+	struct kpx_backend b3[3] = { fx_backend(AF_INET, "10.244.1.2", 53, 1),
+				     fx_backend(AF_INET, "10.244.2.2", 53, 3),
+				     fx_backend(AF_INET, "10.244.3.2", 53, 1) };
 	struct kpx_service v[5];
 	struct kpx_ns_config cfg;
 	kpx_ipt_chain_t svc0, sep0, sep1, svc1, fw3;
 	char *t, line[256];
 
-	memset(&cfg, 0, sizeof(cfg));
-	kpx_cidr_parse("10.244.0.0/16", &cfg.local_cidrs[0]);
-	kpx_cidr_parse("fd00:10:244::/56", &cfg.local_cidrs[1]);
-	cfg.nlocal_cidrs = 2;
-	snprintf(cfg.local_ifprefix, sizeof(cfg.local_ifprefix), "veth");
+	cfg = fx_ns_config("10.244.0.0/16,fd00:10:244::/56", NULL, "veth");
 
-	v[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b2, 2);
+	v[0] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b2, 2);
 	v[0].flags = KPX_SVC_F_MASQ_NONLOCAL;
 	v[0].affinity_timeout = 10800;
-	v[1] = svc(AF_INET, IPPROTO_UDP, "10.96.0.53", 53, b3, 3);
+	v[1] = fx_service(AF_INET, IPPROTO_UDP, "10.96.0.53", 53, b3, 3);
 	v[1].flags = KPX_SVC_F_MASQ;
-	v[2] = svc(AF_INET, IPPROTO_TCP, "10.96.0.99", 80, NULL, 0);	/* reject */
-	v[3] = svc(AF_INET, IPPROTO_TCP, "198.51.100.40", 80, b2, 2);
+	v[2] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.99", 80, NULL, 0);	/* reject */
+	v[3] = fx_service(AF_INET, IPPROTO_TCP, "198.51.100.40", 80, b2, 2);
 	add_range(&v[3], "203.0.113.0/24");
 	add_range(&v[3], "10.0.1.0/24");
-	v[4] = svc(AF_INET, IPPROTO_SCTP, "192.0.2.11", 30180, NULL, 0);
+	v[4] = fx_service(AF_INET, IPPROTO_SCTP, "192.0.2.11", 30180, NULL, 0);
 	v[4].flags = KPX_SVC_F_DROP_EMPTY;
 
 	t = gen(AF_INET, v, 5, NULL, &cfg, KPX_IPT_HOOKS_ALL, NULL, 0);
@@ -233,14 +201,14 @@ static void test_full_v4(void)
 
 static void test_v6_and_localhost(void)
 {
-	struct kpx_backend b6[1] = { be(AF_INET6, "fd00:10:244:1::2", 8080, 1) };
-	struct kpx_backend b4[1] = { be(AF_INET, "10.244.1.2", 8080, 1) };
+	struct kpx_backend b6[1] = { fx_backend(AF_INET6, "fd00:10:244:1::2", 8080, 1) };
+	struct kpx_backend b4[1] = { fx_backend(AF_INET, "10.244.1.2", 8080, 1) };
 	struct kpx_service v[2];
 	char *t;
 
-	v[0] = svc(AF_INET, IPPROTO_TCP, "127.0.0.1", 30180, b4, 1);
+	v[0] = fx_service(AF_INET, IPPROTO_TCP, "127.0.0.1", 30180, b4, 1);
 	v[0].flags = KPX_SVC_F_MASQ;
-	v[1] = svc(AF_INET6, IPPROTO_TCP, "fd00:10:96::a", 80, b6, 1);
+	v[1] = fx_service(AF_INET6, IPPROTO_TCP, "fd00:10:96::a", 80, b6, 1);
 	ok(kpx_ipt_is_localhost(&v[0]) && !kpx_ipt_is_localhost(&v[1]), "127.0.0.1 frontend needs route_localnet");
 	t = gen(AF_INET6, v, 2, NULL, NULL, 0, NULL, 0);
 	ok(has(t, "-d fd00:10:96::a/128 -p tcp -m tcp --dport 80 -m comment --comment \"tcp [fd00:10:96::a]:80\" -j KPX-SVC-"),
@@ -346,9 +314,9 @@ static void test_netns(void)
 {
 	extern const struct kpx_dp_ops kpx_dp_iptables;
 	const struct kpx_dp_ops *ops = &kpx_dp_iptables;
-	struct kpx_backend b2[2] = { be(AF_INET, "10.244.1.2", 8080, 1),
-				     be(AF_INET, "10.244.2.2", 8080, 1) };
-	struct kpx_backend b6[1] = { be(AF_INET6, "fd00:10:244:1::2", 8080, 1) };
+	struct kpx_backend b2[2] = { fx_backend(AF_INET, "10.244.1.2", 8080, 1),
+				     fx_backend(AF_INET, "10.244.2.2", 8080, 1) };
+	struct kpx_backend b6[1] = { fx_backend(AF_INET6, "fd00:10:244:1::2", 8080, 1) };
 	struct kpx_service a, c, six, key, *dumped = NULL;
 	struct kpx_ns_config cfg;
 	struct stat st0, st1;
@@ -376,14 +344,12 @@ static void test_netns(void)
 	ok(has(s, "rc=0"), "stale chain planted: %s", s);
 	free(s);
 
-	memset(&cfg, 0, sizeof(cfg));
-	kpx_cidr_parse("10.244.0.0/16", &cfg.local_cidrs[0]);
-	cfg.nlocal_cidrs = 1;
-	a = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b2, 2);
+	cfg = fx_ns_config("10.244.0.0/16", NULL, NULL);
+	a = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b2, 2);
 	a.flags = KPX_SVC_F_MASQ_NONLOCAL;
 	a.affinity_timeout = 60;
-	c = svc(AF_INET, IPPROTO_UDP, "10.96.0.53", 53, NULL, 0);
-	six = svc(AF_INET6, IPPROTO_TCP, "fd00:10:96::a", 80, b6, 1);
+	c = fx_service(AF_INET, IPPROTO_UDP, "10.96.0.53", 53, NULL, 0);
+	six = fx_service(AF_INET6, IPPROTO_TCP, "fd00:10:96::a", 80, b6, 1);
 	add_range(&six, "fd00:10:1::/64");
 	ok(ops->set_config(dp, &cfg) == 0, "set_config");
 	ok(ops->set_service(dp, &a) == 0 && ops->set_service(dp, &c) == 0 &&
@@ -529,6 +495,5 @@ int main(void)
 	test_v6_and_localhost();
 	test_save_and_cleanup();
 	test_netns();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

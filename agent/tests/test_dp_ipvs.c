@@ -18,20 +18,8 @@
 #include "dp/ipvs/ipvs_rules.h"
 #include "base/strbuf.h"
 
-#include "tap.h"
-
-static struct kpx_service svc(int family, uint8_t proto, const char *vip,
-			      uint16_t port)
-{
-	struct kpx_service s;
-
-	memset(&s, 0, sizeof(s));
-	s.family = family;
-	s.protocol = proto;
-	inet_pton(family, vip, &s.addr);
-	s.port = port;
-	return s;
-}
+#include "lib/fixtures.h"
+#include "lib/tap.h"
 
 static void test_sched(void)
 {
@@ -55,7 +43,7 @@ static void test_sched(void)
 
 static void test_svc_of(void)
 {
-	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80);
+	struct kpx_service s = fx_frontend(AF_INET, IPPROTO_TCP, "10.96.0.10", 80);
 	struct kpx_ipvs_svc is;
 
 	ok(!kpx_ipvs_svc_of(&s, &is) && !strcmp(is.sched, "rr") && !is.flags &&
@@ -73,7 +61,7 @@ static void test_svc_of(void)
 
 static void test_entries(void)
 {
-	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "198.51.100.40", 80);
+	struct kpx_service s = fx_frontend(AF_INET, IPPROTO_TCP, "198.51.100.40", 80);
 	struct kpx_cidr r[2] = { 0 };
 	char (*l)[KPX_IPVS_LINE_MAX];
 	struct kpx_backend b = { 0 };
@@ -115,7 +103,7 @@ static void test_entries(void)
 	   "0.0.0.0/0 -> two /1 halves");
 	free(l);
 
-	s = svc(AF_INET6, IPPROTO_UDP, "fd00:10:96::a", 53);
+	s = fx_frontend(AF_INET6, IPPROTO_UDP, "fd00:10:96::a", 53);
 	s.flags = KPX_SVC_F_MASQ;
 	strcpy(s.scheduler, "mh");
 	l = calloc(8, sizeof(*l));
@@ -190,15 +178,7 @@ static void test_rules(void)
 	size_t len;
 	FILE *f;
 
-	memset(&c, 0, sizeof(c));
-	c.nlocal_cidrs = 2;
-	c.local_cidrs[0].family = AF_INET;
-	inet_pton(AF_INET, "10.244.0.0", &c.local_cidrs[0].addr);
-	c.local_cidrs[0].len = 16;
-	c.local_cidrs[1].family = AF_INET6;
-	inet_pton(AF_INET6, "fd00:10:244::", &c.local_cidrs[1].addr);
-	c.local_cidrs[1].len = 48;
-	strcpy(c.local_ifprefix, "veth");
+	c = fx_ns_config("10.244.0.0/16,fd00:10:244::/48", NULL, "veth");
 	f = open_memstream(&t, &len);
 	kpx_ipvs_iptables_rules(f, AF_INET, &c);
 	fclose(f);
@@ -295,12 +275,12 @@ static void test_rules(void)
 /* Loopback frontends (127.0.0.1 NodePorts) are not IPVS services. */
 static void test_serves(void)
 {
-	struct kpx_service a = svc(AF_INET, IPPROTO_TCP, "127.0.0.1", 30700);
-	struct kpx_service b = svc(AF_INET, IPPROTO_TCP, "127.1.2.3", 30700);
-	struct kpx_service c = svc(AF_INET6, IPPROTO_TCP, "::1", 30700);
-	struct kpx_service d = svc(AF_INET, IPPROTO_TCP, "192.0.2.11", 30700);
-	struct kpx_service e = svc(AF_INET6, IPPROTO_TCP, "::ffff:127.0.0.1", 30700);
-	struct kpx_service g = svc(AF_INET, IPPROTO_TCP, "128.0.0.1", 80);
+	struct kpx_service a = fx_frontend(AF_INET, IPPROTO_TCP, "127.0.0.1", 30700);
+	struct kpx_service b = fx_frontend(AF_INET, IPPROTO_TCP, "127.1.2.3", 30700);
+	struct kpx_service c = fx_frontend(AF_INET6, IPPROTO_TCP, "::1", 30700);
+	struct kpx_service d = fx_frontend(AF_INET, IPPROTO_TCP, "192.0.2.11", 30700);
+	struct kpx_service e = fx_frontend(AF_INET6, IPPROTO_TCP, "::ffff:127.0.0.1", 30700);
+	struct kpx_service g = fx_frontend(AF_INET, IPPROTO_TCP, "128.0.0.1", 80);
 
 	ok(!kpx_ipvs_serves(&a) && !kpx_ipvs_serves(&b) && !kpx_ipvs_serves(&c),
 	   "127.0.0.0/8 and ::1 frontends are not programmed (kubernetes#96879)");
@@ -400,8 +380,8 @@ static void test_cluster_key(void)
  */
 static void test_new_frontend(void)
 {
-	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "10.96.0.1", 80);
-	struct kpx_service old = s, s6 = svc(AF_INET6, IPPROTO_UDP, "fd00:10:96::1", 53);
+	struct kpx_service s = fx_frontend(AF_INET, IPPROTO_TCP, "10.96.0.1", 80);
+	struct kpx_service old = s, s6 = fx_frontend(AF_INET6, IPPROTO_UDP, "fd00:10:96::1", 53);
 	struct kpx_backend b[2] = { { .port = 8080, .weight = 1 }, { .port = 8080, .weight = 1 } };
 	struct kpx_backend ob = { .port = 8080, .weight = 3 }, b6 = { .port = 5353, .weight = 1 };
 	char *text = NULL;
@@ -468,6 +448,5 @@ int main(void)
 	test_drain();
 	test_cluster_key();
 	test_new_frontend();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

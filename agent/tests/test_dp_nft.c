@@ -21,49 +21,17 @@
 #include "base/log.h"
 #include "dp/nft/nft_rules.h"
 #include "dp/kpx/nl.h"
-#include "tap.h"
+#include "lib/fixtures.h"
+#include "lib/tap.h"
 
 extern const struct kpx_dp_ops kpx_dp_nft;
-
-static struct kpx_backend bes[16];
-
-/* A frontend "addr:port/proto" with backends "a:p" (static storage). */
-static struct kpx_service svc(int family, uint8_t proto, const char *addr,
-			      uint16_t port, const char *const *be, size_t nbe)
-{
-	struct kpx_service s;
-	static size_t at;
-
-	memset(&s, 0, sizeof(s));
-	s.family = family;
-	s.protocol = proto;
-	inet_pton(family, addr, &s.addr);
-	s.port = port;
-	if (at + nbe > 16)
-		at = 0;
-	s.backends = &bes[at];
-	s.nbackends = nbe;
-	for (size_t i = 0; i < nbe; i++) {
-		char a[64], *c;
-
-		memset(&bes[at + i], 0, sizeof(bes[0]));
-		snprintf(a, sizeof(a), "%s", be[i]);
-		c = strrchr(a, ',');
-		*c = '\0';
-		inet_pton(family, a, &bes[at + i].addr);
-		bes[at + i].port = atoi(c + 1);
-		bes[at + i].weight = 1;
-	}
-	at += nbe;
-	return s;
-}
 
 static bool has(const struct kpx_strbuf *b, const char *needle)
 {
 	return b->s && strstr(b->s, needle);
 }
 
-static const char *const two[] = { "10.244.1.5,8080", "10.244.2.6,8080" };
+static const char *const two[] = { "10.244.1.5:8080", "10.244.2.6:8080" };
 
 static void test_table(void)
 {
@@ -116,15 +84,7 @@ static void test_config(void)
 	struct kpx_strbuf b = { 0 };
 	struct kpx_ns_config c;
 
-	memset(&c, 0, sizeof(c));
-	c.nlocal_cidrs = 2;
-	c.local_cidrs[0].family = AF_INET;
-	inet_pton(AF_INET, "10.244.0.0", &c.local_cidrs[0].addr);
-	c.local_cidrs[0].len = 16;
-	c.local_cidrs[1].family = AF_INET6;
-	inet_pton(AF_INET6, "fd00:10:244::", &c.local_cidrs[1].addr);
-	c.local_cidrs[1].len = 48;
-	strcpy(c.local_ifprefix, "veth");
+	c = fx_ns_config("10.244.0.0/16,fd00:10:244::/48", NULL, "veth");
 	kpx_nft_gen_config(&b, AF_INET, &c, false);
 	ok(b.s && !strcmp(b.s,
 	   "flush chain ip kpx mark-nonlocal\nflush set ip kpx local-cidrs\n"
@@ -143,9 +103,9 @@ static void test_config(void)
 static void test_service(void)
 {
 	struct kpx_strbuf b = { 0 };
-	struct kpx_service s = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, two, 2), o;
-	static const char *const v6be[] = { "fd00::5,8080" };
-	static const char *const three[] = { "10.244.1.5,8080", "10.244.3.7,8080" };
+	struct kpx_service s = fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, two, 2), o;
+	static const char *const v6be[] = { "[fd00::5]:8080" };
+	static const char *const three[] = { "10.244.1.5:8080", "10.244.3.7:8080" };
 	struct kpx_cidr r[2];
 	bool sup;
 
@@ -165,7 +125,7 @@ static void test_service(void)
 
 	/* Partial update: one backend replaced, masquerade-all, affinity. */
 	o = s;
-	s = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, three, 2);
+	s = fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, three, 2);
 	s.flags = KPX_SVC_F_MASQ;
 	s.affinity_timeout = 10800;
 	kpx_strbuf_reset(&b);
@@ -212,7 +172,7 @@ static void test_service(void)
 	   "delete of an empty frontend");
 
 	/* Source ranges, MASQ_NONLOCAL, IPv6, udp. */
-	s = svc(AF_INET6, IPPROTO_UDP, "fd00::10", 53, v6be, 1);
+	s = fx_service_str(AF_INET6, IPPROTO_UDP, "fd00::10", 53, v6be, 1);
 	s.flags = KPX_SVC_F_MASQ_NONLOCAL;
 	memset(r, 0, sizeof(r));
 	r[0].family = r[1].family = AF_INET6;
@@ -238,7 +198,7 @@ static void test_service(void)
 	   has(&b, "delete chain ip6 kpx fw-udp-fd00--10-53\n"), "source ranges removed");
 
 	/* Schedulers. */
-	s = svc(AF_INET, IPPROTO_SCTP, "10.96.0.11", 9, two, 2);
+	s = fx_service_str(AF_INET, IPPROTO_SCTP, "10.96.0.11", 9, two, 2);
 	s.backends[1].weight = 3;
 	strcpy(s.scheduler, "wrr");
 	kpx_strbuf_reset(&b);
@@ -269,8 +229,8 @@ static const char *ruleset(void)
 static void test_kernel(void)
 {
 	struct kpx_service s[5], *d;
-	static const char *const v6be[] = { "fd00::5,8080", "fd00::6,8080" };
-	static const char *const one[] = { "10.244.9.9,81" };
+	static const char *const v6be[] = { "[fd00::5]:8080", "[fd00::6]:8080" };
+	static const char *const one[] = { "10.244.9.9:81" };
 	struct kpx_strbuf b = { 0 };
 	struct kpx_ns_config c;
 	struct kpx_dp *dp;
@@ -284,20 +244,15 @@ static void test_kernel(void)
 	nft_ctx_buffer_error(lister);
 
 	/* Every kind of generated text accepted by the kernel (dry run). */
-	s[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, two, 2);
+	s[0] = fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, two, 2);
 	s[0].affinity_timeout = 30;
 	s[0].flags = KPX_SVC_F_MASQ | KPX_SVC_F_CLUSTER_IP;
-	s[1] = svc(AF_INET6, IPPROTO_SCTP, "fd00::10", 80, v6be, 2);
+	s[1] = fx_service_str(AF_INET6, IPPROTO_SCTP, "fd00::10", 80, v6be, 2);
 	strcpy(s[1].scheduler, "sh");
 	s[1].flags = KPX_SVC_F_MASQ_NONLOCAL;
-	s[2] = svc(AF_INET, IPPROTO_UDP, "10.96.0.12", 53, NULL, 0);
+	s[2] = fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.12", 53, NULL, 0);
 	s[2].flags = KPX_SVC_F_CLUSTER_IP;
-	memset(&c, 0, sizeof(c));
-	c.nlocal_cidrs = 1;
-	c.local_cidrs[0].family = AF_INET;
-	inet_pton(AF_INET, "10.244.0.0", &c.local_cidrs[0].addr);
-	c.local_cidrs[0].len = 16;
-	strcpy(c.local_ifname, "cbr0");
+	c = fx_ns_config("10.244.0.0/16", "cbr0", NULL);
 	kpx_nft_gen_table(&b, AF_INET);
 	kpx_nft_gen_table(&b, AF_INET6);
 	kpx_nft_gen_config(&b, AF_INET, &c, true);
@@ -335,11 +290,11 @@ static void test_kernel(void)
 
 	/* Partial update: backend change + affinity timeout change, empty ->
 	 * backends, delete, config change. */
-	s[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, one, 1);
+	s[0] = fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, one, 1);
 	s[0].affinity_timeout = 60;
-	s[2] = svc(AF_INET, IPPROTO_UDP, "10.96.0.12", 53, one, 1);
+	s[2] = fx_service_str(AF_INET, IPPROTO_UDP, "10.96.0.12", 53, one, 1);
 	s[0].flags = s[2].flags = KPX_SVC_F_CLUSTER_IP;
-	s[4] = svc(AF_INET, IPPROTO_TCP, "10.96.0.12", 80, one, 1);
+	s[4] = fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.12", 80, one, 1);
 	s[4].flags = KPX_SVC_F_CLUSTER_IP;
 	kpx_dp_nft.set_service(dp, &s[4]);
 	kpx_dp_nft.set_service(dp, &s[0]);
@@ -359,7 +314,7 @@ static void test_kernel(void)
 	ok(!strstr(rs, "cbr0"), "config change applied");
 
 	/* A failing transaction changes nothing and is reported. */
-	s[3] = svc(AF_INET, IPPROTO_TCP, "10.96.0.13", 80, one, 1);
+	s[3] = fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.13", 80, one, 1);
 	strcpy(s[3].scheduler, "rr");
 	kpx_dp_nft.set_service(dp, &s[3]);
 	kpx_dp_nft.del_service(dp, &s[0]);
@@ -425,6 +380,5 @@ int main(void)
 		test_kernel();
 	else
 		printf("# SKIP kernel checks: unshare(CLONE_NEWNET): %s\n", strerror(errno));
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

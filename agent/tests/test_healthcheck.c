@@ -264,5 +264,5 @@ int main(void)
 	test_case04();
 	test_many();
 	curl_global_cleanup();
-	return done_testing();
+	return tap_done();
 }

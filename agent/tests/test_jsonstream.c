@@ -14,7 +14,7 @@
 #include "k8s/jsonstream.h"
 #include "base/log.h"
 
-#include "tap.h"
+#include "lib/tap.h"
 
 /* Collects "TYPE:name" of each event, space separated. */
 struct seen {
@@ -127,6 +127,5 @@ int main(void)
 	   r, kpx_jstream_errors(js), s.buf);
 	kpx_jstream_free(js);
 
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

@@ -12,7 +12,7 @@
 
 #include "config/kubeconfig.h"
 
-#include "tap.h"
+#include "lib/tap.h"
 
 static char dir[] = "/tmp/kpx-test-kubeconfig-XXXXXX";
 
@@ -348,9 +348,8 @@ int main(void)
 	test_errors();
 	test_server();
 	test_incluster();
-	printf("1..%d\n", test_no);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
-	return failures ? 1 : 0;
+	return tap_done();
 }

@@ -10,7 +10,7 @@
 
 #include "base/log.h"
 
-#include "tap.h"
+#include "lib/tap.h"
 
 static FILE *out;
 
@@ -123,6 +123,5 @@ int main(void)
 	ok(strstr(s, " comp=\"two words\" msg=\"m\"") != NULL,
 	   "odd component quoted");
 
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

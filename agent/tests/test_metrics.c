@@ -9,7 +9,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,19 +21,8 @@
 #include "http/metrics.h"
 #include "http/metricsd.h"
 
-#include "tap.h"
-
-static bool matches(const char *re, const char *s)
-{
-	regex_t r;
-	bool m;
-
-	if (regcomp(&r, re, REG_EXTENDED | REG_NEWLINE))
-		return false;
-	m = !regexec(&r, s, 0, NULL, 0);
-	regfree(&r);
-	return m;
-}
+#include "lib/fixtures.h"
+#include "lib/tap.h"
 
 static double wall(void)
 {
@@ -67,7 +55,7 @@ static void test_health(void)
 	ok(!kpx_metrics_health(m, false, 50, &lu, &el), "livez: unhealthy too");
 	ok(kpx_healthz_handle(&hz, "/healthz", &rep) == 0 && rep.status == 503 &&
 	   !strcmp(rep.content_type, "application/json"), "GET /healthz: 503 application/json");
-	ok(matches("^\\{\"lastUpdated\": \"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}(\\.[0-9]+)? \\+0000 UTC m=\\+[0-9]+\\.[0-9]{9}\","
+	ok(fx_matches("^\\{\"lastUpdated\": \"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}(\\.[0-9]+)? \\+0000 UTC m=\\+[0-9]+\\.[0-9]{9}\","
 		   "\"currentTime\": \"[^\"]+\", \"nodeEligible\": true\\}$", rep.body),
 	   "503 body shape: %s", rep.body);
 	free(rep.body);
@@ -77,7 +65,7 @@ static void test_health(void)
 	ok(kpx_metrics_health(m, true, 50, &lu, &el), "a good sync clears it");
 	memset(&rep, 0, sizeof(rep));
 	ok(kpx_healthz_handle(&hz, "/livez", &rep) == 0 && rep.status == 200, "GET /livez: 200");
-	ok(matches("^\\{\"lastUpdated\": \"([^\"]+)\",\"currentTime\": \"\\1\"\\}$", rep.body),
+	ok(fx_matches("^\\{\"lastUpdated\": \"([^\"]+)\",\"currentTime\": \"\\1\"\\}$", rep.body),
 	   "livez body: lastUpdated == currentTime when healthy: %s", rep.body);
 	free(rep.body);
 	kpx_metrics_node_eligible(m, false);
@@ -104,7 +92,7 @@ static void test_gotime(void)
 	kpx_metrics_gotime(m, &z, buf, sizeof(buf));
 	ok(!strcmp(buf, "0001-01-01 00:00:00 +0000 UTC"), "zero time as Go prints it");
 	kpx_metrics_gotime(m, &t, buf, sizeof(buf));
-	ok(matches("^2026-11-30 06:30:12\\.12 \\+0000 UTC m=[-+][0-9]+\\.[0-9]{9}$", buf),
+	ok(fx_matches("^2026-11-30 06:30:12\\.12 \\+0000 UTC m=[-+][0-9]+\\.[0-9]{9}$", buf),
 	   "fraction without trailing zeros: %s", buf);
 	kpx_metrics_free(m);
 }
@@ -198,8 +186,8 @@ static void test_render(void)
 	   strstr(text, "kubeproxy_sync_proxy_rules_endpoint_changes_total 2\n") &&
 	   strstr(text, "kubeproxy_sync_proxy_rules_service_changes_pending 0.000\n"),
 	   "changes: totals kept, pending cleared by the update");
-	ok(matches("^kubeproxy_sync_proxy_rules_last_timestamp_seconds [0-9]{10}\\.[0-9]{3}$", text) &&
-	   matches("^kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds [0-9]{10}\\.[0-9]{3}$", text),
+	ok(fx_matches("^kubeproxy_sync_proxy_rules_last_timestamp_seconds [0-9]{10}\\.[0-9]{3}$", text) &&
+	   fx_matches("^kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds [0-9]{10}\\.[0-9]{3}$", text),
 	   "last and last-queued timestamps");
 	ok(strstr(text, "kpx_netlink_errors_total 3\n") && strstr(text, "kpx_sync_errors_total 1\n") &&
 	   strstr(text, "kpx_syncs_total 3\n"), "kpx sync counters");
@@ -213,7 +201,7 @@ static void test_render(void)
 	   strstr(text, "backend_ip=\"10.244.0.4\",backend_port=\"53\"} 35\n"), "per-backend counters");
 	ok(strstr(text, "kpx_module_connections_total 60\n") && strstr(text, "kpx_module_drops_total 2\n"),
 	   "module totals");
-	ok(!matches("^[^#][^ ]* [^0-9+-]", text), "every sample line is NAME VALUE");
+	ok(!fx_matches("^[^#][^ ]* [^0-9+-]", text), "every sample line is NAME VALUE");
 	free(text);
 
 	/* The dry-run frontends stand in for a dump. */
@@ -288,6 +276,5 @@ int main(void)
 	test_render();
 	test_metricsd();
 	test_time();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

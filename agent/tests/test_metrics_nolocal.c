@@ -5,9 +5,9 @@
  * endpoints are all on other nodes, and its rendering by metrics.c.  TAP.
  */
 #define _GNU_SOURCE
-#include <regex.h>
 
 #include "testlib_model.h"
+#include "lib/fixtures.h"
 #include "http/metrics.h"
 #include "model/model_nolocal.h"
 
@@ -44,18 +44,6 @@ static void slice(struct kpx_model *m, const char *name, const char *eps)
 #define READY "'ready':true"
 #define NOT_READY "'ready':false,'serving':false"
 #define TERMINATING "'ready':false,'serving':true,'terminating':true"
-
-static bool matches(const char *re, const char *s)
-{
-	regex_t r;
-	bool m;
-
-	if (regcomp(&r, re, REG_EXTENDED | REG_NEWLINE))
-		return false;
-	m = !regexec(&r, s, 0, NULL, 0);
-	regfree(&r);
-	return m;
-}
 
 int main(void)
 {
@@ -121,12 +109,12 @@ int main(void)
 
 	kpx_metrics_no_local_endpoints(mt, 3, 5);
 	text = kpx_metrics_render(mt, NULL, 0, NULL, 0, &len);
-	ok(text && matches("^# TYPE kubeproxy_sync_proxy_rules_no_local_endpoints_total gauge$", text),
+	ok(text && fx_matches("^# TYPE kubeproxy_sync_proxy_rules_no_local_endpoints_total gauge$", text),
 	   "rendered as a gauge");
-	ok(text && matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"
+	ok(text && fx_matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"
 			   "\\{traffic_policy=\"internal\"\\} 3$", text),
 	   "traffic_policy=\"internal\" 3");
-	ok(text && matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"
+	ok(text && fx_matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"
 			   "\\{traffic_policy=\"external\"\\} 5$", text),
 	   "traffic_policy=\"external\" 5");
 	free(text);
@@ -134,5 +122,5 @@ int main(void)
 
 	kpx_metrics_free(mt);
 	kpx_model_free(m);
-	return done_testing();
+	return tap_done();
 }

@@ -642,5 +642,5 @@ int main(void)
 	test_duplicate_vip();
 	test_order();
 	test_scale();
-	return done_testing();
+	return tap_done();
 }

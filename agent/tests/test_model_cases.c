@@ -766,5 +766,5 @@ int main(void)
 	case19();
 	for (i = 0; i < sizeof(expect_cases) / sizeof(expect_cases[0]); i++)
 		expect_case(expect_cases[i]);
-	return done_testing();
+	return tap_done();
 }

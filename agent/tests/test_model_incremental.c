@@ -543,5 +543,5 @@ int main(void)
 	test_collision();
 	test_one_change(10);
 	test_one_change(2000);
-	return done_testing();
+	return tap_done();
 }

@@ -130,5 +130,5 @@ int main(void)
 {
 	test_source_ranges_roundtrip();
 	test_set_config();
-	return done_testing();
+	return tap_done();
 }

@@ -470,5 +470,5 @@ int main(void)
 	test_prefer_same_node();
 	test_dirty_nodes();
 	test_ext_local();
-	return done_testing();
+	return tap_done();
 }

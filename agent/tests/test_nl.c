@@ -18,20 +18,17 @@
 
 #include "dp/kpx/nl_priv.h"
 
-#include "tap.h"
+#include "lib/fixtures.h"
+#include "lib/tap.h"
 
 static struct kpx_nl fake = { .sk = NULL, .family_id = 0x1234 };
 
+/* A TCP frontend with @n generated backends 10.0.0.i / fd00:244::i, :8080. */
 static struct kpx_service mksvc(int family, const char *vip, uint16_t port,
 				size_t n)
 {
-	struct kpx_service s;
+	struct kpx_service s = fx_frontend(family, IPPROTO_TCP, vip, port);
 
-	memset(&s, 0, sizeof(s));
-	s.family = family;
-	s.protocol = IPPROTO_TCP;
-	inet_pton(family, vip, &s.addr);
-	s.port = port;
 	s.nbackends = n;
 	s.backends = calloc(n ? n : 1, sizeof(*s.backends));
 	for (size_t i = 0; i < n; i++) {
@@ -674,6 +671,5 @@ int main(void)
 	test_done();
 	test_stats();
 	test_errno_map();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

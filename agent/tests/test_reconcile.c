@@ -12,39 +12,17 @@
 #include "sync/reconcile.h"
 #include "base/service.h"
 
-#include "tap.h"
+#include "lib/fixtures.h"
+#include "lib/tap.h"
 
 /* A backend "a.b.c.d:port@weight" with @conns read back. */
 static struct kpx_backend be4(const char *ip, uint16_t port, uint32_t weight,
 			      uint64_t conns)
 {
-	struct kpx_backend b;
+	struct kpx_backend b = fx_backend(AF_INET, ip, port, weight);
 
-	memset(&b, 0, sizeof(b));
-	inet_pton(AF_INET, ip, &b.addr.v4);
-	b.port = port;
-	b.weight = weight;
 	b.conns = conns;
 	return b;
-}
-
-/* A frontend owning a malloc'd copy of @n backends. */
-static struct kpx_service svc(int family, uint8_t proto, const char *vip,
-			      uint16_t port, const struct kpx_backend *bes,
-			      size_t n)
-{
-	struct kpx_service s;
-
-	memset(&s, 0, sizeof(s));
-	s.family = family;
-	s.protocol = proto;
-	inet_pton(family, vip, &s.addr);
-	s.port = port;
-	s.nbackends = n;
-	s.backends = calloc(n ? n : 1, sizeof(*bes));
-	if (n)
-		memcpy(s.backends, bes, n * sizeof(*bes));
-	return s;
 }
 
 static void free_all(struct kpx_service *v, size_t n)
@@ -69,9 +47,9 @@ static void base_state(struct kpx_service *v)
 	struct kpx_backend b[] = { be4("10.244.1.9", 53, 1, 0) };
 	struct kpx_backend c[] = { be4("10.244.1.9", 53, 1, 0) };
 
-	v[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, a, 3);
-	v[1] = svc(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, b, 1);
-	v[2] = svc(AF_INET, IPPROTO_TCP, "10.96.0.1", 443, c, 1);
+	v[0] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, a, 3);
+	v[1] = fx_service(AF_INET, IPPROTO_UDP, "10.96.0.10", 53, b, 1);
+	v[2] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.1", 443, c, 1);
 	for (int i = 0; i < 3; i++)
 		kpx_service_normalize(&v[i], 4);
 	qsort(v, 3, sizeof(*v), svc_cmp);
@@ -254,7 +232,7 @@ static void test_unsorted_backends(void)
 	base_state(a);
 	k = find_port(d, 3, 80, IPPROTO_TCP);
 	kpx_service_free(&d[k]);
-	d[k] = svc(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, shuffled, 4);
+	d[k] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, shuffled, 4);
 	/* Garbage past the IPv4 address must not matter once normalized. */
 	memset((char *)&d[k].backends[1].addr + 4, 0xab, 12);
 	kpx_service_normalize(&d[k], 4);
@@ -285,10 +263,10 @@ static void test_mixed(void)
 	b6[0].weight = 1;
 
 	/* desired: v4 tcp/80 (same), v6 tcp/80 (new); actual: v4 udp/53 (stale) */
-	d[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.20", 80, b4, 1);
-	d[1] = svc(AF_INET6, IPPROTO_TCP, "fd00:96::20", 80, b6, 1);
-	a[0] = svc(AF_INET, IPPROTO_TCP, "10.96.0.20", 80, b4, 1);
-	a[1] = svc(AF_INET, IPPROTO_UDP, "10.96.0.20", 53, b4, 1);
+	d[0] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.20", 80, b4, 1);
+	d[1] = fx_service(AF_INET6, IPPROTO_TCP, "fd00:96::20", 80, b6, 1);
+	a[0] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.20", 80, b4, 1);
+	a[1] = fx_service(AF_INET, IPPROTO_UDP, "10.96.0.20", 53, b4, 1);
 	qsort(d, 2, sizeof(*d), svc_cmp);
 	qsort(a, 2, sizeof(*a), svc_cmp);
 	n = kpx_reconcile(d, 2, a, 2, &ops);
@@ -314,6 +292,5 @@ int main(void)
 	test_counters_only();
 	test_unsorted_backends();
 	test_mixed();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

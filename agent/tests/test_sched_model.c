@@ -94,5 +94,5 @@ int main(void)
 	}
 	kpx_services_free(v, n);
 	kpx_model_free(m);
-	return done_testing();
+	return tap_done();
 }

@@ -11,40 +11,16 @@
 
 #include "base/service.h"
 
-#include "tap.h"
-
-static struct kpx_service key(int family, uint8_t proto, const char *vip,
-			      uint16_t port)
-{
-	struct kpx_service s;
-
-	memset(&s, 0, sizeof(s));
-	s.family = family;
-	s.protocol = proto;
-	inet_pton(family, vip, &s.addr);
-	s.port = port;
-	return s;
-}
-
-static struct kpx_backend be(int family, const char *ip, uint16_t port,
-			     uint32_t weight)
-{
-	struct kpx_backend b;
-
-	memset(&b, 0, sizeof(b));
-	inet_pton(family, ip, &b.addr);
-	b.port = port;
-	b.weight = weight;
-	return b;
-}
+#include "lib/fixtures.h"
+#include "lib/tap.h"
 
 static void test_key_cmp(void)
 {
-	struct kpx_service a = key(AF_INET, IPPROTO_TCP, "10.96.0.2", 80);
-	struct kpx_service b = key(AF_INET, IPPROTO_TCP, "10.96.0.10", 80);
-	struct kpx_service c = key(AF_INET, IPPROTO_TCP, "10.96.0.2", 443);
-	struct kpx_service u = key(AF_INET, IPPROTO_UDP, "10.0.0.1", 1);
-	struct kpx_service s6 = key(AF_INET6, IPPROTO_TCP, "::1", 1);
+	struct kpx_service a = fx_frontend(AF_INET, IPPROTO_TCP, "10.96.0.2", 80);
+	struct kpx_service b = fx_frontend(AF_INET, IPPROTO_TCP, "10.96.0.10", 80);
+	struct kpx_service c = fx_frontend(AF_INET, IPPROTO_TCP, "10.96.0.2", 443);
+	struct kpx_service u = fx_frontend(AF_INET, IPPROTO_UDP, "10.0.0.1", 1);
+	struct kpx_service s6 = fx_frontend(AF_INET6, IPPROTO_TCP, "::1", 1);
 	struct kpx_service a2 = a;
 
 	ok(kpx_service_key_cmp(&a, &b) < 0 && kpx_service_key_cmp(&b, &a) > 0,
@@ -63,9 +39,9 @@ static void test_key_cmp(void)
 
 static void test_backend_cmp(void)
 {
-	struct kpx_backend x = be(AF_INET, "10.0.0.9", 8080, 1);
-	struct kpx_backend y = be(AF_INET, "10.0.0.10", 80, 1);
-	struct kpx_backend z = be(AF_INET, "10.0.0.9", 9090, 7);
+	struct kpx_backend x = fx_backend(AF_INET, "10.0.0.9", 8080, 1);
+	struct kpx_backend y = fx_backend(AF_INET, "10.0.0.10", 80, 1);
+	struct kpx_backend z = fx_backend(AF_INET, "10.0.0.9", 9090, 7);
 	struct kpx_backend x2 = x;
 
 	x2.weight = 3;
@@ -77,10 +53,10 @@ static void test_backend_cmp(void)
 
 static void test_same_config(void)
 {
-	struct kpx_service a = key(AF_INET, IPPROTO_TCP, "10.96.0.1", 80);
+	struct kpx_service a = fx_frontend(AF_INET, IPPROTO_TCP, "10.96.0.1", 80);
 	struct kpx_service b = a;
 	struct kpx_backend va[2] = {
-		be(AF_INET, "10.1.0.1", 80, 1), be(AF_INET, "10.1.0.2", 80, 2),
+		fx_backend(AF_INET, "10.1.0.1", 80, 1), fx_backend(AF_INET, "10.1.0.2", 80, 2),
 	};
 	struct kpx_backend vb[2];
 
@@ -111,14 +87,14 @@ static void test_same_config(void)
 
 static void test_normalize_v6(void)
 {
-	struct kpx_service s = key(AF_INET6, IPPROTO_UDP, "fd00::a", 53);
+	struct kpx_service s = fx_frontend(AF_INET6, IPPROTO_UDP, "fd00::a", 53);
 	struct kpx_backend *v = calloc(4, sizeof(*v));
 	char buf[INET6_ADDRSTRLEN];
 
-	v[0] = be(AF_INET6, "fd00::20", 53, 0);
-	v[1] = be(AF_INET6, "fd00::3", 53, 4);
-	v[2] = be(AF_INET6, "fd00::20", 53, 9);
-	v[3] = be(AF_INET6, "fd00::3", 5353, 1);
+	v[0] = fx_backend(AF_INET6, "fd00::20", 53, 0);
+	v[1] = fx_backend(AF_INET6, "fd00::3", 53, 4);
+	v[2] = fx_backend(AF_INET6, "fd00::20", 53, 9);
+	v[3] = fx_backend(AF_INET6, "fd00::3", 5353, 1);
 	s.backends = v;
 	s.nbackends = 4;
 	kpx_service_normalize(&s, 16);
@@ -138,8 +114,8 @@ static void test_normalize_v6(void)
 
 static void test_normalize_weight0(void)
 {
-	struct kpx_service s = key(AF_INET, IPPROTO_TCP, "10.96.0.1", 80);
-	struct kpx_backend v[1] = { be(AF_INET, "10.1.0.1", 80, 0) };
+	struct kpx_service s = fx_frontend(AF_INET, IPPROTO_TCP, "10.96.0.1", 80);
+	struct kpx_backend v[1] = { fx_backend(AF_INET, "10.1.0.1", 80, 0) };
 
 	s.backends = v;
 	s.nbackends = 1;
@@ -149,9 +125,9 @@ static void test_normalize_weight0(void)
 
 static void test_str(void)
 {
-	struct kpx_service a = key(AF_INET, IPPROTO_TCP, "10.96.0.10", 80);
-	struct kpx_service b = key(AF_INET6, IPPROTO_UDP, "fd00::1", 53);
-	struct kpx_service c = key(AF_INET6, IPPROTO_SCTP, "fd00::1", 9);
+	struct kpx_service a = fx_frontend(AF_INET, IPPROTO_TCP, "10.96.0.10", 80);
+	struct kpx_service b = fx_frontend(AF_INET6, IPPROTO_UDP, "fd00::1", 53);
+	struct kpx_service c = fx_frontend(AF_INET6, IPPROTO_SCTP, "fd00::1", 9);
 	char buf[KPX_SERVICE_STRLEN];
 
 	ok(!strcmp(kpx_service_str(&a, buf, sizeof(buf)), "10.96.0.10:80/tcp"),
@@ -171,6 +147,5 @@ int main(void)
 	test_normalize_v6();
 	test_normalize_weight0();
 	test_str();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

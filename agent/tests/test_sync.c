@@ -10,7 +10,7 @@
 
 #include "sync/sync.h"
 
-#include "tap.h"
+#include "lib/tap.h"
 
 #define MIN 1000
 #define PERIOD 30000
@@ -45,6 +45,5 @@ int main(void)
 	}
 	kpx_sync_free(s);
 	kpx_model_free(m);
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

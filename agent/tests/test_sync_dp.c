@@ -158,5 +158,5 @@ int main(void)
 	kpx_fakedp_free(&f);
 	kpx_model_free(m);
 	test_generation();
-	return done_testing();
+	return tap_done();
 }

@@ -93,7 +93,7 @@ int main(void)
 	printf("TAP version 13\n");
 	if (!s || !f) {
 		ok(0, "model, syncer and log file created");
-		return done_testing();
+		return tap_done();
 	}
 	add_objects(m);
 	kpx_log_set_fd(fileno(f));
@@ -106,5 +106,5 @@ int main(void)
 	fclose(f);
 	kpx_sync_free(s);
 	kpx_model_free(m);
-	return done_testing();
+	return tap_done();
 }

@@ -490,5 +490,5 @@ int main(void)
 	test_precheck(logf);
 	kpx_log_set_fd(2);
 	fclose(logf);
-	return done_testing();
+	return tap_done();
 }

@@ -68,5 +68,5 @@ int main(void)
 	kpx_sync_free(s);
 	kpx_fakedp_free(&f);
 	kpx_model_free(m);
-	return done_testing();
+	return tap_done();
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Helpers shared by the model tests (tests/test_model*.c): TAP output,
+ * Helpers shared by the model tests (tests/test_model*.c): TAP (lib/tap.h),
  * compact inline JSON, loading case files step by step, and the desired
  * state rendered as text.  Header-only (static): each test is one .c file.
  */
@@ -23,25 +23,10 @@
 #include "model/model.h"
 #include "dp/kpx/nl.h"
 #include "base/service.h"
+#include "lib/tap.h"
 
 /* Not every test uses every helper. */
 #pragma GCC diagnostic ignored "-Wunused-function"
-
-static int tests, failures;
-
-static void __attribute__((format(printf, 2, 3))) ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	tests++;
-	if (!cond)
-		failures++;
-	printf("%sok %d - ", cond ? "" : "not ", tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 /* Compares two strings; on a difference prints both as TAP comments. */
 static void ok_str(const char *got, const char *want, const char *desc)
@@ -49,14 +34,6 @@ static void ok_str(const char *got, const char *want, const char *desc)
 	ok(!strcmp(got, want), "%s", desc);
 	if (strcmp(got, want))
 		printf("# want:\n%s# got:\n%s", want, got);
-}
-
-static int done_testing(void)
-{
-	printf("1..%d\n", tests);
-	if (failures)
-		printf("# %d of %d failed\n", failures, tests);
-	return failures != 0;
 }
 
 /*

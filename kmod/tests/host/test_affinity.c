@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Host tests of the ClientIP affinity table (affinity.c). */
 #include <stdlib.h>
-#include "tap.h"
+#include "../../../agent/tests/lib/tap.h"
 #include "affinity.h"
 #include "../aff_collide.h"
 

@@ -2,7 +2,7 @@
 /* Host tests of the Maglev table (maglev.c). */
 #include <stdlib.h>
 #include <arpa/inet.h>
-#include "tap.h"
+#include "../../../agent/tests/lib/tap.h"
 #include "maglev.h"
 
 #define PIN_IDENT 0xe0feb58d2db51c15ULL

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Host tests of the schedulers (sched.c). */
 #include <stdlib.h>
-#include "tap.h"
+#include "../../../agent/tests/lib/tap.h"
 #include "sched.h"
 
 static void test_names(void)
