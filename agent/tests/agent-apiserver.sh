@@ -29,12 +29,9 @@ agent=${1:-$top/agent/kpx-agent}
 api=$top/selftests/apiserver
 objects=${KPX_REAL_OBJECTS:-$top/testdata/real-objects}
 tmp=$(mktemp -d /tmp/kpx-agent-api.XXXXXX)
-n=0 failed=0 srv= ag=
+. "$top/selftests/tap.sh"
+srv= ag=
 
-ok() {	# ok COND-STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
 cleanup() {
 	[ -n "$ag" ] && kill "$ag" 2>/dev/null
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
@@ -151,7 +148,7 @@ ok $? "SIGTERM logged"
 
 # 5. Without --dry-run on the host: the module is not there.
 if [ -e /etc/kpx-guest ]; then
-	echo "ok $((n += 1)) # SKIP inside the VM the module may be loaded"
+	tap_skip "inside the VM the module may be loaded"
 else
 	out=$("$agent" --kubeconfig "$tmp/state/kubeconfig" --proxy-mode kpx --once 2>&1)
 	rc=$?
@@ -334,5 +331,4 @@ rc=$?
 [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q 'scheme ftp is not http or https' <<<"$out"
 ok $? "server ftp://: refused at start ($rc: $(tail -n 1 <<<"$out"))"
 
-echo "1..$n"
-exit $failed
+tap_done

@@ -37,17 +37,14 @@ agent=${1:-$top/agent/kpx-agent}
 api=$top/selftests/apiserver
 objects=$top/testdata/real-objects
 tmp=$(mktemp -d /tmp/kpx-agent-faults.XXXXXX)
-n=0 failed=0 pids=() ag=
+. "$top/selftests/tap.sh"
+pids=() ag=
 
-ok() {	# ok COND-STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
 cleanup() {
 	[ -n "$ag" ] && kill "$ag" 2>/dev/null
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	[ "$failed" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
+	[ "$TAP_FAILED" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
 }
 trap cleanup EXIT
 wait_log() {	# FILE ERE [TENTHS]: default 20 s
@@ -286,6 +283,5 @@ el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 	grep -q 'client-side rate limit' "$tmp/qps-agent.log"
 ok $? "qps 5, burst 2: 22 requests took $el s (>= 4 s), limit logged at --v 4"
 
-[ "$failed" = 0 ] || { echo "# agent log (tail):"; tail -n 30 "$tmp/agent.log" | sed 's/^/#   /'; }
-echo "1..$n"
-exit $failed
+[ "$TAP_FAILED" = 0 ] || { echo "# agent log (tail):"; tail -n 30 "$tmp/agent.log" | sed 's/^/#   /'; }
+tap_done

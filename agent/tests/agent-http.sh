@@ -22,17 +22,14 @@ agent=${1:-$top/agent/kpx-agent}
 api=$top/selftests/apiserver
 objects=${KPX_REAL_OBJECTS:-$top/testdata/real-objects}
 tmp=$(mktemp -d /tmp/kpx-agent-http.XXXXXX)
-n=0 failed=0 srv= ag=
+. "$top/selftests/tap.sh"
+srv= ag=
 
-ok() {	# ok COND-STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
 cleanup() {
 	[ -n "$ag" ] && kill "$ag" 2>/dev/null
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
 	wait 2>/dev/null
-	[ "$failed" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
+	[ "$TAP_FAILED" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
 }
 trap cleanup EXIT
 wait_log() {	# FILE ERE: up to 10 s
@@ -176,6 +173,5 @@ kill -TERM "$ag"
 wait "$ag"
 ok $? "SIGTERM: exit 0"
 ag=
-[ "$failed" = 0 ] || { echo "# agent log:"; sed 's/^/#   /' "$tmp/agent.log" | tail -40; }
-echo "1..$n"
-exit $failed
+[ "$TAP_FAILED" = 0 ] || { echo "# agent log:"; sed 's/^/#   /' "$tmp/agent.log" | tail -40; }
+tap_done
