@@ -23,23 +23,37 @@
 . "$SELFTESTS/case_lib.sh"
 TEST_NAME=kpx_cases
 
-# expect_lines FILE: expect.json as one line per row ("|"-separated), one
-# jq run per case (an exec costs up to 1 s under TCG).
+# expect_lines FILE: expect.json as one line per row, fields separated by
+# $US (ASCII unit separator), one jq run per case (an exec costs up to 1 s
+# under TCG).
+US=$'\x1f'
 expect_lines() {
 	jq -r '
-	def csv: if . == null then "" else join(",") end;
+	def row: map(tostring) | join("\u001f");
+	def words: . // [] | join(" ");
+	def list: . // [] | join(",");
 	((.pods // [])[] as $p |
-		"pod|\($p.name)|\($p.ip | csv)",
-		(($p.echo // [])[] | "echo|\($p.name)|\(.protocol)|\(.ident // $p.name)|\(.listen | join(" "))")),
+		(["pod", $p.name, ($p.ip | list)] | row),
+		(($p.echo // [])[] | ["echo", $p.name, .protocol, (.ident // $p.name), (.listen | words)] | row)),
 	(.phases[] |
-		"phase|\(.desc)|\(.node // "")|\(.flags // null | if . == null then "=" else join(" ") end)|\(.step // "")|\(.apply // [] | join(" "))|\(.delete // [] | join(","))",
+		(["phase", .desc, (.node // ""), (if .flags == null then "=" else (.flags | words) end),
+		  (.step // ""), (.restore | list), (.apply | words), (.delete | list)] | row),
+		(.pause_s // empty | ["pause", .] | row),
+		(if .agent_running then ["running"] | row else empty end),
+		(.log_clean // empty | ["logclean", .] | row),
 		((.frontends // [])[] |
-			"fe|\(.protocol)|\(.destination)|\(if .absent then "absent" elif (.backends | length) == 0 then "-" else (.backends | join(",")) end)|\(.empty // "")|\(.wait // "")|\(.masquerade // "")"),
-		(.settle_s // empty | "settle|\(.)"),
+			["fe", .protocol, .destination,
+			 (if .absent then "absent" elif (.backends | length) == 0 then "-" else (.backends | list) end),
+			 (.empty // ""), (.wait // ""), (.masquerade // "")] | row),
+		(.settle_s // empty | ["settle", .] | row),
 		((.probes // [])[] |
-			"probe|\(.from)|\(.protocol)|\(.destination)|\(.count // 2)|\(.backends // [] | join(","))|\(.verdict // "answered")|\(.source // "")|\(.timeout_ms // "")|\(.counters // {} | to_entries | map("\(.key)=\(.value)") | join(" "))|\(.never // [] | join(" "))"),
+			["probe", .from, .protocol, .destination, (.count // 2), (.backends | list),
+			 (.verdict // "answered"), (.source // ""), (.timeout_ms // ""),
+			 (.counters // {} | to_entries | map("\(.key)=\(.value)") | join(" ")),
+			 (.never | words)] | row),
 		((.after // [])[] |
-			"after|\(.protocol)|\(.destination)|\(.nbackends // "")|\(.backend // "")|\(.conns_min // "")"))
+			["after", .protocol, .destination, (.nbackends // ""), (.backend // ""),
+			 (.conns_min // "")] | row))
 	' "$1"
 }
 
@@ -171,12 +185,14 @@ after() {
 		"$(be_counter "$1" "$vip" "$port" "${4%:*}" "${4##*:}")"
 }
 
-# phase DESC NODE FLAGS STEP APPLY DELETE: the agent as NODE with FLAGS
-# ("=" the former ones), then steps up to STEP, the files APPLY (space
-# separated, in the case's folder), the objects DELETE ("KIND NS NAME,...").
+# phase DESC NODE FLAGS STEP RESTORE APPLY DELETE: the agent as NODE with
+# FLAGS ("=" the former ones), then steps up to STEP, the objects RESTORE
+# ("KIND NS NAME STEP,...": objects.json's version of that step, again),
+# the files APPLY (space separated, in the case's folder), the objects
+# DELETE ("KIND NS NAME,...").
 phase() {
 	local desc=$1 node=${2:-${CUR_NODE:-node-a}} flags=$3 upto=$4 file obj
-	local -a dels=()
+	local -a dels=() restores=()
 
 	log "--- case $CASE: $desc"
 	[ "$flags" != "=" ] || flags=$CUR_FLAGS
@@ -192,14 +208,29 @@ phase() {
 		STEP=$((STEP + 1))
 		step "$STEP"
 	done
-	for file in $5; do
+	IFS=, read -r -a restores <<<"$5"
+	for obj in "${restores[@]}"; do
+		restore_obj $obj
+	done
+	for file in $6; do
 		assert_rc "apply $file" 0 apictl apply "$CASES_DIR/$CASE/$file"
 	done
-	IFS=, read -r -a dels <<<"$6"
+	IFS=, read -r -a dels <<<"$7"
 	for obj in "${dels[@]}"; do
 		# shellcheck disable=SC2086
 		assert_rc "delete $obj" 0 apictl delete $obj
 	done
+}
+
+# restore_obj KIND NS NAME STEP: apply objects.json's version of the object
+# at STEP (0: the one without a step) again ("-" NS: cluster scoped).
+restore_obj() {
+	jq --arg k "$1" --arg ns "$2" --arg n "$3" --arg s "$4" '
+		.items[] | select(.kind == $k and .metadata.name == $n and
+			(.metadata.namespace // "-") == $ns and
+			(.metadata.annotations["cases.kpr.test/step"] // "0") == $s)' \
+		"$OBJECTS" >"$TMPD/restore.json"
+	assert_rc "apply $1 $2/$3 as at step $4 again" 0 apictl apply "$TMPD/restore.json"
 }
 
 # run_case NN: one case, start to end; its pods and processes are gone
@@ -214,7 +245,7 @@ run_case() {
 	log "=== case $CASE: $(sed -n '1s/^# *//p' "$CASES_DIR/$CASE/scenario.md")"
 	lines=$(expect_lines "$CASES_DIR/$CASE/expect.json") ||
 		{ _fail "case $CASE: expect.json unreadable"; return; }
-	while IFS='|' read -r kind a b c d; do
+	while IFS=$US read -r kind a b c d; do
 		case "$kind" in
 		pod)
 			pods+=("$a")
@@ -226,19 +257,26 @@ run_case() {
 	done <<<"$lines"
 	rm -rf "$TMPD/state" "$TMPD/agent.log"
 	api_start
-	while IFS='|' read -r kind a b c d e f g h i j; do
+	while IFS=$US read -r kind a b c d e f g h i j; do
 		case "$kind" in
 		phase)
 			fes=()
-			phase "$a" "$b" "$c" "$d" "$e" "$f" ;;
+			phase "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
+		pause)
+			sleep "$a" ;;
+		running)
+			kill -0 "$AGENT_PID" 2>/dev/null
+			assert_eq "agent still running" 0 $? ;;
+		logclean)
+			assert_no_match "agent log: no '$a'" "$a" "$(cat "$TMPD/agent.log")" ;;
 		fe)
-			fes+=("$a|$b|$c|$d")
+			fes+=("$a$US$b$US$c$US$d")
 			check_fe "$a" "$b" "$c" "$d" "$e" "$f" ;;
 		settle)
 			# the state holds: the same again after a while
 			sleep "$a"
 			for fe in "${fes[@]}"; do
-				IFS='|' read -r a b c d <<<"$fe"
+				IFS=$US read -r a b c d <<<"$fe"
 				check_fe "$a" "$b" "$c" "$d" 2
 			done ;;
 		probe)
