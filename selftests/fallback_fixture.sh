@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# fallback_fixture.sh: the topology and API objects that kpx_mode_iptables
-# and kpx_mode_nftables share (sourced after lib.sh and agent_lib.sh; uses
+# fallback_fixture.sh: the topology and API objects of modes/basic.sh (the
+# test of each fallback proxy mode; sourced after lib.sh and agent_lib.sh; uses
 # NODE_A and LB).
 #
 #   cli 10.0.1.2 fd00:10:1::2 --veth-- node (kpx-agent as node-a NODE_A;
