@@ -15,7 +15,7 @@
 #include "k8s/decode.h"
 #include "model/model.h"
 #include "model/nodewait.h"
-#include "tap.h"
+#include "lib/tap.h"
 
 static char logbuf[8192];
 static FILE *logf;
@@ -180,5 +180,5 @@ int main(void)
 	test_timeouts_env();
 	test_model_own_node();
 	kpx_log_set_fd(2);
-	return failures ? 1 : 0;
+	return tap_done();
 }

@@ -21,7 +21,8 @@ static void addr_or_abort(int family, const char *s, void *addr)
 	}
 }
 
-struct kpx_service fx_frontend(int family, uint8_t proto, const char *vip, uint16_t port)
+struct kpx_service fx_frontend(int family, uint8_t proto, const char *vip,
+			       uint16_t port)
 {
 	struct kpx_service s;
 
@@ -33,7 +34,8 @@ struct kpx_service fx_frontend(int family, uint8_t proto, const char *vip, uint1
 	return s;
 }
 
-struct kpx_backend fx_backend(int family, const char *ip, uint16_t port, uint32_t weight)
+struct kpx_backend fx_backend(int family, const char *ip, uint16_t port,
+			      uint32_t weight)
 {
 	struct kpx_backend b;
 
@@ -44,8 +46,9 @@ struct kpx_backend fx_backend(int family, const char *ip, uint16_t port, uint32_
 	return b;
 }
 
-struct kpx_service fx_service(int family, uint8_t proto, const char *vip, uint16_t port,
-			      const struct kpx_backend *bes, size_t n)
+struct kpx_service fx_service(int family, uint8_t proto, const char *vip,
+			      uint16_t port, const struct kpx_backend *bes,
+			      size_t n)
 {
 	struct kpx_service s = fx_frontend(family, proto, vip, port);
 
@@ -58,8 +61,9 @@ struct kpx_service fx_service(int family, uint8_t proto, const char *vip, uint16
 	return s;
 }
 
-struct kpx_service fx_service_str(int family, uint8_t proto, const char *vip, uint16_t port,
-				  const char *const *bes, size_t n)
+struct kpx_service fx_service_str(int family, uint8_t proto, const char *vip,
+				  uint16_t port, const char *const *bes,
+				  size_t n)
 {
 	struct kpx_service s = fx_frontend(family, proto, vip, port);
 	size_t i;
@@ -69,8 +73,10 @@ struct kpx_service fx_service_str(int family, uint8_t proto, const char *vip, ui
 	if (!s.backends)
 		abort();
 	for (i = 0; i < n; i++) {
-		if (kpx_backend_parse(bes[i], &fam, &s.backends[i]) || fam != family) {
-			fprintf(stderr, "fixtures: bad test backend '%s'\n", bes[i]);
+		if (kpx_backend_parse(bes[i], &fam, &s.backends[i]) ||
+		    fam != family) {
+			fprintf(stderr, "fixtures: bad test backend '%s'\n",
+				bes[i]);
 			abort();
 		}
 	}
@@ -79,14 +85,16 @@ struct kpx_service fx_service_str(int family, uint8_t proto, const char *vip, ui
 	return s;
 }
 
-struct kpx_ns_config fx_ns_config(const char *cidrs, const char *ifname, const char *ifprefix)
+struct kpx_ns_config fx_ns_config(const char *cidrs, const char *ifname,
+				  const char *ifprefix)
 {
 	struct kpx_ns_config c;
 	char buf[1024], *tok, *save;
 
 	memset(&c, 0, sizeof(c));
 	snprintf(buf, sizeof(buf), "%s", cidrs);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		if (c.nlocal_cidrs == KPX_CONFIG_CIDRS_MAX ||
 		    kpx_cidr_parse(tok, &c.local_cidrs[c.nlocal_cidrs]) < 0) {
 			fprintf(stderr, "fixtures: bad test CIDR '%s'\n", tok);
@@ -94,8 +102,10 @@ struct kpx_ns_config fx_ns_config(const char *cidrs, const char *ifname, const c
 		}
 		c.nlocal_cidrs++;
 	}
-	snprintf(c.local_ifname, sizeof(c.local_ifname), "%s", ifname ? ifname : "");
-	snprintf(c.local_ifprefix, sizeof(c.local_ifprefix), "%s", ifprefix ? ifprefix : "");
+	snprintf(c.local_ifname, sizeof(c.local_ifname), "%s",
+		 ifname ? ifname : "");
+	snprintf(c.local_ifprefix, sizeof(c.local_ifprefix), "%s",
+		 ifprefix ? ifprefix : "");
 	return c;
 }
 

@@ -14,32 +14,37 @@
 #include "base/service.h"
 
 /* The frontend @vip:@port of @proto (IPPROTO_*): no backend, no flag. */
-struct kpx_service fx_frontend(int family, uint8_t proto, const char *vip, uint16_t port);
+struct kpx_service fx_frontend(int family, uint8_t proto, const char *vip,
+			       uint16_t port);
 
 /* The backend @ip:@port with @weight (conns 0). */
-struct kpx_backend fx_backend(int family, const char *ip, uint16_t port, uint32_t weight);
+struct kpx_backend fx_backend(int family, const char *ip, uint16_t port,
+			      uint32_t weight);
 
 /*
  * fx_frontend() owning a malloc'd copy of the @n backends @bes, in their
  * order (kpx_service_free() it).
  */
-struct kpx_service fx_service(int family, uint8_t proto, const char *vip, uint16_t port,
-			      const struct kpx_backend *bes, size_t n);
+struct kpx_service fx_service(int family, uint8_t proto, const char *vip,
+			      uint16_t port, const struct kpx_backend *bes,
+			      size_t n);
 
 /*
  * fx_frontend() owning the @n backends "ADDR:PORT[@WEIGHT]" of @bes
  * ("[ADDR6]:PORT" for IPv6), normalized (kpx_service_normalize(): sorted,
  * no duplicates).
  */
-struct kpx_service fx_service_str(int family, uint8_t proto, const char *vip, uint16_t port,
-				  const char *const *bes, size_t n);
+struct kpx_service fx_service_str(int family, uint8_t proto, const char *vip,
+				  uint16_t port, const char *const *bes,
+				  size_t n);
 
 /*
  * The namespace settings (KPX_CMD_SET_CONFIG) with the local CIDRs
  * @cidrs ("10.244.0.0/16,fd00:10:244::/56"), @ifname and @ifprefix ("" or
  * NULL for none).
  */
-struct kpx_ns_config fx_ns_config(const char *cidrs, const char *ifname, const char *ifprefix);
+struct kpx_ns_config fx_ns_config(const char *cidrs, const char *ifname,
+				  const char *ifprefix);
 
 /* True when the extended regex @re (REG_NEWLINE) matches somewhere in @s. */
 bool fx_matches(const char *re, const char *s);

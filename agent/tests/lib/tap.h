@@ -32,14 +32,15 @@ tap_ok(int pass, const char *file, int line, const char *fmt, ...)
 }
 
 /* @cond is evaluated before the message's arguments (which may show what it set). */
-#define ok(cond, ...)							\
-	do {								\
-		int ok_pass_ = !!(cond);				\
-		tap_ok(ok_pass_, __FILE__, __LINE__, __VA_ARGS__);	\
+#define ok(cond, ...)                                              \
+	do {                                                       \
+		int ok_pass_ = !!(cond);                           \
+		tap_ok(ok_pass_, __FILE__, __LINE__, __VA_ARGS__); \
 	} while (0)
 
 /* A check that could not run here: "ok N - # SKIP why". */
-static void __attribute__((format(printf, 1, 2), unused)) tap_skip(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2), unused))
+tap_skip(const char *fmt, ...)
 {
 	va_list ap;
 
