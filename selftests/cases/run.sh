@@ -50,7 +50,7 @@ expect_lines() {
 			["probe", .from, .protocol, .destination, (.count // 2), (.backends | list),
 			 (.verdict // "answered"), (.source // ""), (.timeout_ms // ""),
 			 (.counters // {} | to_entries | map("\(.key)=\(.value)") | join(" ")),
-			 (.never | words)] | row),
+			 (.never | words), (.requires // "")] | row),
 		((.after // [])[] |
 			["after", .protocol, .destination, (.nbackends // ""), (.backend // ""),
 			 (.conns_min // "")] | row))
@@ -136,12 +136,21 @@ check_source() {
 }
 
 # probe FROM PROTO DST COUNT BACKENDS VERDICT SOURCE TIMEOUT COUNTERS NEVER
+# REQUIRES
 probe() {
 	local from=$1 proto=$2 dst=$3 n=$4 want=$5 verdict=$6 src=$7 tmo=$8
-	local counters=$9 never=${10} kv id
+	local counters=$9 never=${10} req=${11} kv id
 
+	if [ -n "$req" ] && [ -n "${MODE_LACKS["$KPX_PROXY_MODE $req"]:-}" ]; then
+		skip_assert "$proto $dst from $from: $verdict" "${MODE_LACKS["$KPX_PROXY_MODE $req"]}"
+		return
+	fi
 	[ -z "$counters" ] || stats_mark
 	case "$verdict" in
+	unanswered)
+		client "$from" -n "$n" -t "${tmo:-500}" $(_uflag "$proto") "$dst"
+		assert_eq "$proto $dst from $from: answered" 0 "$(summary_field ok)"
+		client_show_if_failed ;;
 	refused)
 		if [ "$from" = node ]; then
 			expect_node_refused "$proto" "$dst" "$n"
@@ -236,7 +245,7 @@ restore_obj() {
 # run_case NN: one case, start to end; its pods and processes are gone
 # afterwards.
 run_case() {
-	local kind a b c d e f g h i j fe lines
+	local kind a b c d e f g h i j k fe lines
 	local fails0=$FAILS checks0=$CHECKS npids=${#PIDS[@]}
 	local -a fes=() pods=()
 
@@ -248,16 +257,23 @@ run_case() {
 	while IFS=$US read -r kind a b c d; do
 		case "$kind" in
 		pod)
+			[ "$a" != node ] || continue
 			pods+=("$a")
 			POD_IP[$a]=${b%%,*}
 			pod_add "$a" ${b//,/ } || { _fail "case $CASE: pod $a not set up"; return; } ;;
 		echo)
-			echo_start "$a" "$([ "$b" = udp ] && echo -u || echo -t)" "$c" $d ;;
+			if [ "$a" = node ]; then
+				# shellcheck disable=SC2086
+				i=$("$ECHO_BIN" "$([ "$b" = udp ] && echo -u || echo -t)" -d "$c" $d) &&
+					PIDS+=("$i") || _fail "case $CASE: kpx_echo $c on the node did not start"
+			else
+				echo_start "$a" "$([ "$b" = udp ] && echo -u || echo -t)" "$c" $d
+			fi ;;
 		esac
 	done <<<"$lines"
 	rm -rf "$TMPD/state" "$TMPD/agent.log"
 	api_start
-	while IFS=$US read -r kind a b c d e f g h i j; do
+	while IFS=$US read -r kind a b c d e f g h i j k; do
 		case "$kind" in
 		phase)
 			fes=()
@@ -280,7 +296,7 @@ run_case() {
 				check_fe "$a" "$b" "$c" "$d" 2
 			done ;;
 		probe)
-			probe "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" ;;
+			probe "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" "$k" ;;
 		after)
 			after "$a" "$b" "$c" "$d" "$e" ;;
 		esac
