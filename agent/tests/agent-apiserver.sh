@@ -22,14 +22,8 @@
 #  7. server: without a scheme is https (the token never goes in clear),
 #     an explicit http:// sends it with a warning, ftp:// is refused.
 # Usage: tests/agent-apiserver.sh [path/to/kpx-agent]   TAP on stdout.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-agent=${1:-$top/agent/kpx-agent}
-api=$top/selftests/apiserver
-objects=${KPX_REAL_OBJECTS:-$top/testdata/real-objects}
-tmp=$(mktemp -d /tmp/kpx-agent-api.XXXXXX)
-. "$top/selftests/tap.sh"
+ITEST_NAME=api
+. "$(dirname "$0")/lib/itest.sh"
 srv= ag=
 
 cleanup() {
@@ -41,12 +35,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-# Waits up to 10 s for a line matching ERE $2 in file $1.
-wait_log() {
-	for _ in $(seq 100); do grep -Eq "$2" "$1" && return 0; sleep 0.1; done
-	return 1
-}
-apictl() { "$api/kpx-test-apictl" --kubeconfig "$tmp/state/kubeconfig" "$@" >/dev/null; }
 
 echo "TAP version 13"
 mkdir -p "$tmp/state"

@@ -30,14 +30,9 @@
 #     ResourceVersionTooLarge) until the agent lists: it relists
 # (The fault controls use curl -k: the proxy may be serving the wrong CA.)
 # Usage: tests/agent-faults.sh [path/to/kpx-agent]   TAP on stdout.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-agent=${1:-$top/agent/kpx-agent}
-api=$top/selftests/apiserver
-objects=$top/testdata/real-objects
-tmp=$(mktemp -d /tmp/kpx-agent-faults.XXXXXX)
-. "$top/selftests/tap.sh"
+ITEST_NAME=faults ITEST_WAIT_TENTHS=200
+KPX_REAL_OBJECTS=
+. "$(dirname "$0")/lib/itest.sh"
 pids=() ag=
 
 cleanup() {
@@ -47,12 +42,7 @@ cleanup() {
 	[ "$TAP_FAILED" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
 }
 trap cleanup EXIT
-wait_log() {	# FILE ERE [TENTHS]: default 20 s
-	for _ in $(seq "${3:-200}"); do grep -Eq "$2" "$1" && return 0; sleep 0.1; done
-	return 1
-}
 wait_port() { for _ in $(seq 150); do [ -s "$1/port" ] && return 0; sleep 0.1; done; return 1; }
-apictl() { "$api/kpx-test-apictl" --kubeconfig "$tmp/state/kubeconfig" "$@" >/dev/null; }
 # fl_svc, fl_replay (the dry-run state a log leads to), fl_fault, ...
 . "$api/faults_lib.sh"
 fault() { fl_fault "$@"; }

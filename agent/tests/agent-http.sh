@@ -15,14 +15,8 @@
 #     "nodeEligible": false, /livez still 200; healthz_total counts codes;
 #  5. a dropped watch shows in kpx_watch_restarts_total.
 # Usage: tests/agent-http.sh [path/to/kpx-agent]   TAP on stdout.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-agent=${1:-$top/agent/kpx-agent}
-api=$top/selftests/apiserver
-objects=${KPX_REAL_OBJECTS:-$top/testdata/real-objects}
-tmp=$(mktemp -d /tmp/kpx-agent-http.XXXXXX)
-. "$top/selftests/tap.sh"
+ITEST_NAME=http
+. "$(dirname "$0")/lib/itest.sh"
 srv= ag=
 
 cleanup() {
@@ -32,12 +26,7 @@ cleanup() {
 	[ "$TAP_FAILED" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
 }
 trap cleanup EXIT
-wait_log() {	# FILE ERE: up to 10 s
-	for _ in $(seq 100); do grep -Eq "$2" "$1" && return 0; sleep 0.1; done
-	return 1
-}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-apictl() { "$api/kpx-test-apictl" --kubeconfig "$tmp/state/kubeconfig" "$@" >/dev/null; }
 # metric NAME{LABELS}: the sample's value ("" if absent)
 metric() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/metrics"; }
 scrape() { curl -sS -o "$tmp/metrics" "http://127.0.0.1:$mport/metrics"; }
