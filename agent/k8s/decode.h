@@ -65,7 +65,7 @@ int kpx_json_bool(struct json_object *o, const char *key, bool *out);
  * Applies one watch event (or one item of a list, as KPX_EV_ADDED) for an
  * object of @kind to the model: its key and object decoded, the object
  * handed over with kpx_model_update(), kpx_model_delete() or, when it does
- * not decode, kpx_model_keep() (apply.c).  The model copies what it needs; @obj stays the caller's.
+ * not decode, kpx_model_keep() (decode.c).  The model copies what it needs; @obj stays the caller's.
  * Returns 0, or -EINVAL for a malformed object, which is logged and skipped
  * (a previous good version of the same object, if any, is kept).
  */
