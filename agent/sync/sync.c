@@ -3,7 +3,7 @@
  * Sync scheduling and the desired -> reconcile -> netlink apply step.  A
  * full sync diffs the whole desired state against the dumped one; a
  * partial sync only the frontends of the Services that changed since the
- * last sync (issue 7, fecache.h).
+ * last sync (fecache.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,41 +19,7 @@
 #include "model/model_nolocal.h"
 #include "sync/reconcile.h"
 #include "sync/sync.h"
-
-struct kpx_sync {
-	struct kpx_model *model;
-	struct kpx_dp *dp;		/* NULL: dry run */
-	int64_t min_period, period;	/* ms */
-	bool synced;			/* a sync has run */
-	bool need_full;			/* the last sync had errors */
-	int64_t last, last_full;	/* monotonic ms */
-	struct kpx_service *actual;	/* last known module state, sorted */
-	size_t nactual;
-	struct kpx_metrics *metrics;	/* or NULL */
-	struct kpx_hc *hc;		/* or NULL */
-	int64_t health_timeout;		/* ms */
-	bool ns_sent;			/* ns_last is in the module */
-	struct kpx_ns_config ns_last;
-	struct kpx_ctclean *ct;		/* conntrack cleanup, opened on first use */
-	bool ct_known;			/* actual is a real previous state */
-	struct kpx_fecache *fc;		/* desired frontends per Service */
-	bool gen_ok;			/* actual is the data plane at gen */
-	uint32_t gen;			/* dp->ops->generation() */
-	struct refused *refused;	/* sorted by key (sync.h) */
-	size_t nrefused, caprefused;
-	uint64_t refusals;		/* SETs refused, since the start */
-};
-
-/*
- * A frontend the data plane refused (sync.h): the desired value it refused
- * (a deep copy), which Service it is, when it was last tried and why not.
- */
-struct refused {
-	struct kpx_service fe;
-	char *name;			/* "namespace/name" */
-	int64_t at;			/* monotonic ms of the last attempt */
-	int err;
-};
+#include "sync/sync_priv.h"
 
 void kpx_sync_set_healthchecks(struct kpx_sync *s, struct kpx_hc *hc,
 			       int64_t health_timeout_ms)
@@ -167,7 +133,7 @@ struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_dp *dp,
 	return s;
 }
 
-static void refused_clear(struct refused *r)
+void sync_refused_clear(struct refused *r)
 {
 	kpx_service_free(&r->fe);
 	free(r->name);
@@ -180,7 +146,7 @@ void kpx_sync_free(struct kpx_sync *s)
 	if (!s)
 		return;
 	for (i = 0; i < s->nrefused; i++)
-		refused_clear(&s->refused[i]);
+		sync_refused_clear(&s->refused[i]);
 	free(s->refused);
 	kpx_services_free(s->actual, s->nactual);
 	kpx_ctclean_free(s->ct);
@@ -283,204 +249,6 @@ static void op_failed(struct kpx_sync *s, const struct kpx_op *op, int r)
 	kpx_err("sync", "%s %s: %s%s%s", op->type == KPX_OP_SET ? "set" : "del",
 		kpx_service_str(op->service, key, sizeof(key)), strerror(-r),
 		*msg ? ": " : "", msg);
-}
-
-/* ---- Refused frontends (sync.h) ----------------------------------------- */
-
-/* The index of @key's entry in s->refused, or where it would go (*found). */
-static size_t refused_at(const struct kpx_sync *s,
-			 const struct kpx_service *key, bool *found)
-{
-	size_t lo = 0, hi = s->nrefused;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (kpx_service_key_cmp(&s->refused[mid].fe, key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < s->nrefused &&
-		 !kpx_service_key_cmp(&s->refused[lo].fe, key);
-	return lo;
-}
-
-static void refused_drop(struct kpx_sync *s, size_t i)
-{
-	refused_clear(&s->refused[i]);
-	memmove(&s->refused[i], &s->refused[i + 1],
-		(s->nrefused - i - 1) * sizeof(*s->refused));
-	s->nrefused--;
-}
-
-/*
- * Whether the SET @op is held back: its frontend was refused with this
- * very value less than sync-period ago.
- */
-static bool refused_hold(const struct kpx_sync *s, const struct kpx_op *op,
-			 int64_t now)
-{
-	bool found;
-	size_t i = refused_at(s, op->service, &found);
-
-	return found && now - s->refused[i].at < s->period &&
-	       kpx_service_same_config(&s->refused[i].fe, op->service);
-}
-
-/*
- * The data plane refused the SET @op with @err: records it (replacing an
- * older entry of its key) and logs it, once per refused value, with its
- * Service's name.  Without memory for the record the refusal is logged
- * and retried at the next sync like any change.
- */
-static void refused_add(struct kpx_sync *s, const struct kpx_op *op, int err,
-			int64_t now)
-{
-	char key[KPX_SERVICE_STRLEN], period[32];
-	const char *msg = kpx_dp_errmsg(s->dp);
-	const char *name = kpx_fecache_owner(s->fc, op->service);
-	struct refused e = { .at = now, .err = err };
-	bool found, again;
-	size_t i = refused_at(s, op->service, &found);
-
-	again = found && s->refused[i].err == err &&
-		kpx_service_same_config(&s->refused[i].fe, op->service);
-	kpx_service_str(op->service, key, sizeof(key));
-	snprintf(period, sizeof(period), "%gs", s->period / 1000.0);
-	if (again) {
-		s->refused[i].at = now;
-		kpx_dbg(2, "sync", "Service %s: frontend %s still refused: %s%s%s",
-			  s->refused[i].name, key, strerror(-err), *msg ? ": " : "", msg);
-		return;
-	}
-	kpx_err("sync", "Service %s: frontend %s refused by the %s data plane: %s%s%s; the other Services are programmed, this one is retried every %s or when it changes",
-		name ? name : "(none)", key, s->dp->ops->name, strerror(-err),
-		*msg ? ": " : "", msg, period);
-	if (kpx_frontend_copy(&e.fe, op->service) ||
-	    !(e.name = strdup(name ? name : "(none)"))) {
-		kpx_service_free(&e.fe);
-		return;
-	}
-	if (found) {
-		refused_clear(&s->refused[i]);
-		s->refused[i] = e;
-		return;
-	}
-	if (s->nrefused == s->caprefused) {
-		size_t cap = s->caprefused ? 2 * s->caprefused : 4;
-		struct refused *v = realloc(s->refused, cap * sizeof(*v));
-
-		if (!v) {
-			refused_clear(&e);
-			return;
-		}
-		s->refused = v;
-		s->caprefused = cap;
-	}
-	memmove(&s->refused[i + 1], &s->refused[i],
-		(s->nrefused - i) * sizeof(*s->refused));
-	s->refused[i] = e;
-	s->nrefused++;
-}
-
-/*
- * How many refused frontends are within the data plane's documented limits
- * (its check_service() takes them): refusals a data plane of another
- * version would give, unlike a Service over a documented limit, which is
- * that one Service's problem however small the cluster.
- */
-static size_t refused_unexpected(struct kpx_sync *s)
-{
-	size_t i, n = 0;
-
-	if (!s->dp || !s->dp->ops->check_service)
-		return s->nrefused;
-	for (i = 0; i < s->nrefused; i++)
-		if (!s->dp->ops->check_service(s->dp, &s->refused[i].fe))
-			n++;
-	s->dp->errmsg[0] = '\0';
-	return n;
-}
-
-/* The change @op was applied: its frontend is no longer refused. */
-static void refused_done(struct kpx_sync *s, const struct kpx_op *op)
-{
-	char key[KPX_SERVICE_STRLEN];
-	bool found;
-	size_t i = refused_at(s, op->service, &found);
-
-	if (!found)
-		return;
-	if (op->type == KPX_OP_SET)
-		kpx_info("sync", "Service %s: frontend %s programmed (no longer refused)",
-			 s->refused[i].name, kpx_service_str(op->service, key, sizeof(key)));
-	refused_drop(s, i);
-}
-
-static int fe_key_cmp(const void *a, const void *b)
-{
-	return kpx_service_key_cmp(a, b);
-}
-
-static int op_key_cmp(const void *a, const void *b)
-{
-	return kpx_service_key_cmp(((const struct kpx_op *)a)->service,
-				   ((const struct kpx_op *)b)->service);
-}
-
-/*
- * Adds to *ops (sorted by key) a SET for each refused frontend that is due
- * again (last tried at least sync-period before @now) and not already
- * planned, with its Service's current value; forgets those that are no
- * longer desired or already programmed as desired.  Returns the new number
- * of ops, or -ENOMEM (*ops unchanged).
- */
-static long refused_retry(struct kpx_sync *s, struct kpx_op **ops, long nops,
-			  int64_t now)
-{
-	const struct kpx_service *want, *have;
-	struct kpx_op *v, *extra;
-	size_t i = 0, n = 0;
-
-	if (!s->nrefused)
-		return nops;
-	extra = malloc(s->nrefused * sizeof(*extra));
-	if (!extra)
-		return -ENOMEM;
-	while (i < s->nrefused) {
-		struct refused *e = &s->refused[i];
-		struct kpx_op key = { KPX_OP_SET, &e->fe };
-
-		if (nops && bsearch(&key, *ops, nops, sizeof(**ops), op_key_cmp)) {
-			i++;	/* planned: a change, or a DEL */
-			continue;
-		}
-		want = kpx_fecache_get(s->fc, &e->fe);
-		have = s->nactual ? bsearch(&e->fe, s->actual, s->nactual,
-					    sizeof(*s->actual), fe_key_cmp) : NULL;
-		if (!want || (have && kpx_service_same_config(want, have))) {
-			refused_drop(s, i);
-			continue;
-		}
-		if (now - e->at >= s->period)
-			extra[n++] = (struct kpx_op){ KPX_OP_SET, want };
-		i++;
-	}
-	if (!n) {
-		free(extra);
-		return nops;
-	}
-	v = realloc(*ops, (nops + n) * sizeof(*v));
-	if (!v) {
-		free(extra);
-		return -ENOMEM;
-	}
-	memcpy(v + nops, extra, n * sizeof(*v));
-	free(extra);
-	qsort(v, nops + n, sizeof(*v), op_key_cmp);
-	*ops = v;
-	return nops + (long)n;
 }
 
 /*
@@ -659,7 +427,7 @@ int kpx_sync_run(struct kpx_sync *s)
 	nserr = sync_ns_config(s) ? 1 : 0;
 	nops = plan(s, full, &desired, &ndesired, &ops);
 	if (nops >= 0 && s->dp) {
-		long n = refused_retry(s, &ops, nops, t0);
+		long n = sync_refused_retry(s, &ops, nops, t0);
 
 		if (n < 0) {
 			kpx_err("sync", "planning the refused frontends' retries: %s", strerror(ENOMEM));
@@ -673,13 +441,13 @@ int kpx_sync_run(struct kpx_sync *s)
 	applied = calloc(nops ? nops : 1, sizeof(*applied));
 	done = malloc((nops ? nops : 1) * sizeof(*done));
 	for (i = 0; i < (size_t)nops; i++) {
-		if (s->dp && ops[i].type == KPX_OP_SET && refused_hold(s, &ops[i], t0)) {
+		if (s->dp && ops[i].type == KPX_OP_SET && sync_refused_hold(s, &ops[i], t0)) {
 			continue;	/* refused as it is: not before sync-period */
 		}
 		r = send_op(s, &ops[i]);
 		if (r && ops[i].type == KPX_OP_SET && kpx_dp_err_refused(r)) {
 			refusals++;
-			refused_add(s, &ops[i], r, t0);
+			sync_refused_add(s, &ops[i], r, t0);
 			continue;
 		}
 		if (r) {
@@ -704,7 +472,7 @@ int kpx_sync_run(struct kpx_sync *s)
 		ct_cleanup(s, ops, nops, applied);
 	}
 	for (i = 0; s->dp && i < ndone; i++)
-		refused_done(s, &done[i]);
+		sync_refused_done(s, &done[i]);
 	free(applied);
 	/*
 	 * The data plane now holds the desired state, except where a change
@@ -726,7 +494,7 @@ int kpx_sync_run(struct kpx_sync *s)
 	}
 	free(done);
 	ndesired = kpx_fecache_count(s->fc);
-	nunexpected = refused_unexpected(s);
+	nunexpected = sync_refused_unexpected(s);
 	if (nunexpected >= 2 && 2 * nunexpected > ndesired) {
 		/* not one bad object: a data plane that takes none (a module
 		 * of another version, say) fails every sync as before */
@@ -739,7 +507,7 @@ int kpx_sync_run(struct kpx_sync *s)
 	s->refusals += refusals;
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
 	kpx_metrics_refused(s->metrics, refusals, s->nrefused);
-	if (s->metrics) {	/* issue 5 */
+	if (s->metrics) {
 		struct kpx_no_local nl;
 
 		kpx_fecache_no_local(s->fc, &nl);
@@ -777,3 +545,4 @@ int kpx_sync_run(struct kpx_sync *s)
 		  s->dp ? NULL : "dry_run", "true", NULL);
 	return (int)errors;
 }
+
