@@ -57,7 +57,7 @@ static int backend_cmp_weight(const void *pa, const void *pb)
 	return r ? r : cmp_num(b->weight, a->weight);
 }
 
-/* Issue 4: scheduler settings equal once defaults are applied ("" is
+/* Scheduler settings equal once defaults are applied ("" is
  * "random", 0 the default size and bound). */
 static bool kpx_service_same_sched(const struct kpx_service *a,
 				   const struct kpx_service *b)

@@ -48,7 +48,7 @@ struct kpx_service {
 	size_t nsource_ranges;
 	struct kpx_cidr *source_ranges;
 	/*
-	 * Issue 4: KPX_SVC_A_SCHEDULER ("" = the module's default "random"),
+	 * KPX_SVC_A_SCHEDULER ("" = the module's default "random"),
 	 * KPX_SVC_A_MH_SIZE (0 = default 65537; only with "mh"),
 	 * KPX_SVC_A_AFFINITY_TIMEOUT (seconds; 0 = no ClientIP affinity),
 	 * KPX_SVC_A_AFFINITY_MAX (0 = default) and the read-back
@@ -60,7 +60,7 @@ struct kpx_service {
 	uint32_t affinity_max;
 	uint64_t affinity_evictions;
 	/*
-	 * Issue 3: with KPX_SVC_F_EXT_LOCAL (an external frontend of a
+	 * With KPX_SVC_F_EXT_LOCAL (an external frontend of a
 	 * Service with externalTrafficPolicy: Local), the key of the
 	 * Service's ClusterIP frontend, same family and protocol as this one
 	 * (KPX_SVC_A_CLUSTER_ADDR, KPX_SVC_A_CLUSTER_PORT): the module

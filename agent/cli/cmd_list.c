@@ -65,7 +65,7 @@ static struct json_object *flags_json(uint32_t flags)
 	return a;
 }
 
-/* Issue 4: "scheduler", "mh_size" (mh only), "affinity" {"timeout",
+/* "scheduler", "mh_size" (mh only), "affinity" {"timeout",
  * "max", "evictions"} (only when on). */
 static void sched_json(struct json_object *o, const struct kpx_service *s)
 {
@@ -115,7 +115,7 @@ static void list_json(const struct kpx_service *v, size_t n)
 		json_object_object_add(o, "rejects",
 				       json_object_new_uint64(s->rejects));
 		sched_json(o, s);
-		/* issue 3: "cluster": the ClusterIP frontend of ext-local */
+		/* "cluster": the ClusterIP frontend of ext-local */
 		if (s->cluster_port)
 			json_object_object_add(o, "cluster", json_object_new_string(
 					kpx_hostport_str(s->family, &s->cluster_addr,
@@ -161,7 +161,7 @@ static void list_table(const struct kpx_service *v, size_t n)
 		const struct kpx_service *s = &v[i];
 		char flags[32], sched[64 + KPX_HOSTPORT_STRLEN];
 
-		/* Issue 4, ipvsadm style: "rr", "mh 65537", "sh affinity 10800" */
+		/* ipvsadm style: "rr", "mh 65537", "sh affinity 10800" */
 		snprintf(sched, sizeof(sched), "%s",
 			 s->scheduler[0] ? s->scheduler : "random");
 		if (!strcmp(s->scheduler, "mh"))
@@ -170,7 +170,7 @@ static void list_table(const struct kpx_service *v, size_t n)
 		if (s->affinity_timeout)
 			snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
 				 " affinity %u", s->affinity_timeout);
-		/* issue 3: the ClusterIP frontend of an ext-local one */
+		/* the ClusterIP frontend of an ext-local one */
 		if (s->cluster_port)
 			snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
 				 " cluster %s",

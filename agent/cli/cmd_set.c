@@ -47,7 +47,7 @@ static int parse_u32(const char *str, uint32_t lo, uint32_t hi, uint32_t *out)
 }
 
 /*
- * Issue 4: --scheduler NAME, --mh-size N, --affinity SECONDS at argv[*i].
+ * --scheduler NAME, --mh-size N, --affinity SECONDS at argv[*i].
  * Returns 1 if consumed (*i advanced past the value), 0 if not one of
  * them, -1 after a usage error.
  */

@@ -42,7 +42,7 @@ struct kpx_config {
 	int64_t min_sync_ms;		/* --min-sync-period, default 1000 */
 	int64_t sync_ms;		/* --sync-period, default 30000 */
 
-	/* what is local, masquerade (issue 3; anchors.md §1) */
+	/* what is local, masquerade */
 	struct kpx_cidr cluster_cidrs[KPX_CONFIG_CIDRS_MAX];	/* --cluster-cidr, comma separated */
 	int n_cluster_cidrs;
 	enum kpx_detect_local detect_local;	/* --detect-local-mode */
@@ -59,7 +59,7 @@ struct kpx_config {
 	int n_nodeport_cidrs;
 	bool nodeport_primary;
 
-	/* scheduler (issue 4): --scheduler, default "random" */
+	/* scheduler: --scheduler, default "random" */
 	char scheduler[16];
 
 	/* endpoints */
@@ -70,7 +70,7 @@ struct kpx_config {
 	int verbosity;			/* --v */
 	bool once, dry_run, cleanup;	/* --once, --dry-run, --cleanup */
 
-	/* Appended for issue 5 (config.c). */
+	/* the config file, health and API timeouts, metrics */
 	char *config_file;		/* --config, or NULL */
 	bool init_only;			/* --init-only: validate, check, exit 0 */
 	int64_t health_timeout_ms;	/* /healthz stale after: 2 x sync_ms */
@@ -90,7 +90,7 @@ struct kpx_config {
 	char *write_config_to;
 	/*
 	 * The value each setting was last given (flag or file, after the
-	 * precedence rules), by index in config.c's table; NULL entries are
+	 * precedence rules), by index in settings.c's table; NULL entries are
 	 * unset.  Read by kpx_config_write().  Owned; NULL until a setting is
 	 * applied.
 	 */

@@ -26,7 +26,7 @@ typedef int (*kpx_http_handler)(void *ctx, const char *path,
 				struct kpx_http_reply *rep);
 
 /*
- * Listens on @bind ("IP:PORT" or "[IPv6]:PORT", as config.c normalizes
+ * Listens on @bind ("IP:PORT" or "[IPv6]:PORT", as config/setters.c normalizes
  * it) and serves @h.  Returns NULL with errno set (EADDRINUSE, EACCES,
  * EINVAL for a bad address...) and a reason in @err.
  */

@@ -11,7 +11,7 @@
 #include "base/log.h"
 #include "http/metricsd.h"
 
-/* Appends kpx_proxy_mode{mode="..."} 1 (issue 6: the mode is exposed). */
+/* Appends kpx_proxy_mode{mode="..."} 1. */
 static int mode_gauge(const struct kpx_metricsd *md, struct kpx_http_reply *rep)
 {
 	char *body;

@@ -1,4 +1,3 @@
-
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * API objects from json-c to the model's plain structs (model/api.h), and

@@ -204,7 +204,7 @@ static int parse_service_extra(struct json_object *obj, struct json_object *spec
 }
 
 /*
- * Issue 4: the kpx.io/scheduler annotation and ClientIP session affinity.
+ * The kpx.io/scheduler annotation and ClientIP session affinity.
  * An unknown scheduler name is ignored (the default applies), as is an
  * out-of-range timeout (the API server validates 1..86400).
  */

@@ -1,4 +1,3 @@
-
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * List + watch over one libcurl multi handle; streams parsed incrementally

@@ -74,7 +74,7 @@ struct kpx_api_service {
 	struct kpx_api_ip *external_ips, *lb_ips;
 	struct kpx_cidr *source_ranges;
 	/*
-	 * Issue 4: annotation kpx.io/scheduler when it names a scheduler
+	 * Annotation kpx.io/scheduler when it names a scheduler
 	 * (random, rr, wrr, lc, sh, mh), else "" (the agent's --scheduler);
 	 * spec.sessionAffinity ClientIP: sessionAffinityConfig.clientIP.
 	 * timeoutSeconds (default 10800, 1..86400), else 0 (None).

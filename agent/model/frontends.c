@@ -1,4 +1,3 @@
-
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The frontends of the desired state computed from the model's cache, with
@@ -335,7 +334,7 @@ static int emit(struct fevec *fv, const char *owner, int family,
 }
 
 /*
- * Issue 3: the frontend just emitted, if KPX_SVC_F_EXT_LOCAL, names the
+ * The frontend just emitted, if KPX_SVC_F_EXT_LOCAL, names the
  * Service's ClusterIP frontend (@cip, @sp's port): the module serves local
  * clients and the node itself with it (kube-proxy short-circuits in-cluster
  * traffic to an eTP Local external address to the cluster chain).
@@ -562,7 +561,7 @@ static void ctx_init(struct ctx *x, const struct kpx_model *m)
 }
 
 /*
- * Issue 4: the scheduler (the Service's kpx.io/scheduler annotation, else
+ * The scheduler (the Service's kpx.io/scheduler annotation, else
  * --scheduler; "random" is left implicit) and ClientIP affinity of the
  * frontends fv->v[first..] of one Service.
  */

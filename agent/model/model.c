@@ -223,7 +223,7 @@ static bool affects(const struct kpx_model *m, enum kpx_kind kind,
 	return kind == KPX_KIND_NODE && !strcmp(n->key, m->cfg.hostname);
 }
 
-/* ---- Change tracking (issue 7) ---------------------------------------- */
+/* ---- Change tracking ------------------------------------------------- */
 
 static void dirty_clear(struct kpx_model *m)
 {

@@ -173,7 +173,7 @@ bool kpx_model_dirty(const struct kpx_model *m);
 int kpx_model_desired(struct kpx_model *m, struct kpx_service **out, size_t *n);
 
 /*
- * Issue 7 (incremental sync, fecache.h): the changes since the last call.
+ * The changes since the last call, for the partial sync (sync/fecache.h).
  * A Service event marks its "namespace/name"; an EndpointSlice event the
  * Service of its kubernetes.io/service-name label (the old and the new one
  * when the label changed); the own Node, kpx_model_set_config() and a pile

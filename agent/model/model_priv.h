@@ -97,7 +97,7 @@ struct settings {
 	struct kpx_cidr nodeport_cidrs[KPX_CONFIG_CIDRS_MAX];
 	int n_nodeport_cidrs;
 	bool nodeport_primary;
-	char scheduler[16];	/* issue 4: --scheduler, "" = "random" */
+	char scheduler[16];	/* --scheduler, "" = "random" */
 };
 
 struct kpx_model {
@@ -106,7 +106,7 @@ struct kpx_model {
 	unsigned int gen[KPX_KIND_MAX];
 	bool relisting[KPX_KIND_MAX];
 	bool dirty;
-	/* Issue 7: what changed since kpx_model_take_dirty(): the Services
+	/* What changed since kpx_model_take_dirty(): the Services
 	 * ("ns/name", struct hnode) or, with dirty_all, everything. */
 	struct htab dirty_svcs;
 	bool dirty_all;

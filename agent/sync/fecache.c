@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The per-Service frontend cache of incremental syncs (issue 7); see
+ * The per-Service frontend cache of incremental syncs; see
  * fecache.h.  Two chained hash tables: Services by "namespace/name" with
  * their sorted frontends, and frontend keys with the Services claiming them.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Issue 7: the desired frontends kept per Service between syncs, so that a
+ * The desired frontends kept per Service between syncs, so that a
  * partial sync costs O(changed Services x their endpoints), not O(all).
  *
  * The cache holds each Service's frontends (kpx_model_service_frontends())

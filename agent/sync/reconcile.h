@@ -36,7 +36,7 @@ long kpx_reconcile(const struct kpx_service *desired, size_t ndesired,
 int kpx_frontend_copy(struct kpx_service *dst, const struct kpx_service *src);
 
 /*
- * Issue 7: applies @ops (sorted by key, one per key, as kpx_reconcile()
+ * Applies @ops (sorted by key, one per key, as kpx_reconcile()
  * writes them) to *actual (sorted by kpx_service_key_cmp()): a SET's
  * frontend is copied in (replacing the one with its key, or inserted), a
  * DEL removes its key.  O(nops log nactual) when no key comes or goes,

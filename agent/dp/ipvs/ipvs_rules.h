@@ -108,8 +108,7 @@ void kpx_ipvs_loop_entry(int family, uint8_t protocol, const struct kpx_backend 
 /*
  * The backend of @s with @b's address and port (weights not compared), or
  * NULL.  @s may be NULL: a frontend not committed yet has no backend (the
- * first commit of every new frontend asks this; issue 6's SIGSEGV was a
- * build whose lookup dereferenced it).
+ * first commit of every new frontend asks this).
  */
 const struct kpx_backend *kpx_ipvs_find_backend(const struct kpx_service *s,
 						const struct kpx_backend *b);

@@ -1,4 +1,3 @@
-
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The kpx generic-netlink client (libnl-genl-3).
@@ -420,7 +419,7 @@ static int put_ranges_part(struct nl_msg *msg, const struct nlattr *outer,
 }
 
 /* Puts one KPX_BACKENDS_A_BACKEND nest; weight left out when 0 or 1. */
-/* Issue 4: scheduler and affinity, each only when not the default. */
+/* Scheduler and affinity, each only when not the default. */
 static int put_sched(struct nl_msg *msg, const struct kpx_service *s)
 {
 	if (s->scheduler[0] &&
@@ -502,7 +501,7 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 		goto err;
 	if (put_sched(msg, s) < 0)
 		goto err;
-	/* issue 3: the ClusterIP frontend of an eTP Local external one */
+	/* the ClusterIP frontend of an eTP Local external one */
 	if ((s->flags & KPX_SVC_F_EXT_LOCAL) &&
 	    (nla_put(msg, KPX_SVC_A_CLUSTER_ADDR, (int)alen,
 		     &s->cluster_addr) < 0 ||
