@@ -36,261 +36,15 @@
 #include "base/addr.h"
 #include "dp/dataplane.h"
 #include "base/duration.h"
+#include "dp/ipt/ipt_priv.h"
 #include "dp/ipt/ipt_rules.h"
 #include "base/sysctl.h"
 #include "base/log.h"
 
-extern char **environ;
 
-enum { V4, V6, NFAM };
 
 /* kube-proxy's FullSyncPeriod (pkg/proxy/util): one hour, in ms. */
 #define IPT_FULL_SYNC_MS (3600 * 1000)
-
-struct ipt_op {
-	bool del;
-	size_t seq;
-	struct kpx_service s;	/* owned (deep copy); only the key if del */
-};
-
-struct dp_ipt {
-	struct kpx_dp dp;
-	char restore[NFAM][PATH_MAX], save[NFAM][PATH_MAX], cmd[NFAM][PATH_MAX];
-	struct kpx_service *cur;	/* committed, sorted, owned */
-	size_t ncur;
-	struct ipt_op *ops;		/* queued since the last commit */
-	size_t nops;
-	struct kpx_ns_config cfg;
-	bool dirty[NFAM];
-	bool full;
-	int64_t last_full;		/* monotonic ms of the last full commit */
-	bool localnet;			/* route_localnet set by us */
-};
-
-static struct dp_ipt *to_ipt(struct kpx_dp *dp)
-{
-	return (struct dp_ipt *)dp;
-}
-
-static int fam_index(int family)
-{
-	return family == AF_INET6 ? V6 : V4;
-}
-
-/* Finds @name in $PATH, /usr/sbin, /sbin; false if not executable. */
-static bool find_tool(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-	char dirs[4096];
-	char *save = NULL, *d;
-
-	snprintf(dirs, sizeof(dirs), "%s:/usr/sbin:/sbin", path ? path : "");
-	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		if (!*d)
-			continue;
-		snprintf(out, len, "%s/%s", d, name);
-		if (!access(out, X_OK))
-			return true;
-	}
-	return false;
-}
-
-/* Reads a memfd from its start into a malloc'd NUL-terminated string. */
-static char *read_all(int fd)
-{
-	struct stat st;
-	char *s;
-	ssize_t r;
-	size_t got = 0;
-
-	if (fstat(fd, &st) || lseek(fd, 0, SEEK_SET))
-		return strdup("");
-	s = malloc((size_t)st.st_size + 1);
-	if (!s)
-		return NULL;
-	while (got < (size_t)st.st_size) {
-		r = read(fd, s + got, (size_t)st.st_size - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	s[got] = '\0';
-	return s;
-}
-
-/*
- * Runs @argv (argv[0] an absolute path) with @input (may be NULL) on a
- * pipe as stdin; *out and *err (may be NULL) get its stdout and stderr.
- * Returns its exit status (0..255), or a negative errno when it could not
- * run or was killed.
- */
-static int run_tool(char *const argv[], const char *input, size_t inlen,
-		    char **out, char **err)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t def;
-	int pin[2] = { -1, -1 }, ofd, efd, status, r;
-	pid_t pid;
-	size_t off = 0;
-
-	ofd = memfd_create("kpx-ipt-out", MFD_CLOEXEC);
-	efd = memfd_create("kpx-ipt-err", MFD_CLOEXEC);
-	if (ofd < 0 || efd < 0 || pipe2(pin, O_CLOEXEC)) {
-		r = -errno;
-		goto out_close;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, ofd, 1);
-	posix_spawn_file_actions_adddup2(&fa, efd, 2);
-	posix_spawnattr_init(&attr);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	posix_spawnattr_setsigdefault(&attr, &def);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-	r = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	close(pin[0]);
-	pin[0] = -1;
-	if (r) {
-		r = -r;
-		goto out_close;
-	}
-	/* The agent ignores SIGPIPE: a tool that stops reading gives EPIPE. */
-	while (input && off < inlen) {
-		ssize_t w = write(pin[1], input + off, inlen - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	close(pin[1]);
-	pin[1] = -1;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			r = -errno;
-			goto out_close;
-		}
-	r = WIFEXITED(status) ? WEXITSTATUS(status) : -EINTR;
-	if (out)
-		*out = read_all(ofd);
-	if (err)
-		*err = read_all(efd);
-out_close:
-	if (pin[0] >= 0)
-		close(pin[0]);
-	if (pin[1] >= 0)
-		close(pin[1]);
-	if (ofd >= 0)
-		close(ofd);
-	if (efd >= 0)
-		close(efd);
-	return r;
-}
-
-/* @s for a one-line message: newlines as spaces, no trailing ones, at most @max bytes. */
-static const char *first_lines(char *s, size_t max)
-{
-	size_t len;
-
-	if (!s)
-		return "";
-	len = strlen(s);
-	while (len && (s[len - 1] == '\n' || s[len - 1] == ' '))
-		s[--len] = '\0';
-	if (len > max)
-		s[max] = '\0';
-	for (char *p = s; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
-	return s;
-}
-
-/* errmsg for a tool that could not run (@r < 0) or exited with status @r. */
-static void tool_fail(struct dp_ipt *d, const char *tool, int r, char *err)
-{
-	if (r < 0)
-		kpx_dp_fail(&d->dp, r, "%s: %s", tool, strerror(-r));
-	else
-		kpx_dp_fail(&d->dp, -EIO, "%s: exit status %d: %s", tool, r,
-			    first_lines(err, 400));
-}
-
-/* iptables-save (all tables) of family @f into *out; 0 or -errno. */
-static int ipt_save(struct dp_ipt *d, int f, char **out)
-{
-	char *argv[] = { d->save[f], NULL };
-	char *err = NULL;
-	int r;
-
-	*out = NULL;
-	r = run_tool(argv, NULL, 0, out, &err);
-	if (r) {
-		tool_fail(d, d->save[f], r, err);
-		free(*out);
-		*out = NULL;
-		free(err);
-		return r < 0 ? r : -EIO;
-	}
-	free(err);
-	if (!*out)
-		return -ENOMEM;
-	return 0;
-}
-
-/* iptables-restore --noflush of family @f with @text; 0 or -errno. */
-static int ipt_restore(struct dp_ipt *d, int f, const char *text, size_t len)
-{
-	char *argv[] = { d->restore[f], "--noflush", "--wait=5", NULL };
-	char *err = NULL;
-	int r;
-
-	r = run_tool(argv, text, len, NULL, &err);
-	if (r) {
-		tool_fail(d, d->restore[f], r, err);
-		free(err);
-		return r < 0 ? r : -EIO;
-	}
-	free(err);
-	return 0;
-}
-
-/*
- * Can iptables-save run without loading a kernel module?  Yes when the
- * module of a backend (nf_tables for iptables-nft, ip_tables for legacy)
- * is loaded or built in, or when this kernel has no loadable modules.
- */
-static bool saving_loads_nothing(void)
-{
-	static const char *const mods[] = { "nf_tables", "ip_tables", "ip6_tables" };
-	char p[PATH_MAX], line[512];
-	struct utsname u;
-	bool found = false;
-	size_t i;
-	FILE *f;
-
-	for (i = 0; i < sizeof(mods) / sizeof(mods[0]); i++) {
-		snprintf(p, sizeof(p), "/sys/module/%s", mods[i]);
-		if (!access(p, F_OK))
-			return true;
-	}
-	if (uname(&u))
-		return false;
-	snprintf(p, sizeof(p), "/lib/modules/%s/modules.dep", u.release);
-	if (access(p, F_OK))
-		return true;		/* no modules to load at all */
-	snprintf(p, sizeof(p), "/lib/modules/%s/modules.builtin", u.release);
-	f = fopen(p, "re");
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, "/nf_tables.ko") || strstr(line, "/ip_tables.ko");
-	if (f)
-		fclose(f);
-	return found;
-}
 
 static int ipt_open(struct kpx_dp **out, unsigned int flags, char *err, size_t errlen)
 {
@@ -305,9 +59,9 @@ static int ipt_open(struct kpx_dp **out, unsigned int flags, char *err, size_t e
 	if (!d)
 		return -ENOMEM;
 	for (f = 0; f < NFAM; f++) {
-		if (!find_tool(tools[f][0], d->restore[f], sizeof(d->restore[f])) ||
-		    !find_tool(tools[f][1], d->save[f], sizeof(d->save[f])) ||
-		    !find_tool(tools[f][2], d->cmd[f], sizeof(d->cmd[f]))) {
+		if (!ipt_find_tool(tools[f][0], d->restore[f], sizeof(d->restore[f])) ||
+		    !ipt_find_tool(tools[f][1], d->save[f], sizeof(d->save[f])) ||
+		    !ipt_find_tool(tools[f][2], d->cmd[f], sizeof(d->cmd[f]))) {
 			snprintf(err, errlen, "%s, %s or %s not found (install the iptables package)",
 				 tools[f][0], tools[f][1], tools[f][2]);
 			free(d);
@@ -318,7 +72,7 @@ static int ipt_open(struct kpx_dp **out, unsigned int flags, char *err, size_t e
 	d->dp.errmsg[0] = '\0';
 	if (flags & KPX_DP_OPEN_CLEANUP) {
 		/* No iptables kernel state at all: nothing to remove, load nothing. */
-		if (!saving_loads_nothing()) {
+		if (!ipt_saving_loads_nothing()) {
 			snprintf(err, errlen, "no iptables state (neither nf_tables nor ip_tables loaded)");
 			free(d);
 			return -ENOENT;
@@ -330,13 +84,13 @@ static int ipt_open(struct kpx_dp **out, unsigned int flags, char *err, size_t e
 	for (f = 0; f < NFAM; f++) {
 		char *argv[] = { d->save[f], "-t", "nat", NULL };
 
-		r = run_tool(argv, NULL, 0, &sout, &serr);
+		r = ipt_run_tool(argv, NULL, 0, &sout, &serr);
 		free(sout);
 		sout = NULL;
 		if (r) {
 			snprintf(err, errlen, "%s -t nat: %s %d: %s", d->save[f],
 				 r < 0 ? "failed" : "exit status", r < 0 ? -r : r,
-				 first_lines(serr, 300));
+				 ipt_first_lines(serr, 300));
 			free(serr);
 			free(d);
 			return -EOPNOTSUPP;
@@ -347,8 +101,8 @@ static int ipt_open(struct kpx_dp **out, unsigned int flags, char *err, size_t e
 	{
 		char *argv[] = { d->restore[V4], "--version", NULL };
 
-		if (!run_tool(argv, NULL, 0, &ver, NULL))
-			kpx_info("dataplane", "iptables mode: %s", first_lines(ver, 100));
+		if (!ipt_run_tool(argv, NULL, 0, &ver, NULL))
+			kpx_info("dataplane", "iptables mode: %s", ipt_first_lines(ver, 100));
 		free(ver);
 	}
 	*out = &d->dp;
@@ -422,11 +176,11 @@ static bool chains_present(struct dp_ipt *d)
 			char *argv[] = { d->cmd[f], "-w", "5", "-t", (char *)tables[t],
 					 "-S", "KPX-SERVICES", "1", NULL };
 
-			r = run_tool(argv, NULL, 0, &out, &err);
+			r = ipt_run_tool(argv, NULL, 0, &out, &err);
 			if (r)
 				kpx_warn("iptables", "%s -t %s -S KPX-SERVICES: %s %d (%s): rewriting every chain",
 					 d->cmd[f], tables[t], r < 0 ? "failed" : "exit status",
-					 r < 0 ? -r : r, first_lines(err, 200));
+					 r < 0 ? -r : r, ipt_first_lines(err, 200));
 			free(out);
 			free(err);
 			out = err = NULL;
@@ -498,7 +252,7 @@ static int queue(struct dp_ipt *d, const struct kpx_service *s, bool del)
 	if (svc_copy(&v[d->nops].s, s, del))
 		return kpx_dp_fail(&d->dp, -ENOMEM, "out of memory");
 	d->nops++;
-	d->dirty[fam_index(s->family)] = true;
+	d->dirty[ipt_fam_index(s->family)] = true;
 	return 0;
 }
 
@@ -588,7 +342,7 @@ static int plan_removed(struct plan *p, const struct kpx_service *old,
 			break;
 		}
 		memcpy(p->del[p->ndel], oc[i], sizeof(kpx_ipt_chain_t));
-		p->del_fam[p->ndel++] = fam_index(old->family);
+		p->del_fam[p->ndel++] = ipt_fam_index(old->family);
 	}
 	free(oc);
 	free(nc);
@@ -819,3 +573,4 @@ const struct kpx_dp_ops kpx_dp_iptables = {
 	.commit = ipt_commit,
 	.cleanup = ipt_cleanup,
 };
+
