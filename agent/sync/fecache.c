@@ -3,6 +3,8 @@
  * The per-Service frontend cache of incremental syncs; see
  * fecache.h.  Two chained hash tables: Services by "namespace/name" with
  * their sorted frontends, and frontend keys with the Services claiming them.
+ * Just over 600 lines as one concern: the two tables are updated together
+ * and read by both the partial (kpx_fecache_ops()) and the full sync.
  */
 #include <errno.h>
 #include <stdint.h>
