@@ -92,6 +92,11 @@ vm-check: all
 # (selftests/run_guest.sh: the agent-driven tests run, the module's own
 # skip); TAP in selftests/qemu/.cache/last-tap-mode-MODE.txt.
 KPX_MODES ?= nftables iptables ipvs
+# The VM tests' long steps (KPX_LONG=1): kpx_agent_faults' API replies that
+# do not follow the API, against the real module.
+vm-check-long: all
+	KPX_LONG=1 KPX_TESTS=kpx_agent_faults KPX_CHECK_TAG=long ./selftests/qemu/check.sh
+
 vm-check-modes: all
 	@rc=0; for m in $(KPX_MODES); do \
 		KPX_PROXY_MODE=$$m KPX_CHECK_TAG=mode-$$m ./selftests/qemu/check.sh || rc=1; \
@@ -130,7 +135,7 @@ fuzz-long: all
 # check, plus the suite in each fallback proxy mode, the module's tests on
 # the debug kernel (KASAN, lockdep, kmemleak) and the long fuzzer runs:
 # about an hour and a half more here.
-check-all: check vm-check-modes vm-check-debug-module fuzz-long
+check-all: check vm-check-long vm-check-modes vm-check-debug-module fuzz-long
 
 # Agent CPU time and peak RSS: initial sync of 10k Services, 1000 changes.
 bench-agent: agent
@@ -172,4 +177,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
-	vm-check vm-check-6.12 vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh clean
+	vm-check vm-check-6.12 vm-check-long vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh clean
