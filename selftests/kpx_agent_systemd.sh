@@ -64,7 +64,7 @@ RESTORE_FILES=()
 ct() { nsenter -t "$CT_PID" -m -p -- "$@"; }
 
 systemd_stop() {
-	local f d
+	local f
 
 	if mountpoint -q "$CG"; then
 		# Every process of the container (unshare, systemd, its units).
