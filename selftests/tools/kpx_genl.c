@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -921,6 +922,139 @@ TEST_F(kpx, large_backend_set_roundtrip)
 	EXPECT_EQ(-EINVAL, err);
 	EXPECT_TRUE(matches(self->c.extack, "dup|repeat|twice"))
 		TH_LOG("extack \"%s\"", self->c.extack);
+}
+
+/* The payload of a GET_CONFIG reply, raw. */
+struct raw_reply {
+	unsigned char buf[8192];
+	int len;
+};
+
+static int on_raw(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct raw_reply *r = arg;
+	int n = (int)nlh->nlmsg_len - NLMSG_HDRLEN;
+
+	if (n < 0 || n > (int)sizeof(r->buf))
+		n = -1;
+	else
+		memcpy(r->buf, nlmsg_data(nlh), (size_t)n);
+	r->len = n;
+	return NL_OK;
+}
+
+static int get_config_raw(struct conn *c, struct raw_reply *r)
+{
+	int err;
+
+	r->len = -1;
+	nl_socket_modify_cb(c->sk, NL_CB_VALID, NL_CB_CUSTOM, on_raw, r);
+	err = request(c, new_req(c, KPX_CMD_GET_CONFIG, 0));
+	nl_socket_modify_cb(c->sk, NL_CB_VALID, NL_CB_CUSTOM, on_service, c);
+	return err ? err : r->len < 0 ? -EIO : 0;
+}
+
+/* SET_CONFIG: local prefixes (@n of 10.<240 + i>.0.0/16), names if given. */
+static int set_config(struct conn *c, int n, const char *ifname,
+		      const char *ifprefix)
+{
+	struct nl_msg *m = new_req(c, KPX_CMD_SET_CONFIG, 0);
+	struct nlattr *cfg = nla_nest_start(m, KPX_A_CONFIG);
+	struct nlattr *l;
+	int i;
+
+	if (n >= 0) {
+		l = nla_nest_start(m, KPX_CFG_A_LOCAL_CIDRS);
+		for (i = 0; i < n; i++) {
+			struct nlattr *cd = nla_nest_start(m, KPX_CIDRS_A_CIDR);
+			unsigned char a[4] = { 10, (unsigned char)(240 + i) };
+
+			nla_put_u16(m, KPX_CIDR_A_FAMILY, AF_INET);
+			nla_put(m, KPX_CIDR_A_ADDR, 4, a);
+			nla_put_u8(m, KPX_CIDR_A_PREFIXLEN, 16);
+			nla_nest_end(m, cd);
+		}
+		/* libnl's nla_nest_end() drops an empty nest */
+		nla_nest_end_keep_empty(m, l);
+	}
+	if (ifname)
+		nla_put_string(m, KPX_CFG_A_LOCAL_IFNAME, ifname);
+	if (ifprefix)
+		nla_put_string(m, KPX_CFG_A_LOCAL_IFPREFIX, ifprefix);
+	nla_nest_end(m, cfg);
+	return request(c, m);
+}
+
+struct cleared_result {
+	int step, err;
+	struct raw_reply fresh, set, cleared, kept, emptied;
+};
+
+/*
+ * A setting cleared (an empty KPX_CFG_A_LOCAL_CIDRS nest, "" names) reads
+ * back byte for byte as in a namespace where it was never set, and an
+ * absent attribute keeps its setting (uapi: KPX_CMD_SET_CONFIG).
+ */
+TEST_F(kpx, config_cleared_reads_as_never_set)
+{
+	struct cleared_result *r;
+	pid_t pid;
+	int status;
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, (void *)r);
+	r->step = -1;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct conn c;
+
+		r->step = 1;
+		if (unshare(CLONE_NEWNET) || conn_open(&c))
+			goto out;
+		r->step = 2;
+		if (get_config_raw(&c, &r->fresh) ||
+		    set_config(&c, 3, "cni0", "veth") ||
+		    get_config_raw(&c, &r->set))
+			goto out;
+		r->step = 3;
+		/* the list emptied, the names kept */
+		if (set_config(&c, 0, NULL, NULL) ||
+		    get_config_raw(&c, &r->kept))
+			goto out;
+		r->step = 4;
+		if (set_config(&c, -1, "", "") ||
+		    get_config_raw(&c, &r->cleared))
+			goto out;
+		r->step = 5;
+		/* an empty list in a namespace that never had one */
+		if (set_config(&c, 1, NULL, NULL) ||
+		    set_config(&c, 0, NULL, NULL) ||
+		    get_config_raw(&c, &r->emptied))
+			goto out;
+		conn_close(&c);
+		r->step = 0;
+out:
+		r->err = errno;
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, r->step) TH_LOG("step %d failed: %s", r->step,
+				     strerror(r->err));
+	ASSERT_LT(0, r->fresh.len);
+	EXPECT_NE(r->fresh.len, r->set.len);
+	/* empty list, names kept: longer than fresh by the names only */
+	EXPECT_NE(r->fresh.len, r->kept.len);
+	EXPECT_GT(r->set.len, r->kept.len);
+	EXPECT_EQ(r->fresh.len, r->cleared.len);
+	EXPECT_EQ(0, memcmp(r->fresh.buf, r->cleared.buf,
+			    (size_t)r->fresh.len));
+	EXPECT_EQ(r->fresh.len, r->emptied.len);
+	EXPECT_EQ(0, memcmp(r->fresh.buf, r->emptied.buf,
+			    (size_t)r->fresh.len));
+	munmap(r, sizeof(*r));
 }
 
 TEST_F(kpx, del_missing_is_enoent)

@@ -188,14 +188,36 @@
  *
  * Errors
  * ------
+ * Every reply is an ACK (error 0) or one of these errnos; a refused request
+ * changes nothing.
  *   EINVAL  an attribute is missing, malformed, out of range or unknown, or a
  *           backend repeats; the extack message names the problem and the
- *           attribute.  Nothing is changed.
+ *           attribute.  Also the netlink core's answer to a message too
+ *           short for its genetlink header.
+ *   ERANGE  the netlink core's policy check, before kpx sees the request:
+ *           an attribute's length is outside what its policy allows
+ *           (lib/nlattr.c); the extack points at it.  Any command.
  *   EPERM   a mutation without CAP_NET_ADMIN in the initial user namespace.
  *   ENOENT  KPX_CMD_DEL_SERVICE of a frontend that does not exist.
  *   ENOSPC  a SET that would take the namespace past KPX_SERVICES_MAX
- *           frontends or KPX_NS_BACKENDS_MAX backends; nothing is changed.
- *   ENOMEM  allocation failed; nothing is changed.
+ *           frontends or KPX_NS_BACKENDS_MAX backends.
+ *   ENOMEM  allocation failed (SET_SERVICE, SET_CONFIG, GET_STATS,
+ *           GET_CONFIG; for a dump, in its NLMSG_DONE).
+ *   EBUSY   KPX_CMD_SET_SERVICE creating a frontend while the frontend
+ *           table is resizing and cannot take it yet; try again.
+ *   EMSGSIZE  a reply does not fit the reader's buffer; with a buffer of
+ *           at least NLMSG_GOODSIZE every reply fits.
+ *   EOPNOTSUPP  an unknown command, or a doit command sent as a dump or
+ *           the reverse (the genetlink core); KPX_CMD_CT_SYNC of a module
+ *           older than it.
+ * The first SET of a namespace also registers kpx's netfilter hooks there
+ * and passes on an error of theirs (ENOMEM, or an errno of
+ * nf_ct_netns_get(), such as ENOENT when conntrack's modules cannot be
+ * loaded).  Not replies but socket errors: ENOBUFS from recvmsg() when a
+ * reply could not be queued (receive buffer full, or memory short; the
+ * request may or may not have been carried out: read the state back), and
+ * EFAULT, ENOBUFS or EMSGSIZE from sendmsg() (the request never reached
+ * kpx).
  */
 #ifndef _UAPI_LINUX_KPX_H
 #define _UAPI_LINUX_KPX_H
