@@ -97,6 +97,16 @@ struct kpx_svc *kpx_svc_cluster(struct kpx_net *kn, const struct kpx_svc *svc)
 	return ck ? kpx_svc_lookup(kn, &ck->key) : NULL;
 }
 
+#ifdef KPX_TEST_HOOKS
+void (*kpx_test_svc_hook)(const struct kpx_svc *svc, int step);
+#define test_hook(svc, step) do {				\
+	if (kpx_test_svc_hook)					\
+		kpx_test_svc_hook(svc, step);			\
+} while (0)
+#else
+#define test_hook(svc, step) do { } while (0)
+#endif
+
 /* Writers' lookup: kn->lock keeps the result alive. */
 static struct kpx_svc *svc_find(struct kpx_net *kn, const struct kpx_key *key)
 {
@@ -284,6 +294,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	 * through the table (to resume at it) may walk the list from there.
 	 */
 	list_add_tail_rcu(&svc->list, &kn->svc_list);
+	test_hook(svc, 1);
 	err = rhashtable_insert_fast(&kn->svcs, &svc->node, svc_params);
 	if (err) {
 		/* List readers may hold it: free it after a grace period. */
@@ -291,6 +302,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		kpx_free_after_rcu(&svc->rwork, svc_free_work);
 		goto out;
 	}
+	test_hook(svc, 2);
 	vip_got = false;	/* kept by the frontend */
 	WRITE_ONCE(kn->n_svcs, kn->n_svcs + 1);
 	WRITE_ONCE(kn->n_backends, kn->n_backends + n);

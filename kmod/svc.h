@@ -19,4 +19,14 @@ struct kpx_svc *kpx_svc_cluster(struct kpx_net *kn,
 int kpx_svc_del(struct kpx_net *kn, const struct kpx_key *key);
 void kpx_svc_flush(struct kpx_net *kn);
 
+#ifdef KPX_TEST_HOOKS
+/*
+ * Test builds only (kmod/tests/Kbuild): kpx_svc_set() calls it, with
+ * kn->lock held, for a new frontend once it is on the dump list (@step 1)
+ * and once it is in the table too, before the generation changes (@step 2),
+ * so a test can hold a creation in either state while dumps run.
+ */
+extern void (*kpx_test_svc_hook)(const struct kpx_svc *svc, int step);
+#endif
+
 #endif /* _KPX_SVC_H */

@@ -16,6 +16,8 @@
  */
 #include <kunit/test.h>
 #include <linux/net.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/file.h>
 #include <linux/cred.h>
 #include <linux/capability.h>
@@ -34,6 +36,7 @@
 #include "sched.h"
 #include "ranges.h"
 #include "backend.h"
+#include "lb.h"
 #include "kunit_env.h"
 
 #define RX_SIZE		8192
@@ -819,6 +822,264 @@ static void nl_weights_per_set_test(struct kunit *test)
 	kpx_bset_free(a);
 }
 
+/*
+ * Dumps while frontends come and go, with each creation held (the test
+ * hook in kpx_svc_set(), test builds only) while the new frontend is on
+ * the dump list but not in the table, and again once it is in the table
+ * but the generation has not moved: a dump that stops before it resumes
+ * by its key in either state.  A dump that resumed onto a frontend in the
+ * table but not on the list would walk from uninitialised list pointers
+ * (KASAN, or a crash).  Every dump must end with NLMSG_DONE, every message
+ * must parse, carry a frontend of the test with its whole backend slice,
+ * and a dump that saw no change must list every frontend once.
+ */
+#define RACE_SVCS	24
+#define RACE_BE		20	/* about 1 KiB a frontend: several a part */
+#define RACE_ROUNDS	40
+#define RACE_RX		4096	/* a small reader: many parts, many resumes */
+
+struct race_ctx {
+	struct kunit *test;
+	atomic_t holds;		/* creations held so far */
+	atomic_t stop;
+	atomic_t dumps, overlapped, intr, bad;
+	char why[96];
+};
+
+static struct race_ctx *race;
+
+static void race_hook(const struct kpx_svc *svc, int step)
+{
+	if (!race || svc->key.addr.bytes[1] != 97)
+		return;
+	atomic_inc(&race->holds);
+	usleep_range(1000, 2000);
+}
+
+static void race_bad(struct race_ctx *r, const char *why, int v)
+{
+	if (atomic_inc_return(&r->bad) == 1)
+		snprintf(r->why, sizeof(r->why), "%s (%d)", why, v);
+}
+
+static void race_key(u8 *a, u32 i)
+{
+	memset(a, 0, 16);
+	a[0] = 10;
+	a[1] = 97;
+	a[3] = (u8)(i + 1);
+}
+
+/*
+ * One dump through @c: *@n counts the test's frontends dumped whole and
+ * once (a frontend's backends may continue in the next message), *@odd the
+ * others (repeated, or with a backend count that is not RACE_BE).
+ */
+static void race_count(int id, int nbe, unsigned long *seen, int *n,
+		       int *odd)
+{
+	if (nbe == RACE_BE && !test_and_set_bit(id, seen))
+		(*n)++;
+	else
+		(*odd)++;
+}
+
+static int race_dump(struct race_ctx *r, struct nl_ctx *c, u8 *rx, int *n,
+		     int *odd, bool *intr)
+{
+	DECLARE_BITMAP(seen, RACE_SVCS) = {};
+	int cur = -1, nbe = 0;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct msghdr m = { .msg_name = &sa, .msg_namelen = sizeof(sa) };
+	struct nlmsghdr *nlh;
+	struct sk_buff *skb;
+	struct kvec iov;
+	void *hdr;
+	int len;
+
+	*n = 0;
+	*odd = 0;
+	*intr = false;
+	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	hdr = genlmsg_put(skb, 0, ++c->seq, &kpx_family,
+			  NLM_F_REQUEST | NLM_F_DUMP, KPX_CMD_GET_SERVICE);
+	if (!hdr) {
+		kfree_skb(skb);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	iov.iov_base = skb->data;
+	iov.iov_len = skb->len;
+	len = kernel_sendmsg(c->sock, &m, &iov, 1, skb->len);
+	kfree_skb(skb);
+	if (len <= 0)
+		return len ? len : -EIO;
+	for (;;) {
+		memset(&m, 0, sizeof(m));
+		iov.iov_base = rx;
+		iov.iov_len = RACE_RX;
+		len = kernel_recvmsg(c->sock, &m, &iov, 1, RACE_RX,
+				     MSG_DONTWAIT);
+		if (len <= 0)
+			return len ? len : -EIO;
+		for (nlh = (struct nlmsghdr *)rx; nlmsg_ok(nlh, len);
+		     nlh = nlmsg_next(nlh, &len)) {
+			struct nlattr *top[KPX_A_MAX + 1];
+			struct nlattr *tb[KPX_SVC_A_MAX + 1];
+			struct nlattr *a;
+			int rem, id;
+
+			if (nlh->nlmsg_seq != c->seq)
+				return -EPROTO;
+			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+				*intr = true;
+			if (nlh->nlmsg_type == NLMSG_DONE) {
+				if (cur >= 0)
+					race_count(cur, nbe, seen, n, odd);
+				return 0;
+			}
+			if (nlh->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)nlmsg_data(nlh))->error ?: -EPROTO;
+			if (genlmsg_parse_deprecated(nlh, &kpx_family, top,
+						     KPX_A_MAX, NULL, NULL) ||
+			    !top[KPX_A_SERVICE] ||
+			    nla_parse_nested_deprecated(tb, KPX_SVC_A_MAX,
+							top[KPX_A_SERVICE],
+							NULL, NULL) ||
+			    !tb[KPX_SVC_A_ADDR] ||
+			    nla_len(tb[KPX_SVC_A_ADDR]) != 4) {
+				race_bad(r, "unparsable message", len);
+				continue;
+			}
+			if (((u8 *)nla_data(tb[KPX_SVC_A_ADDR]))[1] != 97)
+				continue;	/* the suite's base frontend */
+			id = ((u8 *)nla_data(tb[KPX_SVC_A_ADDR]))[3] - 1;
+			if (id < 0 || id >= RACE_SVCS) {
+				race_bad(r, "unknown frontend", id);
+				continue;
+			}
+			if (id != cur) {
+				if (cur >= 0)
+					race_count(cur, nbe, seen, n, odd);
+				cur = id;
+				nbe = 0;
+			}
+			if (tb[KPX_SVC_A_BACKENDS])
+				nla_for_each_nested(a, tb[KPX_SVC_A_BACKENDS],
+						    rem)
+					nbe++;
+		}
+	}
+}
+
+static int race_dumper(void *arg)
+{
+	struct race_ctx *r = arg;
+	struct nl_ctx c = {};
+	u8 *rx = kmalloc(RACE_RX, GFP_KERNEL);
+	int err, n, odd, holds;
+	bool intr;
+
+	if (!rx || nl_open(&c)) {
+		race_bad(r, "dumper setup", 0);
+		goto out;
+	}
+	while (!atomic_read(&r->stop)) {
+		cond_resched();
+		holds = atomic_read(&r->holds);
+		err = race_dump(r, &c, rx, &n, &odd, &intr);
+		if (err) {
+			race_bad(r, "dump failed", err);
+			break;
+		}
+		atomic_inc(&r->dumps);
+		if (intr)
+			atomic_inc(&r->intr);
+		if (atomic_read(&r->holds) != holds)
+			atomic_inc(&r->overlapped);
+		if (intr)
+			continue;
+		/* consistent: each frontend whole and once, one may be gone */
+		if (odd)
+			race_bad(r, "consistent dump with a broken frontend", odd);
+		else if (n != RACE_SVCS - 1 && n != RACE_SVCS)
+			race_bad(r, "consistent dump lost frontends", n);
+	}
+out:
+	nl_close(&c);
+	kfree(rx);
+	while (!kthread_should_stop())
+		usleep_range(1000, 2000);
+	return 0;
+}
+
+static int race_set(struct kpx_net *kn, u32 i)
+{
+	struct kpx_be_cfg cfg[RACE_BE];
+	struct kpx_sched_cfg scfg;
+	struct kpx_key key;
+	u8 a[16];
+	u32 j;
+
+	race_key(a, i);
+	kpx_key_init(&key, AF_INET, IPPROTO_TCP, a, htons(80));
+	for (j = 0; j < RACE_BE; j++) {
+		memset(&cfg[j], 0, sizeof(cfg[j]));
+		cfg[j].addr.bytes[0] = 10;
+		cfg[j].addr.bytes[1] = 244;
+		cfg[j].addr.bytes[2] = (u8)i;
+		cfg[j].addr.bytes[3] = (u8)(j + 1);
+		cfg[j].port = htons(8080);
+		cfg[j].weight = 1;
+		cfg[j].pos = j;
+	}
+	kpx_sched_cfg_default(&scfg);
+	return kpx_svc_set(kn, &key, 0, cfg, RACE_BE, NULL, &scfg, NULL);
+}
+
+static void nl_dump_race_test(struct kunit *test)
+{
+	struct kpx_net *kn = kpx_net(&init_net);
+	struct race_ctx *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct task_struct *t;
+	struct kpx_key key;
+	u32 i, k;
+	u8 a[16];
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->test = test;
+	for (i = 0; i < RACE_SVCS; i++)
+		KUNIT_ASSERT_EQ(test, race_set(kn, i), 0);
+	race = r;
+	kpx_test_svc_hook = race_hook;
+	t = kthread_run(race_dumper, r, "kpx_race_dump");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	/* delete and create again, front to back and back to front */
+	for (k = 0; k < RACE_ROUNDS && !atomic_read(&r->bad); k++) {
+		i = k % 2 ? RACE_SVCS - 1 - k % RACE_SVCS : k % RACE_SVCS;
+		race_key(a, i);
+		kpx_key_init(&key, AF_INET, IPPROTO_TCP, a, htons(80));
+		KUNIT_EXPECT_EQ(test, kpx_svc_del(kn, &key), 0);
+		KUNIT_EXPECT_EQ(test, race_set(kn, i), 0);
+	}
+	/* let a few dumps run on the quiet table too */
+	msleep(50);
+	atomic_set(&r->stop, 1);
+	kthread_stop(t);
+	kpx_test_svc_hook = NULL;
+	race = NULL;
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&r->bad), 0, "%s", r->why);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r->holds), 2 * k);
+	KUNIT_EXPECT_GT(test, atomic_read(&r->dumps), 0);
+	/* the window was exercised: dumps ran while creations were held */
+	KUNIT_EXPECT_GT(test, atomic_read(&r->overlapped), 0);
+	kunit_info(test, "%d dumps, %d during held creations, %d interrupted",
+		   atomic_read(&r->dumps), atomic_read(&r->overlapped),
+		   atomic_read(&r->intr));
+}
+
 static int nl_test_init(struct kunit *test)
 {
 	struct nl_ctx *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
@@ -870,6 +1131,7 @@ static struct kunit_case nl_cases[] = {
 	KUNIT_CASE(nl_eperm_test),
 	KUNIT_CASE(nl_ranges_match_test),
 	KUNIT_CASE(nl_weights_per_set_test),
+	KUNIT_CASE(nl_dump_race_test),
 	{}
 };
 
