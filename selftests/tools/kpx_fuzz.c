@@ -1556,7 +1556,7 @@ static int run_failnth(void)
 	bool dry;
 
 	if (failnth_limit)
-		printf("# failnth: points 1..%u of each path, then every %u-th from %u past them (-S %llu)\n",
+		printf("# failnth: points 1..%u of each path, then one in %u from %u on (-S %llu)\n",
 		       failnth_limit, failnth_stride,
 		       failnth_limit + 1 + failnth_offset, failnth_seed);
 	failnth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
@@ -1566,7 +1566,7 @@ static int run_failnth(void)
 		       strerror(errno));
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		const struct path *p = &paths[i];
-		unsigned int n, points = 0, tried = 0;
+		unsigned int n, points = 0, tried = 0, last = 0;
 		bool fresh = false;
 		struct conn c;
 		int sys, res, err;
@@ -1652,6 +1652,7 @@ static int run_failnth(void)
 				break;
 			}
 			faults++;
+			last = n;
 			if (res == R_TIMEOUT) {
 				fail("%s: n=%u: no reply", p->name, n);
 				break;
@@ -1706,8 +1707,13 @@ static int run_failnth(void)
 				     memcmp(now.dump, after.dump, now.len) ?
 				     ", bytes differ" : "");
 		}
-		printf("# failnth: %-42s %3u fault points, %3u tried\n",
-		       p->name, points, tried);
+		/* past the limit, the count is known to lie in last..points */
+		if (last < points)
+			printf("# failnth: %-42s %3u..%u fault points, %3u tried\n",
+			       p->name, last, points, tried);
+		else
+			printf("# failnth: %-42s %3u fault points, %3u tried\n",
+			       p->name, points, tried);
 		if (points == 0 && !failnth_only)
 			fail("%s: no fault point reached (is failslab's ignore-gfp-wait N?)",
 			     p->name);
