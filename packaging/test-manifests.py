@@ -20,7 +20,9 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KDIR = os.path.join(TOP, "packaging", "kubernetes")
 NS = "kube-system"
 NAME = "kpx-agent"
+NODE_WAIT_S = 30 + 300
 HEALTHZ = ("/healthz", 10256)
+LIVEZ = ("/livez", 10256)
 
 # (apiGroup, resource) -> exact verbs.
 RBAC = {
@@ -175,10 +177,17 @@ def check_daemonset(docs, ver):
     for v in vols.values():
         if "hostPath" in v and v["hostPath"].get("path") != "/lib/modules":
             errs.append("unexpected hostPath %s" % v["hostPath"])
-    for p in ("livenessProbe", "readinessProbe"):
+    for p, want in (("startupProbe", LIVEZ), ("livenessProbe", LIVEZ),
+                    ("readinessProbe", HEALTHZ)):
         g = main.get(p, {}).get("httpGet", {})
-        if (g.get("path"), g.get("port")) != HEALTHZ:
-            errs.append("%s: %s, want %s" % (p, g, HEALTHZ))
+        if (g.get("path"), g.get("port")) != want:
+            errs.append("%s: %s, want %s" % (p, g, want))
+    # The startup probe must outlast the agent's wait for its Node
+    # (30 s for its addresses + 5 min for its podCIDRs, kube-proxy's).
+    sp = main.get("startupProbe", {})
+    if sp.get("periodSeconds", 10) * sp.get("failureThreshold", 3) < NODE_WAIT_S:
+        errs.append("startupProbe: %d s, shorter than the Node wait (%d s)" %
+                    (sp.get("periodSeconds", 10) * sp.get("failureThreshold", 3), NODE_WAIT_S))
     if main.get("command") != ["/usr/sbin/kpx-agent"]:
         errs.append("agent command %s" % main.get("command"))
     args = main.get("args", [])
@@ -347,6 +356,10 @@ MUTANTS = [
      lambda d: _pod(d)["containers"][0]["securityContext"]["capabilities"]["add"].append("SYS_MODULE")),
     ("readiness probe on 10249",
      lambda d: _pod(d)["containers"][0]["readinessProbe"]["httpGet"].__setitem__("port", 10249)),
+    ("no startup probe (the liveness probe would restart the Node wait)",
+     lambda d: _pod(d)["containers"][0].pop("startupProbe")),
+    ("startup probe shorter than the Node wait",
+     lambda d: _pod(d)["containers"][0]["startupProbe"].__setitem__("failureThreshold", 3)),
     ("image :latest",
      lambda d: _pod(d)["initContainers"][0].__setitem__("image", "kpx-agent:latest")),
     ("hostNetwork off", lambda d: _pod(d).__setitem__("hostNetwork", False)),
