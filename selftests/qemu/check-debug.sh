@@ -79,14 +79,15 @@ module_tests() {
 			basename "$t" .sh
 	done
 }
-# The fallback proxy modes' own tests (kpx_mode_*: stock nftables,
+# The fallback proxy modes' own tests (kpx_modes, kpx_mode_*: stock nftables,
 # iptables and IPVS, not kpx.ko) need netfilter extensions (xt_recent,
 # ip_vs, ...) that the debug kernel does not build: left out of the full
 # run, and named.
 fallback_mode_tests() {
 	local t
 
-	for t in "$repo"/selftests/kpx_mode_*.sh; do
+	for t in "$repo"/selftests/kpx_modes.sh "$repo"/selftests/kpx_mode_*.sh; do
+		[ -e "$t" ] || continue
 		basename "$t" .sh
 	done
 }
