@@ -213,10 +213,17 @@ int kpx_nl_set_config(struct kpx_nl *nl, const struct kpx_ns_config *c)
 	return kpx_nl_transact(nl, msg, &r);
 }
 
+/* GET_CONFIG's answer as read: the settings, and whether they came. */
+struct config_reply {
+	struct kpx_ns_config c;
+	bool seen;
+};
+
 static int parse_config(struct nlmsghdr *nlh, void *arg)
 {
 	struct nlattr *tb[KPX_A_MAX + 1], *ct[KPX_CFG_A_MAX + 1];
-	struct kpx_ns_config *c = arg;
+	struct config_reply *reply = arg;
+	struct kpx_ns_config *c = &reply->c;
 	struct kpx_cidr *v = NULL;
 	size_t n = 0;
 	int err;
@@ -242,12 +249,13 @@ static int parse_config(struct nlmsghdr *nlh, void *arg)
 	if (ct[KPX_CFG_A_LOCAL_IFPREFIX])
 		snprintf(c->local_ifprefix, sizeof(c->local_ifprefix), "%s",
 			 nla_get_string(ct[KPX_CFG_A_LOCAL_IFPREFIX]));
+	reply->seen = true;
 	return 0;
 }
 
 int kpx_nl_get_config(struct kpx_nl *nl, struct kpx_ns_config *c)
 {
-	struct kpx_ns_config tmp = { 0 };
+	struct config_reply tmp = { 0 };
 	struct kpx_nl_request r = { .parse = parse_config, .arg = &tmp };
 	struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_GET_CONFIG, 0, 64);
 	int ret;
@@ -256,8 +264,10 @@ int kpx_nl_get_config(struct kpx_nl *nl, struct kpx_ns_config *c)
 	if (!msg)
 		return -ENOMEM;
 	ret = kpx_nl_transact(nl, msg, &r);
+	if (!ret && !tmp.seen)
+		ret = -EBADMSG;	/* an ACK without the settings */
 	if (!ret)
-		*c = tmp;
+		*c = tmp.c;
 	return ret;
 }
 
