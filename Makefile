@@ -141,7 +141,7 @@ check-all: check vm-check-long vm-check-modes vm-check-debug-module fuzz-long
 bench-agent: agent
 	./bench/agent/run.sh
 
-# Issue 7: agent time of one endpoint change at 10,000 Services x 100
+# Agent time of one endpoint change at 10,000 Services x 100
 # endpoints (p50/p99 over 100 changes), in process, fake data plane.
 bench-agent-sync: agent
 	$(MAKE) -C bench/agent sync

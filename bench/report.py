@@ -232,7 +232,7 @@ def verdict(ok, text):
 
 
 PODS = ("bpa", "bpb", "bpc")    # bench/vm/topo.sh's pod netns
-BIG_TARGET = (10000, 100)   # issue 7: 10,000 Services x 100 endpoints
+BIG_TARGET = (10000, 100)   # 10,000 Services x 100 endpoints
 
 
 def big_ratio(big, meta):

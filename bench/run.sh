@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# bench/run.sh [--quick]: the side-by-side VM benchmark (issue 7).
+# bench/run.sh [--quick]: the side-by-side VM benchmark.
 #
 # Builds the module, agent, kpxctl and bench/tools/kpx_load, writes the
 # Services of every N (bench/vm/gen.py) under $KPX_BENCH_WORK (default
@@ -20,7 +20,7 @@
 # KPX_BENCH_SKIP_N (see guest.sh).  KPX_BENCH_COMMIT labels the source in the report when
 # the tree is a copy without .git (git archive).
 #
-# The full-sync step (issue 7's 10,000 Services x 100 endpoints, last in
+# The full-sync step (10,000 Services x 100 endpoints, last in
 # the VM): KPX_BENCH_BIG=1 (the default of the full run) or 0 (the default
 # of --quick); KPX_BENCH_BIG_S, KPX_BENCH_BIG_E (10000, 100: scale it down
 # for a trial), KPX_BENCH_BIG_MODES (kpx nftables), KPX_BENCH_BIG_CAP (its

@@ -163,7 +163,7 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 		return NF_DROP;	/* not in KPX_SVC_A_SOURCE_RANGES */
 	ssvc = sched_svc(kn, svc, t, state);
 	set = rcu_dereference(ssvc->bset);
-	be = kpx_schedule(ssvc, set, t);	/* issue 4: affinity, scheduler */
+	be = kpx_schedule(ssvc, set, t);	/* affinity, scheduler */
 	if (!be)
 		return refuse(kn, ssvc, skb, state);
 

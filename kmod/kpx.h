@@ -96,7 +96,7 @@ struct kpx_ckey {
 	struct kpx_key key;
 };
 
-/* Scheduler and affinity settings of a frontend (issue 4; lb.c). */
+/* Scheduler and affinity settings of a frontend (lb.c). */
 struct kpx_sched_cfg {
 	u8 id;			/* enum kpx_sched_id (sched.h) */
 	u32 mh_size;		/* Maglev table size, a prime */
@@ -114,13 +114,13 @@ struct kpx_svc {
 	/* CONNS, REJECTS, FILTERED, per CPU (stats.h) */
 	struct kpx_stats_pcpu __percpu *stats;
 	struct rcu_work rwork;		/* freed from a work item after RCU */
-	/* issue 3: KPX_SVC_A_SOURCE_RANGES (NULL: any source) */
+	/* KPX_SVC_A_SOURCE_RANGES (NULL: any source) */
 	struct kpx_cidrs __rcu *ranges;
-	/* issue 4: scheduler settings (under kn->lock), rr/wrr counter */
+	/* scheduler settings (under kn->lock), rr/wrr counter */
 	struct kpx_sched_cfg scfg;
 	atomic_t sched_ctr;
 	struct kpx_affk __rcu *aff;	/* ClientIP affinity, lb.c */
-	/* issue 3: KPX_SVC_A_CLUSTER_*, NULL without KPX_SVC_F_EXT_LOCAL */
+	/* KPX_SVC_A_CLUSTER_*, NULL without KPX_SVC_F_EXT_LOCAL */
 	struct kpx_ckey __rcu *cluster;
 	u64 seq;			/* unique in its namespace, never reused */
 };
@@ -139,13 +139,13 @@ struct kpx_net {
 	struct proc_dir_entry *proc_dir;
 	struct net *net;
 	bool hooks_on;			/* under lock */
-	/* issue 3: KPX_CMD_SET_CONFIG settings (NULL: none) */
+	/* KPX_CMD_SET_CONFIG settings (NULL: none) */
 	struct kpx_nscfg __rcu *cfg;
 	/* on the lc recount's list (lb.c); lc_on: READ_ONCE by the walk */
 	struct list_head lc_node;
 	bool lc_on;
 	struct kpx_mh_cache *mhc;	/* shared Maglev tables (lb.c), lock */
-	/* issue 3: addresses of KPX_SVC_F_CLUSTER_IP frontends (vip.c) */
+	/* addresses of KPX_SVC_F_CLUSTER_IP frontends (vip.c) */
 	struct rhashtable vips;
 	struct kpx_ct *ct;		/* conntrack cleanup queue (ct.c) */
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kpx netlink attributes of scheduling and affinity (issue 4): parsing of
+ * kpx netlink attributes of scheduling and affinity: parsing of
  * KPX_SVC_A_SCHEDULER, _MH_SIZE, _AFFINITY_TIMEOUT, _AFFINITY_MAX in SET,
  * and their dump with KPX_SVC_A_AFFINITY_EVICTIONS.  The policy entries
  * (plain types; ranges are checked here so that errors are EINVAL as the

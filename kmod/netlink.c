@@ -54,13 +54,13 @@ static const struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_FLAGS] = NLA_POLICY_MASK(NLA_U32, KPX_SVC_F_SUPPORTED),
 	[KPX_SVC_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),
 	[KPX_SVC_A_SOURCE_RANGES] = NLA_POLICY_NESTED(kpx_cidrs_policy),
-	/* issue 4 (lb_nl.c checks the ranges) */
+	/* scheduling (lb_nl.c checks the ranges) */
 	[KPX_SVC_A_SCHEDULER] = { .type = NLA_NUL_STRING,
 				  .len = KPX_SCHED_NAME_MAX - 1 },
 	[KPX_SVC_A_MH_SIZE] = { .type = NLA_U32 },
 	[KPX_SVC_A_AFFINITY_TIMEOUT] = { .type = NLA_U32 },
 	[KPX_SVC_A_AFFINITY_MAX] = { .type = NLA_U32 },
-	/* issue 3: parse_cluster() checks the length and the flag */
+	/* parse_cluster() checks the length and the flag */
 	[KPX_SVC_A_CLUSTER_ADDR] = { .type = NLA_BINARY },
 	[KPX_SVC_A_CLUSTER_PORT] = { .type = NLA_BE16 },
 };

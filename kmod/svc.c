@@ -148,7 +148,7 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
 	WRITE_ONCE(kn->n_backends, kn->n_backends - (set ? set->count : 0));
 	if (svc->flags & KPX_SVC_F_CLUSTER_IP)
 		kpx_vip_put(kn, &svc->key);
-	kpx_aff_stop(svc);	/* issue 4: no work left on its table */
+	kpx_aff_stop(svc);	/* no work left on its table */
 	kpx_free_after_rcu(&svc->rwork, svc_free_work);
 }
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # agent_lib.sh: the test API server and kpx-agent of the kpx_agent_*.sh
-# selftests (issue 5).  Sourced after lib.sh.  The names do not clash with
+# selftests.  Sourced after lib.sh.  The names do not clash with
 # case_lib.sh's (api_start, agent_start, agent_stop).
 #
 #   agent_require [FILE...]        guest, module, binaries, API server files

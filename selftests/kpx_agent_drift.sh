@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# kpx_agent_drift: the agent's periodic re-check of the module (issue 7).
+# kpx_agent_drift: the agent's periodic re-check of the module.
 # The module's frontend table generation (KPX_STATS_A_GENERATION) tells the
 # agent whether anyone else changed the table since its last sync, so:
 #  - while only the agent writes, its periodic re-checks (--sync-period 3s)

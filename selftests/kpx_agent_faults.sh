@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # kpx_agent_faults: the real agent and module against the test API server
-# through selftests/apiserver/faultproxy.py, for each fault of issue 5:
+# through selftests/apiserver/faultproxy.py, for each fault:
 #  1. watches dropped mid-stream          5. an HTTP 500 burst
 #  2. 410 Gone (history compacted)        6. a server cert from another CA
 #  3. a malformed Service                 7. a rotated service-account token

@@ -3,7 +3,7 @@
 #
 # kpx_agent_metrics: the agent on the real module answers /healthz, /livez
 # and /metrics as kube-proxy does, with kpx's module counters; --cleanup
-# flushes the module.  Expected (issue 5):
+# flushes the module.  Expected:
 #  - /healthz: 200 application/json {"lastUpdated": ...,"currentTime": ...,
 #    "nodeEligible": true}; /livez: 200 {"lastUpdated","currentTime"};
 #  - /metrics: kube-proxy's histograms and counters (sync count >= 1,

@@ -3,7 +3,7 @@
 #
 # kpx_agent_restart: the agent is restarted 10 times (SIGTERM, start again)
 # while a client in "cli" opens TCP connections to a ClusterIP in a loop and
-# another keeps one connection open exchanging lines.  Expected (issue 5):
+# another keeps one connection open exchanging lines.  Expected:
 #  - zero failed connections, the held connection never breaks;
 #  - every restart adopts the module's state: its first sync sends nothing
 #    ("sets=0 dels=0"), and the frontends never change;

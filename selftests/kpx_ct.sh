@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# kpx_ct: conntrack hygiene for UDP frontends (issue 3 point 6, cases 01, 02).
+# kpx_ct: conntrack hygiene for UDP frontends (cases 01, 02).
 # One UDP client socket per frontend, kept for the whole test (fixed source
 # port), sends every 100 ms from "cli"; at time C the frontends change; the
 # answers after C + 1 s must follow the change.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# kpx_masq: masquerade decisions and source ranges (issue 3 points 1, 5).
+# kpx_masq: masquerade decisions and source ranges.
 #
 #   cli 10.0.1.2 --v-cli--> node (kpx.ko) --v-pod1--> pod1 10.244.1.2 :8080
 #   fd00:10:1::2            10.0.0.1       --v-pod2--> pod2 10.244.2.2 :8080

@@ -1,8 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# kpx_mode_switch: switching the proxy mode of a live node (issue 6,
-# acceptance), with a client connecting through the Service all along.
+# kpx_mode_switch: switching the proxy mode of a live node, with a client connecting through the Service all along.
 # Modes in turn (KPX_SWITCH_MODES, default nftables kpx iptables ipvs kpx):
 # start kpx-agent --proxy-mode MODE, wait until a fresh client reaches both
 # pods through the ClusterIP and the background client is served again,

@@ -2,7 +2,7 @@
 #
 # mode_lib.sh: the proxy mode under test (sourced by lib.sh).  run_guest.sh
 # runs the suite with KPX_PROXY_MODE = kpx (default: the module), nftables,
-# iptables or ipvs (issue 6):
+# iptables or ipvs:
 #
 # - tests that drive the kpx module directly are skipped by run_guest.sh in
 #   the other modes ("ok N name # SKIP <reason>");

@@ -373,7 +373,7 @@ static void test_cluster_key(void)
 }
 
 /*
- * Issue 6: the first commit of a new frontend (nothing committed: old is
+ * The first commit of a new frontend (nothing committed: old is
  * NULL) with backends.  A build whose backend lookup dereferenced the
  * missing old frontend crashed kpx-agent --proxy-mode ipvs (SIGSEGV) at
  * its first sync; here that would kill the test.

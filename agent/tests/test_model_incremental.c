@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Issue 7: incremental syncs equal full recomputes.  A long seeded random
+ * Incremental syncs equal full recomputes.  A long seeded random
  * sequence of Service / EndpointSlice / Node events and configuration
  * changes (adds, updates, deletes, slices moving between Services by their
  * kubernetes.io/service-name label, frontend keys claimed by two Services

@@ -386,7 +386,7 @@ static void test_dirty_nodes(void)
 }
 
 /*
- * Issue 3: every external frontend of an eTP Local Service (NodePort on the
+ * Every external frontend of an eTP Local Service (NodePort on the
  * node's address, LoadBalancer IP) carries KPX_SVC_F_EXT_LOCAL and the key
  * of the same port's ClusterIP frontend, so that the module serves pods and
  * the node itself with all endpoints; the ClusterIP has neither.  Case 04's

@@ -99,7 +99,7 @@ static void test_build_small(void)
 }
 
 /*
- * Issue 3: KPX_SVC_F_EXT_LOCAL sends KPX_SVC_A_CLUSTER_ADDR/PORT (network
+ * KPX_SVC_F_EXT_LOCAL sends KPX_SVC_A_CLUSTER_ADDR/PORT (network
  * order) and reads them back; without the flag they are not sent.
  */
 static void test_build_ext_local(void)

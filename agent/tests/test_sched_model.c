@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Issue 4 in the agent: the desired state carries the scheduler (the
+ * In the agent: the desired state carries the scheduler (the
  * Service's kpx.io/scheduler annotation, else --scheduler) and ClientIP
  * session affinity (sessionAffinityConfig.clientIP.timeoutSeconds, default
  * 10800), and a change of either is a change of configuration.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bench_kpx [SERVICES [ENDPOINTS [STEP]]] (issue 7): the first full sync of
+ * bench_kpx [SERVICES [ENDPOINTS [STEP]]]: the first full sync of
  * kpx-agent --proxy-mode kpx against the real module, without an API
  * server.  Builds the model of bench_sync.c (SERVICES ClusterIP Services,
  * default 10,000, one EndpointSlice of ENDPOINTS ready endpoints each,

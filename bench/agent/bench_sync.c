@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bench_sync [SERVICES [ENDPOINTS [CHANGES]]] (issue 7): the agent time of
+ * bench_sync [SERVICES [ENDPOINTS [CHANGES]]]: the agent time of
  * one endpoint change at scale, in process, without an API server or a
  * kernel.  Builds a model of SERVICES ClusterIP Services (default 10,000)
  * with one EndpointSlice of ENDPOINTS ready endpoints each (default 100),

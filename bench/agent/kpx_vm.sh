@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# bench/agent/kpx_vm.sh [N...] (issue 7): the first full sync into the kpx
+# bench/agent/kpx_vm.sh [N...]: the first full sync into the kpx
 # module at N Services x KPX_BENCH_EPS endpoints (default 100) for each N
 # (default "1000 5000 10000"), through bench_kpx (bench_kpx.c), inside the
 # test VM.  From the host:

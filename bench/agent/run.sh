@@ -12,7 +12,7 @@
 #  2. 1000 endpoint changes: a running agent (first sync done) gets CHANGES
 #     EndpointSlice updates in one API request; CPU it spent until all were
 #     synced (/proc/PID/stat) and its peak RSS (VmHWM).
-# Targets (issue 5): peak RSS < 64 MiB, initial sync < 1 s of agent CPU.
+# Targets: peak RSS < 64 MiB, initial sync < 1 s of agent CPU.
 # Prints one "bench ..." line per measurement; exit 1 if a target is missed.
 # The dry run logs every change (one line each), which is included.
 set -u

@@ -30,7 +30,7 @@
 #   chg: chglat.py, KPX_BENCH_CHANGES single-slice changes timed until a
 #     probe connection reaches the new backends; the agent's own sync
 #     durations over the same changes, split by sync_kind() into the
-#     partial syncs that carried a change (issue 7's "agent time per
+#     partial syncs that carried a change ("agent time per
 #     change"), the periodic full resyncs (--sync-period) and the idle
 #     partial syncs, and the agent's CPU time (cpu_ms) of the first kind;
 #     agent VmHWM.
@@ -405,7 +405,7 @@ big_capped() {
 }
 
 # big MODE: the full sync of BIG_S Services x BIG_E endpoints from an empty
-# node (issue 7's 10,000 x 100).  A fresh API server gets the Services,
+# node (10,000 x 100).  A fresh API server gets the Services,
 # then the EndpointSlices in gen.py's chunks (not timed, but within
 # BIG_CAP, which is also the sync's cap: the test API server's lists of a
 # million endpoints take minutes under TCG, and they come first);

@@ -487,7 +487,7 @@ static const struct req bad_reqs[] = {
 	{ .name = "affinity max 0", .aff_max_zero = true, .err = -EINVAL,
 	  .msg = "affinity max must be 1..1048576",
 	  .at_svc = KPX_SVC_A_AFFINITY_MAX },
-	/* issue 3: KPX_SVC_F_EXT_LOCAL and its cluster frontend */
+	/* KPX_SVC_F_EXT_LOCAL and its cluster frontend */
 	{ .name = "ext-local without a cluster frontend", .put_flags = true,
 	  .flags = KPX_SVC_F_EXT_LOCAL, .err = -EINVAL,
 	  .msg = "KPX_SVC_F_EXT_LOCAL needs the cluster frontend",
@@ -574,7 +574,7 @@ static void nl_valid_set_test(struct kunit *test)
 }
 
 /*
- * Issue 3: a valid KPX_SVC_F_EXT_LOCAL SET stores the cluster key (TCP
+ * A valid KPX_SVC_F_EXT_LOCAL SET stores the cluster key (TCP
  * 10.96.0.2:8080), kpx_svc_cluster() finds that frontend once it exists,
  * and a SET without the flag drops the key.
  */
