@@ -289,11 +289,13 @@ run_case() {
 			fes+=("$a$US$b$US$c$US$d")
 			check_fe "$a" "$b" "$c" "$d" "$e" "$f" ;;
 		settle)
-			# the state holds: the same again after a while
+			# the state holds: the same again after a while (the
+			# action without backend checked at once, not polled)
 			sleep "$a"
 			for fe in "${fes[@]}"; do
 				IFS=$US read -r a b c d <<<"$fe"
-				check_fe "$a" "$b" "$c" "$d" 2
+				[ -z "$d" ] || expect_empty_action "$a" "$b" "$d"
+				expect_backends "$a" "$b" "$c" 2
 			done ;;
 		probe)
 			probe "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" "$k" ;;
