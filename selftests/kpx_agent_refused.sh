@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # kpx_agent_refused: one Service the module cannot take costs only its
-# frontend (agent/sync.h).  With the real module and the test API server:
+# frontend (agent/sync/sync.h).  With the real module and the test API server:
 #  - edge/ranges, a LoadBalancer Service with one loadBalancerSourceRange
 #    more than the module takes per frontend and the ingress IP
 #    203.0.113.51, and edge/wide, a ClusterIP Service with one ready

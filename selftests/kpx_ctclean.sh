@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# kpx_ctclean: the agent's userspace conntrack cleanup (agent/ctclean.c) in
+# kpx_ctclean: the agent's userspace conntrack cleanup (agent/sync/ctclean.c) in
 # the proxy modes that do not clean conntrack themselves (nftables,
 # iptables, ipvs; the kpx module does it in the kernel, see kpx_ct.sh).
 # Service dns (ClusterIP 10.96.0.53, 53/UDP -> 5353) on two pods; a client

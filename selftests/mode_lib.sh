@@ -164,7 +164,7 @@ skip_assert() {
 # agent last programmed it in a finished sync (its --v 2 log), BACKENDS
 # "addr:port,..." in the agent's (= the module's) order or "-"; "absent".
 # A long backend list continues on "set+ KEY backends=[...]" lines
-# (agent/sync.c log_op).  A mode without KPX_DP_CAP_DUMP (nftables,
+# (agent/sync/sync.c log_op).  A mode without KPX_DP_CAP_DUMP (nftables,
 # iptables) rewrites everything in an agent's first sync: what that sync
 # does not set is gone.
 agent_frontend() {

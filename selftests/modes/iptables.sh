@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # modes/iptables.sh: modes/basic.sh's hooks for --proxy-mode iptables
-# (agent/dp_ipt.c): iptables-restore chains KPX-*.  Beyond the common
+# (agent/dp/ipt/dp_ipt.c): iptables-restore chains KPX-*.  Beyond the common
 # checks: a partial restore leaves the service chains alone; a firewall
 # reload that flushes nat and filter is repaired by the periodic re-check;
 # a restart rewrites nothing twice and adds the 127.0.0.1 NodePorts of

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # modes/nftables.sh: modes/basic.sh's hooks for --proxy-mode nftables
-# (agent/dp_nft.c, agent/nft_rules.c): tables "ip kpx" / "ip6 kpx" in
+# (agent/dp/nft/dp_nft.c, agent/dp/nft/nft_rules.c): tables "ip kpx" / "ip6 kpx" in
 # kube-proxy's nftables layout (KEP-3866).  Beyond the common checks: the
 # service-ips verdict map holds the frontends; undefined ports of a live
 # ClusterIP are refused (kubernetes#122692); ClientIP affinity fills the
