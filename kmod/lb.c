@@ -69,9 +69,10 @@
  *
  * Locking: writers (insert, refresh, purge, grow) hold lock; those that
  * change a published table in place bump seq (the grow fills a new one and
- * publishes it with RCU alone, see aff_grow_fn()); a new connection first looks its client up without the lock, in a seq
- * read section (kpx_aff_peek() reads a bounded number of in-bounds
- * entries, and a section a writer overlapped is retried).  A live entry
+ * publishes it with RCU alone, see aff_grow_fn()); a new connection first
+ * looks its client up without the lock, in a seq read section
+ * (kpx_aff_peek() reads a bounded number of in-bounds entries, and a
+ * section a writer overlapped is retried).  A live entry
  * whose backend is in the set and which was refreshed less than
  * aff_refresh_ms() ago is used as it is: a client opening many connections
  * takes the lock about once per refresh interval, not per connection;
