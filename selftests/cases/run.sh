@@ -46,15 +46,32 @@ expect_lines() {
 			 (if .absent then "absent" elif (.backends | length) == 0 then "-" else (.backends | list) end),
 			 (.empty // ""), (.wait // ""), (.masquerade // "")] | row),
 		(.settle_s // empty | ["settle", .] | row),
+		((.sysctl // [])[] | ["sysctl", .name, (.value | tostring)] | row),
+		((.flag_bits // [])[] | ["fbits", .protocol, .destination, .mask, .value] | row),
+		((.listed // [])[] |
+			["listed", .protocol, .destination, (.flags // "" | if . == "" then . else tojson end),
+			 (if has("cluster") then (.cluster // "null") else "" end)] | row),
+		((.hold // [])[] |
+			["hold", .name, .from, .destination, (.ms // 10000), (.every_ms // 200),
+			 (.timeout_ms // 1000), (.ident // "")] | row),
+		(if (.deltas // []) != [] then ["mark"] | row else empty end),
 		((.probes // [])[] |
 			["probe", .from, .protocol, .destination, (.count // 2), (.backends | list),
-			 (.verdict // "answered"), (.source // ""), (.timeout_ms // ""),
+			 ((.mode_verdict // {})[$mode] // .verdict // "answered"), (.source // ""),
+			 (.timeout_ms // ""),
 			 (.counters // {} | to_entries | map("\(.key)=\(.value)") | join(" ")),
 			 (.never | words), (.requires // "")] | row),
+		((.deltas // [])[] |
+			["delta", (.stat // ""), (.protocol // ""), (.destination // ""), (.backends | list),
+			 (.field // "conns"), .delta, (.requires // "")] | row),
+		((.health // [])[] |
+			["health", .address, .status, (.service // ""), (.local_endpoints // "" | tostring)] | row),
+		((.conntrack // [])[] | ["ct", .desc, .match, .count] | row),
+		((.hold_end // [])[] | ["hold_end", .name, (.ident // "")] | row),
 		((.after // [])[] |
 			["after", .protocol, .destination, (.nbackends // ""), (.backend // ""),
 			 (.conns_min // "")] | row))
-	' "$1"
+	' --arg mode "$KPX_PROXY_MODE" "$1"
 }
 
 # src_addr FROM: the address a client in FROM has ("node": the address a
@@ -194,6 +211,146 @@ after() {
 		"$(be_counter "$1" "$vip" "$port" "${4%:*}" "${4##*:}")"
 }
 
+# sysctl_check NAME VALUE: a sysctl's value now (the agent's settings).
+sysctl_check() {
+	assert_eq "sysctl $1" "$2" "$(sysctl -n "$1" 2>/dev/null)"
+}
+
+# flag_bits PROTO DST MASK VALUE: the frontend's flags (/proc, or what the
+# agent programmed in the other modes) masked with MASK are VALUE.
+flag_bits() {
+	local f
+
+	f=$(proc_svc "$1" "$2" flags)
+	[[ "$f" =~ ^0x[0-9a-fA-F]+$ ]] && f=$((f & $3))
+	assert_eq "$1 $2: flags & $3" "$4" "$f"
+}
+
+# listed PROTO DST FLAGS CLUSTER: kpxctl list's view of a frontend: its
+# flags (JSON, as kpxctl prints them) and the ClusterIP frontend an eTP
+# Local frontend names ("null": none); module state, kpx mode only.
+listed() {
+	local vip=${2%:*} port=${2##*:} got
+
+	kpx_snapshot
+	[ -z "$3" ] || assert_eq "$1 $2: flags in kpxctl list" "$3" \
+		"$(svc_counter "$1" "$vip" "$port" flags)"
+	[ -z "$4" ] && return
+	got=$MODE_NA
+	! mode_is kpx || got=$(jq -r --arg p "$1" --arg v "$vip" --argjson n "$port" \
+		'.services[] | select(.protocol == $p and .vip == $v and .port == $n) | .cluster' \
+		<<<"$KS_JSON")
+	assert_eq "$1 $2: ClusterIP frontend named in kpxctl list" "$4" "$got"
+}
+
+# hold_start NAME FROM DST MS EVERY_MS TIMEOUT_MS IDENT: in the background,
+# kpx_client --hold from FROM keeps one TCP connection to DST open MS ms,
+# exchanging a line every EVERY_MS ms; asserts it connected (to IDENT).
+declare -A HOLD_PID HOLD_IDENT
+hold_start() {
+	local f=$TMPD/hold-$1.out
+
+	in_ns "$2" "$CLIENT_BIN" --hold "$4" --every "$5" -t "$6" "$3" >"$f" 2>&1 &
+	HOLD_PID[$1]=$!
+	HOLD_IDENT[$1]=${7:-[^ ]+}
+	PIDS+=("$!")
+	for _ in $(seq 1 50); do
+		grep -q '^hold connected' "$f" && break
+		sleep 0.1
+	done
+	assert_match "held connection $1 from $2 to $3" "^hold connected ${HOLD_IDENT[$1]} " \
+		"$(grep '^hold connected' "$f")"
+}
+
+# hold_check NAME: the held connection NAME ran to its end, every exchange
+# answered by the same backend (the proxy reset nothing).
+hold_check() {
+	[ -n "${HOLD_PID[$1]:-}" ] || { _fail "expect.json: no held connection '$1'"; return; }
+	wait "${HOLD_PID[$1]}" 2>/dev/null
+	assert_match "held connection $1 to its end (no reset by the proxy)" \
+		"^hold summary ident=${HOLD_IDENT[$1]} exchanges=[1-9][0-9]* failed=0\$" \
+		"$(grep '^hold summary' "$TMPD/hold-$1.out")"
+}
+
+# health ADDR:PORT STATUS SERVICE LOCAL: GET http://ADDR:PORT/ (a
+# healthCheckNodePort; polled up to 5 s for STATUS) and kube-proxy's JSON
+# body: the Service (NAMESPACE/NAME) and its localEndpoints.
+health() {
+	local code i got
+
+	for ((i = 0; i < 25; i++)); do
+		code=$(curl -s -m 2 -o "$TMPD/hc.body" -w '%{http_code}' "http://$1/")
+		[ "$code" = "$2" ] && break
+		sleep 0.2
+	done
+	assert_eq "health check $1 status" "$2" "$code"
+	got=$(jq -r '"\(.service.namespace)/\(.service.name) \(.localEndpoints)"' \
+		"$TMPD/hc.body" 2>/dev/null)
+	[ -z "$3" ] || assert_eq "health check $1 body service" "$3" "${got% *}"
+	[ -z "$4" ] || assert_eq "health check $1 body localEndpoints" "$4" "${got##* }"
+}
+
+# ct_check DESC ERE COUNT: conntrack entries matching ERE (ct_count).
+ct_check() {
+	assert_eq "$1: conntrack entries" "$3" "$(ct_count "$2")"
+}
+
+# delta_mark: the module's totals and kpxctl list's counters before the
+# phase's probes, for delta_check (its own copies: a probe's counters row
+# marks the totals again).
+declare -A DST0 DKS0
+delta_mark() {
+	local k
+
+	stats_read
+	kpx_snapshot
+	DST0=() DKS0=()
+	for k in "${!ST[@]}"; do
+		DST0[$k]=${ST[$k]}
+	done
+	for k in "${!KS[@]}"; do
+		DKS0[$k]=${KS[$k]}
+	done
+}
+
+# delta_check STAT PROTO DST BACKENDS FIELD DELTA REQUIRES: over the
+# phase's probes, the module total STAT (kpxctl stats) or, without STAT,
+# the FIELD counter (conns, rejects) of frontend PROTO DST (or the sum of
+# its BACKENDS' conns, "ADDR:PORT,...") changed by exactly DELTA.
+delta_check() {
+	local stat=$1 p=$2 vip=${3%:*} port=${3##*:} field=$5 want=$6 req=$7
+	local -a bes=()
+	local be now=0 was=0 what
+
+	if [ -n "$req" ] && [ -n "${MODE_LACKS["$KPX_PROXY_MODE $req"]:-}" ]; then
+		skip_assert "${stat:-$p $3 $field} over the probes" "${MODE_LACKS["$KPX_PROXY_MODE $req"]}"
+		return
+	fi
+	if ! mode_is kpx; then
+		assert_eq "${stat:-$p $3 $field}: changed over the probes by" "$want" "$MODE_NA"
+		return
+	fi
+	if [ -n "$stat" ]; then
+		stats_read
+		assert_eq "module total $stat: changed over the probes by" "$want" \
+			"$((${ST[$stat]:-0} - ${DST0[$stat]:-0}))"
+		return
+	fi
+	kpx_snapshot
+	IFS=, read -r -a bes <<<"$4"
+	if [ ${#bes[@]} = 0 ]; then
+		what="$p $3 $field"
+		now=${KS["$p $vip $port $field"]:-0} was=${DKS0["$p $vip $port $field"]:-0}
+	else
+		what="$p $3 conns of backends $4"
+		for be in "${bes[@]}"; do
+			now=$((now + ${KS["$p $vip $port ${be%:*} ${be##*:} conns"]:-0}))
+			was=$((was + ${DKS0["$p $vip $port ${be%:*} ${be##*:} conns"]:-0}))
+		done
+	fi
+	assert_eq "$what: changed over the probes by" "$want" "$((now - was))"
+}
+
 # phase DESC NODE FLAGS STEP RESTORE APPLY DELETE: the agent as NODE with
 # FLAGS ("=" the former ones), then steps up to STEP, the objects RESTORE
 # ("KIND NS NAME STEP,...": objects.json's version of that step, again),
@@ -301,6 +458,15 @@ run_case() {
 			probe "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" "$k" ;;
 		after)
 			after "$a" "$b" "$c" "$d" "$e" ;;
+		sysctl) sysctl_check "$a" "$b" ;;
+		fbits) flag_bits "$a" "$b" "$c" "$d" ;;
+		listed) listed "$a" "$b" "$c" "$d" ;;
+		hold) hold_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
+		hold_end) hold_check "$a" ;;
+		health) health "$a" "$b" "$c" "$d" ;;
+		ct) ct_check "$a" "$b" "$c" ;;
+		mark) delta_mark ;;
+		delta) delta_check "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
 		esac
 	done <<<"$lines"
 	case_stop
