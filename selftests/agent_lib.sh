@@ -14,6 +14,10 @@
 #   kpx_agent_stop                 SIGTERM, wait; AGENT_STATUS = exit status
 #   kpx_agent_syncs                "sync done" lines logged so far
 #   agent_lib_stop                 both stopped (for setup_trap)
+#   save_values FILE...            FILEs' contents (sysctls) written back
+#                                  by restore_saved
+#   put_file SRC DST               DST is SRC until restore_saved
+#   restore_saved                  both undone (in the test's trap)
 
 APIDIR=$SELFTESTS/apiserver
 API_PID=
@@ -114,4 +118,45 @@ agent_lib_stop() {
 		wait "$API_PID" 2>/dev/null
 		API_PID=
 	fi
+}
+
+# save_values FILE...: remember each FILE's value (a sysctl or module
+# parameter) for restore_saved.
+declare -A SAVED=()
+save_values() {
+	local f
+
+	for f; do
+		SAVED[$f]=$(cat "$f")
+	done
+}
+
+# put_file SRC DST: DST (in the guest's root) is SRC until restore_saved
+# (the former DST back, or none).
+RESTORE_FILES=()
+put_file() {
+	if [ -e "$2" ]; then
+		mkdir -p "$TMPD/saved$(dirname "$2")"
+		cp -a "$2" "$TMPD/saved/$2"
+	fi
+	RESTORE_FILES+=("$2")
+	mkdir -p "$(dirname "$2")"
+	cp "$1" "$2"
+}
+
+# restore_saved: the values save_values kept written back, the files
+# put_file replaced restored (or removed).
+restore_saved() {
+	local f
+
+	for f in "${!SAVED[@]}"; do
+		echo "${SAVED[$f]}" >"$f" 2>/dev/null
+	done
+	for f in "${RESTORE_FILES[@]}"; do
+		if [ -e "$TMPD/saved/$f" ]; then
+			cp -a "$TMPD/saved/$f" "$f"
+		else
+			rm -f "$f"
+		fi
+	done
 }

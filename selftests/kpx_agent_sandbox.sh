@@ -49,40 +49,14 @@ agent_require "$SPEC" "$RUN" "$DS" "$UNITF"
 command -v setpriv >/dev/null || skip "no setpriv"
 python3 -c 'import yaml' 2>/dev/null || skip "no python3-yaml"
 
-declare -A SAVED=()
-RESTORE_FILES=()
 sandbox_stop() {
-	local f
-
 	agent_lib_stop
-	for f in "${!SAVED[@]}"; do
-		echo "${SAVED[$f]}" >"$f" 2>/dev/null
-	done
-	# Files this test put into the (throw-away) guest root.
-	for f in "${RESTORE_FILES[@]}"; do
-		if [ -e "$TMPD/saved/$f" ]; then
-			cp -a "$TMPD/saved/$f" "$f"
-		else
-			rm -f "$f"
-		fi
-	done
+	restore_saved
 }
 setup_trap sandbox_stop
 
-for f in $NF/nf_conntrack_max $NF/nf_conntrack_tcp_timeout_established \
-	 $NF/nf_conntrack_tcp_timeout_close_wait $HASH; do
-	SAVED[$f]=$(cat "$f")
-done
-# put_file SRC DST: DST (in the guest's root) is SRC until the test ends.
-put_file() {
-	if [ -e "$2" ]; then
-		mkdir -p "$TMPD/saved$(dirname "$2")"
-		cp -a "$2" "$TMPD/saved/$2"
-	fi
-	RESTORE_FILES+=("$2")
-	mkdir -p "$(dirname "$2")"
-	cp "$1" "$2"
-}
+save_values $NF/nf_conntrack_max $NF/nf_conntrack_tcp_timeout_established \
+	$NF/nf_conntrack_tcp_timeout_close_wait $HASH
 
 # The kernel's values on a node nobody has tuned (1 GiB, defaults).
 fresh_node() {

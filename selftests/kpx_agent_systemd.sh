@@ -57,15 +57,11 @@ CG=$TMPD/cgroup		# the VM's cgroup2 hierarchy, for the test
 CTCG=$CG/kpx-systemd	# the container's root cgroup
 CT_PID=			# the container's init (systemd), as the VM sees it
 UNSHARE_PID=
-declare -A SAVED=()
-RESTORE_FILES=()
 
 # ct CMD...: CMD in the container's mount and PID namespaces.
 ct() { nsenter -t "$CT_PID" -m -p -- "$@"; }
 
 systemd_stop() {
-	local f
-
 	if mountpoint -q "$CG"; then
 		# Every process of the container (unshare, systemd, its units).
 		[ ! -e "$CTCG/cgroup.kill" ] || echo 1 >"$CTCG/cgroup.kill"
@@ -79,33 +75,12 @@ systemd_stop() {
 		umount "$CG"
 	fi
 	agent_lib_stop
-	for f in "${!SAVED[@]}"; do
-		echo "${SAVED[$f]}" >"$f" 2>/dev/null
-	done
-	for f in "${RESTORE_FILES[@]}"; do
-		if [ -e "$TMPD/saved/$f" ]; then
-			cp -a "$TMPD/saved/$f" "$f"
-		else
-			rm -f "$f"
-		fi
-	done
+	restore_saved
 }
 setup_trap systemd_stop
 
-for f in $NF/nf_conntrack_max $NF/nf_conntrack_tcp_timeout_established \
-	 $NF/nf_conntrack_tcp_timeout_close_wait $HASH; do
-	SAVED[$f]=$(cat "$f")
-done
-# put_file SRC DST: DST (in the guest's root) is SRC until the test ends.
-put_file() {
-	if [ -e "$2" ]; then
-		mkdir -p "$TMPD/saved$(dirname "$2")"
-		cp -a "$2" "$TMPD/saved/$2"
-	fi
-	RESTORE_FILES+=("$2")
-	mkdir -p "$(dirname "$2")"
-	cp "$1" "$2"
-}
+save_values $NF/nf_conntrack_max $NF/nf_conntrack_tcp_timeout_established \
+	$NF/nf_conntrack_tcp_timeout_close_wait $HASH
 
 ncpu=$(nproc)
 want_max=$((32768 * ncpu))
