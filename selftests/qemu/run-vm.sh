@@ -20,7 +20,8 @@
 # (default 2), KPX_VM_APPEND (more kernel parameters), KPX_VM_LOCKUP_PANIC
 # (default 1; 0: a soft lockup is only reported), KPX_VM_STALL_GRACE
 # (seconds an RCU stall may last before the VM is stopped, default 180),
-# KPX_KVER,
+# KPX_VM_SLOTS (at most this many VMs at once on one KPX_VM_CACHE; default
+# the number in $KPX_VM_CACHE/vm-slots, else no limit), KPX_KVER,
 # KPX_VM_CACHE (see vm-env.sh).  Every other
 # variable named KPX_*, and KPXCTL (another kpxctl build), is passed on to
 # CMD.
@@ -28,7 +29,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
-	sed -n '4,22s/^# \{0,1\}//p' "$0" >&2
+	sed -n '4,27s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -170,6 +171,29 @@ boot_once() {
 		echo "run-vm: the kernel oopsed before the guest was ready (console: $log.boot-oops)" >&2
 	fi
 }
+
+# slot_wait: with a slot count (KPX_VM_SLOTS, or the number in
+# $KPX_VM_CACHE/vm-slots), wait until fewer VMs than that run on this cache:
+# TCG guests that share too few CPUs miss their own timeouts.  The lock
+# ($KPX_VM_CACHE/vm-slot.N.lock) is held by this script and QEMU until both
+# exit; the timeouts count from the boot, not from the wait.
+slot_wait() {
+	local n i waited=0
+
+	n=${KPX_VM_SLOTS:-$(tr -dc 0-9 2>/dev/null <"$KPX_VM_CACHE/vm-slots")}
+	[ "${n:-0}" -gt 0 ] 2>/dev/null || return 0
+	while :; do
+		for ((i = 1; i <= n; i++)); do
+			exec {slot_fd}>"$KPX_VM_CACHE/vm-slot.$i.lock" || return 0
+			flock -n "$slot_fd" && return 0
+			exec {slot_fd}>&-
+		done
+		[ $waited = 1 ] || echo "run-vm: waiting for one of $n VM slots" >&2
+		waited=1
+		sleep 2
+	done
+}
+slot_wait
 
 start=$(date +%s.%N)
 for try in 1 2; do
