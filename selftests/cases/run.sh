@@ -54,7 +54,16 @@ expect_lines() {
 		((.hold // [])[] |
 			["hold", .name, .from, .destination, (.ms // 10000), (.every_ms // 200),
 			 (.timeout_ms // 1000), (.ident // "")] | row),
+		((.until // [])[] |
+			["until", .from, .protocol, .destination, (.verdict // "answered"), (.tries // 50),
+			 (.timeout_ms // 200)] | row),
 		(if (.deltas // []) != [] then ["mark"] | row else empty end),
+		(.churn // empty |
+			["churn", .apply, .restore, (.times // 3), (.every_s // 2)] | row),
+		((.soak // [])[] |
+			["soak", .from, .protocol, .destination, .duration_ms, (.timeout_ms // 200),
+			 (.min_attempts // 1), (.verdict // "dropped"), (.requires // "")] | row),
+		(if .churn then ["churn_end"] | row else empty end),
 		((.probes // [])[] |
 			["probe", .from, .protocol, .destination, (.count // 2), (.backends | list),
 			 ((.mode_verdict // {})[$mode] // .verdict // "answered"), (.source // ""),
@@ -351,6 +360,78 @@ delta_check() {
 	assert_eq "$what: changed over the probes by" "$want" "$((now - was))"
 }
 
+# until FROM PROTO DST VERDICT TRIES TIMEOUT_MS: single attempts, 0.1 s
+# apart, until one gets VERDICT (answered, or dropped: not answered); the
+# change a phase applied has reached the data path.  Not an assertion: the
+# probes after it are.
+until_verdict() {
+	local i ok
+
+	for ((i = 0; i < $5; i++)); do
+		client "$1" -n 1 -t "$6" $(_uflag "$2") "$3"
+		ok=$(summary_field ok)
+		{ [ "$4" = answered ] && [ "$ok" = 1 ]; } && break
+		{ [ "$4" != answered ] && [ "$ok" = 0 ]; } && break
+		sleep 0.1
+	done
+	log "$2 $3 from $1: $4 after $((i + 1)) attempt(s)"
+}
+
+# churn_start FILE RESTORE TIMES EVERY_S: in the background, TIMES times:
+# apply FILE (in the case's folder), EVERY_S s later the object RESTORE
+# ("KIND NS NAME STEP", objects.json's version) again, EVERY_S s later.
+CHURN_PID=
+churn_start() {
+	local obj
+
+	read -r -a obj <<<"$2"
+	jq --arg k "${obj[0]}" --arg ns "${obj[1]}" --arg n "${obj[2]}" --arg s "${obj[3]}" '
+		.items[] | select(.kind == $k and .metadata.name == $n and
+			(.metadata.namespace // "-") == $ns and
+			(.metadata.annotations["cases.kpr.test/step"] // "0") == $s)' \
+		"$OBJECTS" >"$TMPD/churn-restore.json"
+	(
+		for ((i = 0; i < $3; i++)); do
+			apictl apply "$CASES_DIR/$CASE/$1" >/dev/null
+			sleep "$4"
+			apictl apply "$TMPD/churn-restore.json" >/dev/null
+			sleep "$4"
+		done
+	) &
+	CHURN_PID=$!
+	PIDS+=("$CHURN_PID")
+}
+
+# churn_wait: the churn has ended.
+churn_wait() {
+	[ -z "$CHURN_PID" ] || wait "$CHURN_PID" 2>/dev/null
+	CHURN_PID=
+}
+
+# soak FROM PROTO DST DURATION_MS TIMEOUT_MS MIN_ATTEMPTS VERDICT REQUIRES:
+# attempts for DURATION_MS ms (kpx_client -d), at least MIN_ATTEMPTS, none
+# answered and none refused (VERDICT dropped), read from kpx_client --json.
+soak() {
+	local what="$2 $3 from $1 over $4 ms"
+
+	if [ -n "$8" ] && [ -n "${MODE_LACKS["$KPX_PROXY_MODE $8"]:-}" ]; then
+		skip_assert "$what: $7" "${MODE_LACKS["$KPX_PROXY_MODE $8"]}"
+		return
+	fi
+	[ "$7" = dropped ] || { _fail "expect.json: soak verdict '$7' (only dropped)"; return; }
+	local fails0=$FAILS n ok refused
+
+	# kpx_client --json: one object per attempt (tools/kpx_client.c)
+	in_ns "$1" "$CLIENT_BIN" --json -d "$4" -t "$5" $(_uflag "$2") "$3" >"$TMPD/soak.json" 2>&1
+	read -r n ok refused < <(jq -rs '[.[] | select(.attempt)] |
+		"\(length) \(map(select(.verdict == "answered")) | length) \(map(select(.verdict == "refused")) | length)"' \
+		"$TMPD/soak.json")
+	assert_ge "$what: attempts" "$6" "$n"
+	assert_eq "$what: answered" 0 "$ok"
+	assert_eq "$what: refused" 0 "$refused"
+	[ "$FAILS" = "$fails0" ] || sed -n '1,5p;$p' "$TMPD/soak.json" | sed 's/^/#   /'
+}
+
 # phase DESC NODE FLAGS STEP RESTORE APPLY DELETE: the agent as NODE with
 # FLAGS ("=" the former ones), then steps up to STEP, the objects RESTORE
 # ("KIND NS NAME STEP,...": objects.json's version of that step, again),
@@ -466,6 +547,10 @@ run_case() {
 		health) health "$a" "$b" "$c" "$d" ;;
 		ct) ct_check "$a" "$b" "$c" ;;
 		mark) delta_mark ;;
+		until) until_verdict "$a" "$b" "$c" "$d" "$e" "$f" ;;
+		churn) churn_start "$a" "$b" "$c" "$d" ;;
+		soak) soak "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
+		churn_end) churn_wait ;;
 		delta) delta_check "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
 		esac
 	done <<<"$lines"

@@ -19,6 +19,19 @@
  * random, and a reused port within the UDP timeout would join the old flow
  * and its backend without a new scheduling decision).
  *
+ * With --json each attempt is one JSON object on a line instead, then the
+ * summary as one more:
+ *
+ *     {"attempt": N, "verdict": "answered", "latency_ms": F, "ident": ID,
+ *      "backend": "ADDR:PORT", "source": "ADDR:PORT"}
+ *     {"attempt": N, "verdict": "refused"|"timeout"|"failed", "latency_ms": F,
+ *      "errno": "ECONNREFUSED", "stage": "connect"}
+ *     {"summary": {"attempts": N, "ok": N, "failed": N, "max_ms": F,
+ *                  "idents": {ID: COUNT, ...}, "errors": {ERRNO: COUNT, ...}}}
+ *
+ * ("backend" is the address the answer was accepted on, "source" the peer
+ * the echo server saw, both from kpx_echo's answer.)
+ *
  * --hold keeps one TCP connection open instead and exchanges a line with the
  * echo server every --every ms:
  *
@@ -40,6 +53,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "guest.h"
 #include "sockaddr.h"
 
@@ -53,7 +68,7 @@ struct counter {
 struct opts {
 	struct sockaddr_storage dst;
 	socklen_t dstlen;
-	bool udp, quiet;
+	bool udp, quiet, json;
 	long count, timeout_ms, interval_ms, duration_ms, hold_ms, every_ms;
 };
 
@@ -74,6 +89,7 @@ static void usage(FILE *f, int status)
 		"  -i  pause between attempts (default 0 ms)\n"
 		"  -d  keep making attempts for this long (overrides -n)\n"
 		"  -q  print only the summary\n"
+		"  --json  one JSON object per attempt, then the summary\n"
 		"  --hold MS   one TCP connection kept open MS ms,\n"
 		"  --every MS  exchanging a line every MS ms (default 100)\n"
 		"  ADDR:PORT is A.B.C.D:PORT or [IPV6]:PORT\n");
@@ -265,6 +281,65 @@ static int attempt(const struct opts *o, char *answer, size_t size,
 	return err;
 }
 
+/* print_json: one object on a line, then freed. */
+static void print_json(struct json_object *j)
+{
+	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+	json_object_put(j);
+}
+
+/* One attempt as JSON: the answer "ID ADDR:PORT peer=ADDR:PORT" split. */
+static void json_attempt(long n, double ms, const char *answer,
+			 const char *err, const char *stage)
+{
+	struct json_object *j = json_object_new_object();
+	char ident[72] = "", backend[72] = "", source[72] = "";
+
+	json_object_object_add(j, "attempt", json_object_new_int64(n));
+	if (answer) {
+		sscanf(answer, "%71s %71s peer=%71s", ident, backend, source);
+		json_object_object_add(j, "verdict", json_object_new_string("answered"));
+	} else {
+		json_object_object_add(j, "verdict", json_object_new_string(
+			!strcmp(err, "ECONNREFUSED") ? "refused" :
+			!strcmp(err, "ETIMEDOUT") ? "timeout" : "failed"));
+	}
+	json_object_object_add(j, "latency_ms", json_object_new_double(ms));
+	if (answer) {
+		json_object_object_add(j, "ident", json_object_new_string(ident));
+		json_object_object_add(j, "backend", json_object_new_string(backend));
+		json_object_object_add(j, "source", json_object_new_string(source));
+	} else {
+		json_object_object_add(j, "errno", json_object_new_string(err));
+		json_object_object_add(j, "stage", json_object_new_string(stage));
+	}
+	print_json(j);
+}
+
+static struct json_object *json_counts(const struct counter *tab)
+{
+	struct json_object *j = json_object_new_object();
+	int i;
+
+	for (i = 0; i < MAX_KEYS && tab[i].count; i++)
+		json_object_object_add(j, tab[i].key, json_object_new_int64(tab[i].count));
+	return j;
+}
+
+static void json_summary(long n, long ok, long failed, double max_ms)
+{
+	struct json_object *j = json_object_new_object(), *s = json_object_new_object();
+
+	json_object_object_add(s, "attempts", json_object_new_int64(n));
+	json_object_object_add(s, "ok", json_object_new_int64(ok));
+	json_object_object_add(s, "failed", json_object_new_int64(failed));
+	json_object_object_add(s, "max_ms", json_object_new_double(max_ms));
+	json_object_object_add(s, "idents", json_counts(idents));
+	json_object_object_add(s, "errors", json_counts(errors));
+	json_object_object_add(j, "summary", s);
+	print_json(j);
+}
+
 static int run_attempts(const struct opts *o)
 {
 	double start = now_ms(), max_ms = 0;
@@ -285,7 +360,9 @@ static int run_attempts(const struct opts *o)
 			ok++;
 			sscanf(answer, "%71s", word);
 			count(idents, word);
-			if (!o->quiet)
+			if (o->json)
+				json_attempt(n + 1, ms, answer, NULL, NULL);
+			else if (!o->quiet)
 				printf("%ld ok %.2f %s\n", n + 1, ms, answer);
 		} else {
 			const char *name = errname(err);
@@ -296,12 +373,18 @@ static int run_attempts(const struct opts *o)
 				name = word;
 			}
 			count(errors, name);
-			if (!o->quiet)
+			if (o->json)
+				json_attempt(n + 1, ms, NULL, name, stage);
+			else if (!o->quiet)
 				printf("%ld %s %.2f %s\n", n + 1, name, ms, stage);
 		}
 		fflush(stdout);
 		if (o->interval_ms)
 			usleep((useconds_t)o->interval_ms * 1000);
+	}
+	if (o->json) {
+		json_summary(n, ok, failed, max_ms);
+		return failed ? 1 : 0;
 	}
 	printf("summary attempts=%ld ok=%ld failed=%ld max_ms=%.2f\n",
 	       n, ok, failed, max_ms);
@@ -379,6 +462,7 @@ int main(int argc, char **argv)
 		{ "udp", no_argument, NULL, 'u' },
 		{ "hold", required_argument, NULL, 'H' },
 		{ "every", required_argument, NULL, 'E' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -396,11 +480,12 @@ int main(int argc, char **argv)
 		case 'q': o.quiet = true; break;
 		case 'H': o.hold_ms = num_arg(optarg, 1); break;
 		case 'E': o.every_ms = num_arg(optarg, 1); break;
+		case 'J': o.json = true; break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}
 	}
-	if (argc - optind != 1 || (o.hold_ms && o.udp))
+	if (argc - optind != 1 || (o.hold_ms && (o.udp || o.json)))
 		usage(stderr, 2);
 	kpx_require_guest("kpx_client");
 	o.dstlen = kpx_parse_addrport(argv[optind], &o.dst, false);
