@@ -121,12 +121,11 @@ int main(int argc, char **argv)
 	int nsvc = argc > 1 ? atoi(argv[1]) : 10000;
 	int neps = argc > 2 ? atoi(argv[2]) : 100;
 	struct kpx_dp dp = { .ops = &wrap_ops };
-	struct kpx_config cfg;
 	struct kpx_model *m;
 	struct kpx_sync *s;
 	double w0, c0, t1;
 	char err[256];
-	int i, r;
+	int r;
 
 	if (argc > 3)
 		step = atol(argv[3]);
@@ -148,19 +147,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_kpx: flush: %s\n", real->errmsg);
 		return 1;
 	}
-	m = kpx_model_new();
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.hostname, sizeof(cfg.hostname), "node-0");
-	kpx_model_set_config(m, &cfg);
-	for (i = 0; i < nsvc; i++) {
-		struct json_object *o = bench_service("bench_kpx", i);
-
-		kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, o);
-		json_object_put(o);
-		o = bench_slice("bench_kpx", i, neps, -1, 1);
-		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, o);
-		json_object_put(o);
-	}
+	m = bench_model("bench_kpx", nsvc, neps);
 	/* period 0: every kpx_sync_run() is a full one */
 	s = kpx_sync_new(m, &dp, 0, 0);
 	/* KPX_BENCH_STOP: wait for a SIGCONT (kpx_vm.sh starts perf) */

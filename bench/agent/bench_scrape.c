@@ -217,7 +217,6 @@ int main(int argc, char **argv)
 	struct kpx_healthz hz = { .m = mt, .timeout_ms = 60000 };
 	struct kpx_httpd *hd;
 	struct kpx_fakedp f;
-	struct kpx_config cfg;
 	struct kpx_model *m;
 	struct kpx_sync *s;
 	struct kpx_service *state;
@@ -237,19 +236,7 @@ int main(int argc, char **argv)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	kpx_log_set_fd(-1);
 	kpx_fakedp_init(&f, "bench", KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP);
-	m = kpx_model_new();
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.hostname, sizeof(cfg.hostname), "node-0");
-	kpx_model_set_config(m, &cfg);
-	for (i = 0; i < nsvc; i++) {
-		struct json_object *o = bench_service("bench_scrape", i);
-
-		kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, o);
-		json_object_put(o);
-		o = bench_slice("bench_scrape", i, neps, -1, 1);
-		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, o);
-		json_object_put(o);
-	}
+	m = bench_model("bench_scrape", nsvc, neps);
 	s = kpx_sync_new(m, &f.dp, 0, 3600 * 1000);
 	kpx_sync_set_metrics(s, mt);
 	if (kpx_sync_run(s) || f.sets != nsvc) {

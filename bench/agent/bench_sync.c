@@ -69,7 +69,6 @@ int main(int argc, char **argv)
 	struct kpx_fakedp f;
 	double *ta = calloc(nchg > 10 ? nchg : 10, sizeof(double)), *ts = calloc(nchg, sizeof(double));
 	double *tt = calloc(nchg, sizeof(double)), t0, t1, t2;
-	struct kpx_config cfg;
 	struct kpx_metrics *mt = kpx_metrics_new();
 	struct kpx_model *m;
 	struct kpx_sync *s;
@@ -84,19 +83,7 @@ int main(int argc, char **argv)
 	kpx_log_set_fd(-1);	/* no log lines in the timings */
 	/* CT_CLEANUP: never touch the host's conntrack table. */
 	kpx_fakedp_init(&f, "bench", KPX_DP_CAP_DUMP | KPX_DP_CAP_CT_CLEANUP);
-	m = kpx_model_new();
-	memset(&cfg, 0, sizeof(cfg));
-	snprintf(cfg.hostname, sizeof(cfg.hostname), "node-0");
-	kpx_model_set_config(m, &cfg);
-	for (i = 0; i < nsvc; i++) {
-		struct json_object *o = bench_service("bench_sync", i);
-
-		kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, o);
-		json_object_put(o);
-		o = bench_slice("bench_sync", i, neps, -1, 1);
-		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, o);
-		json_object_put(o);
-	}
+	m = bench_model("bench_sync", nsvc, neps);
 	s = kpx_sync_new(m, &f.dp, 0, 3600 * 1000);
 	kpx_sync_set_metrics(s, mt);
 	t0 = now_ms();

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The Kubernetes objects the in-process benchmarks feed the agent's model
- * (bench_sync.c, bench_kpx.c): JSON parsed with json-c, Services numbered
- * from 0.
+ * (bench_sync.c, bench_scrape.c, bench_kpx.c): JSON parsed with json-c,
+ * Services numbered from 0; bench_model() the model holding them.
  */
 #ifndef KPX_BENCHOBJ_H
 #define KPX_BENCHOBJ_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <json-c/json.h>
+
+#include "k8s/decode.h"
+#include "model/model.h"
 
 /* @s parsed; exits with status 2 (a bug in the benchmark) when it is not JSON. */
 static inline struct json_object *bench_parse(const char *prog, const char *s)
@@ -69,6 +73,36 @@ static inline struct json_object *bench_slice(const char *prog, int i, int neps,
 	o = bench_parse(prog, buf);
 	free(buf);
 	return o;
+}
+
+/*
+ * A new model as node-0 (every other setting zero) holding Services 0 ..
+ * @nsvc - 1 and their slices of @neps endpoints each (resourceVersion 1).
+ * Exits with status 2 when out of memory.
+ */
+static inline struct kpx_model *bench_model(const char *prog, int nsvc, int neps)
+{
+	struct kpx_model *m = kpx_model_new();
+	struct kpx_config cfg;
+	int i;
+
+	if (!m) {
+		fprintf(stderr, "%s: model: out of memory\n", prog);
+		exit(2);
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.hostname, sizeof(cfg.hostname), "node-0");
+	kpx_model_set_config(m, &cfg);
+	for (i = 0; i < nsvc; i++) {
+		struct json_object *o = bench_service(prog, i);
+
+		kpx_model_apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, o);
+		json_object_put(o);
+		o = bench_slice(prog, i, neps, -1, 1);
+		kpx_model_apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, o);
+		json_object_put(o);
+	}
+	return m;
 }
 
 #endif
