@@ -18,6 +18,8 @@
 #                                  by restore_saved
 #   put_file SRC DST               DST is SRC until restore_saved
 #   restore_saved                  both undone (in the test's trap)
+#   assert_ct LABEL MAX HASH EST CW  the conntrack sysctls now; CT_WANT_MAX
+#                                  is kube-proxy's nf_conntrack_max here
 
 APIDIR=$SELFTESTS/apiserver
 API_PID=
@@ -159,4 +161,21 @@ restore_saved() {
 			rm -f "$f"
 		fi
 	done
+}
+
+# The conntrack settings kube-proxy's start-up writes (agent/config/
+# ctsysctl.c): CT_WANT_MAX = max(--conntrack-max-per-core 32768 x CPUs,
+# --conntrack-min 131072).
+NF=/proc/sys/net/netfilter
+HASH=/sys/module/nf_conntrack/parameters/hashsize
+CT_WANT_MAX=$((32768 * $(nproc)))
+[ $CT_WANT_MAX -ge 131072 ] || CT_WANT_MAX=131072
+
+# assert_ct LABEL MAX HASH EST CW: nf_conntrack_max, the hash size and the
+# TCP established and close-wait timeouts (s) now.
+assert_ct() {
+	assert_eq "$1: nf_conntrack_max" "$2" "$(cat $NF/nf_conntrack_max)"
+	assert_eq "$1: hashsize" "$3" "$(cat $HASH)"
+	assert_eq "$1: tcp_timeout_established" "$4" "$(cat $NF/nf_conntrack_tcp_timeout_established)"
+	assert_eq "$1: tcp_timeout_close_wait" "$5" "$(cat $NF/nf_conntrack_tcp_timeout_close_wait)"
 }

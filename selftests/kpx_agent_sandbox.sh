@@ -40,8 +40,6 @@ SPEC=$SELFTESTS/sandbox_spec.py
 RUN=$SELFTESTS/sandbox_run.py
 DS=$REPO/packaging/kubernetes/daemonset.yaml
 UNITF=$REPO/packaging/systemd/kpx-agent.service
-NF=/proc/sys/net/netfilter
-HASH=/sys/module/nf_conntrack/parameters/hashsize
 BIN=/usr/sbin/kpx-agent
 SA=/run/secrets/kubernetes.io/serviceaccount
 
@@ -64,16 +62,6 @@ fresh_node() {
 	echo 4096 >$HASH
 	echo 432000 >$NF/nf_conntrack_tcp_timeout_established
 	echo 60 >$NF/nf_conntrack_tcp_timeout_close_wait
-}
-ncpu=$(nproc)
-want_max=$((32768 * ncpu))
-[ $want_max -ge 131072 ] || want_max=131072
-# assert_ct LABEL MAX HASH EST CW
-assert_ct() {
-	assert_eq "$1: nf_conntrack_max" "$2" "$(cat $NF/nf_conntrack_max)"
-	assert_eq "$1: hashsize" "$3" "$(cat $HASH)"
-	assert_eq "$1: tcp_timeout_established" "$4" "$(cat $NF/nf_conntrack_tcp_timeout_established)"
-	assert_eq "$1: tcp_timeout_close_wait" "$5" "$(cat $NF/nf_conntrack_tcp_timeout_close_wait)"
 }
 
 node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
@@ -200,7 +188,7 @@ container_opts SETUP_
 rc=$?
 sed 's/^/#   /' "$TMPD/setup.log"
 assert_eq "DaemonSet node-setup: exit status" 0 "$rc"
-assert_ct "after node-setup" "$want_max" $((want_max / 4)) 86400 3600
+assert_ct "after node-setup" "$CT_WANT_MAX" $((CT_WANT_MAX / 4)) 86400 3600
 
 # ds_agent_start: the agent's container, output appended to agent.log.
 ds_agent_start() {
@@ -242,7 +230,7 @@ serves "no init step"
 wait_sync 1
 sleep 2
 assert_eq "no init step: still running" 0 "$(kill -0 "$AGENT_PID" 2>/dev/null; echo $?)"
-for s in nf_conntrack_max:16384:$want_max nf_conntrack_tcp_timeout_established:432000:86400 \
+for s in nf_conntrack_max:16384:$CT_WANT_MAX nf_conntrack_tcp_timeout_established:432000:86400 \
 	 nf_conntrack_tcp_timeout_close_wait:60:3600; do
 	IFS=: read -r name cur want <<<"$s"
 	assert_eq "no init step: net.netfilter.$name warned once" 1 \
@@ -302,7 +290,7 @@ for line in "${PRE[@]}"; do
 	fi
 	[[ "$PFX" == *-* ]] || assert_eq "ExecStartPre=$line: exit status" 0 "$rc"
 done
-assert_ct "after the unit's ExecStartPre=" "$want_max" $((want_max / 4)) 86400 3600
+assert_ct "after the unit's ExecStartPre=" "$CT_WANT_MAX" $((CT_WANT_MAX / 4)) 86400 3600
 
 # unit_opts: sandbox_run.sh options and setpriv arguments from U_*.
 unit_opts() {

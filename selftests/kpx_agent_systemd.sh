@@ -42,8 +42,6 @@
 . "$SELFTESTS/agent_lib.sh"
 
 UNITF=$REPO/packaging/systemd/kpx-agent.service
-NF=/proc/sys/net/netfilter
-HASH=/sys/module/nf_conntrack/parameters/hashsize
 BIN=/usr/sbin/kpx-agent
 SYSTEMD=/lib/systemd/systemd
 UNIT=kpx-agent.service
@@ -82,15 +80,6 @@ setup_trap systemd_stop
 save_values $NF/nf_conntrack_max $NF/nf_conntrack_tcp_timeout_established \
 	$NF/nf_conntrack_tcp_timeout_close_wait $HASH
 
-ncpu=$(nproc)
-want_max=$((32768 * ncpu))
-[ $want_max -ge 131072 ] || want_max=131072
-assert_ct() {
-	assert_eq "$1: nf_conntrack_max" "$2" "$(cat $NF/nf_conntrack_max)"
-	assert_eq "$1: hashsize" "$3" "$(cat $HASH)"
-	assert_eq "$1: tcp_timeout_established" "$4" "$(cat $NF/nf_conntrack_tcp_timeout_established)"
-	assert_eq "$1: tcp_timeout_close_wait" "$5" "$(cat $NF/nf_conntrack_tcp_timeout_close_wait)"
-}
 
 node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
 echo_start pod1 pod1 10.244.1.2:8080
@@ -206,7 +195,7 @@ journal() { ct journalctl -q -o cat -u $UNIT; }
 st=$(wait_state active 90)
 assert_eq "$UNIT active" "" "$st"
 assert_eq "systemctl is-active $UNIT" active "$(ct systemctl is-active $UNIT)"
-assert_ct "after ExecStartPre=+" "$want_max" $((want_max / 4)) 86400 3600
+assert_ct "after ExecStartPre=+" "$CT_WANT_MAX" $((CT_WANT_MAX / 4)) 86400 3600
 
 # The main process, as the VM sees it: the service cgroup's only task.
 main=$(cat "$CTCG/system.slice/$UNIT/cgroup.procs" 2>/dev/null)
