@@ -32,6 +32,9 @@ expect_lines() {
 	def row: map(tostring) | join("\u001f");
 	def words: . // [] | join(" ");
 	def list: . // [] | join(",");
+	# a row for some proxy modes only ("modes"), or not for some ("not_modes")
+	def inmode: (.modes == null or (.modes | index($mode))) and
+		((.not_modes // []) | index($mode) | not);
 	((.pods // [])[] as $p |
 		(["pod", $p.name, ($p.ip | list)] | row),
 		(($p.echo // [])[] | ["echo", $p.name, .protocol, (.ident // $p.name), (.listen | words)] | row)),
@@ -41,12 +44,15 @@ expect_lines() {
 		(.pause_s // empty | ["pause", .] | row),
 		(if .agent_running then ["running"] | row else empty end),
 		(.log_clean // empty | ["logclean", .] | row),
-		((.frontends // [])[] |
+		((.frontends // [])[] | select(inmode) |
 			["fe", .protocol, .destination,
 			 (if .absent then "absent" elif (.backends | length) == 0 then "-" else (.backends | list) end),
 			 (.empty // ""), (.wait // ""), (.masquerade // "")] | row),
 		(.settle_s // empty | ["settle", .] | row),
 		((.sysctl // [])[] | ["sysctl", .name, (.value | tostring)] | row),
+		((.ipvs_services // [])[] | select(inmode) |
+			["ipvs", .protocol, .destination, (if .present then "present" else "absent" end)] | row),
+		((.log_match // [])[] | select(inmode) | ["logmatch", .pattern] | row),
 		((.flag_bits // [])[] | ["fbits", .protocol, .destination, .mask, .value] | row),
 		((.listed // [])[] |
 			["listed", .protocol, .destination, (.flags // "" | if . == "" then . else tojson end),
@@ -76,6 +82,8 @@ expect_lines() {
 		((.health // [])[] |
 			["health", .address, .status, (.service // ""), (.local_endpoints // "" | tostring)] | row),
 		((.conntrack // [])[] | ["ct", .desc, .match, .count] | row),
+		(.neighbour_loopback // empty |
+			["neighbour", .destination, (.count // 2), (.timeout_ms // 1000)] | row),
 		((.hold_end // [])[] | ["hold_end", .name, (.ident // "")] | row),
 		((.after // [])[] |
 			["after", .protocol, .destination, (.nbackends // ""), (.backend // ""),
@@ -377,6 +385,56 @@ until_verdict() {
 	log "$2 $3 from $1: $4 after $((i + 1)) attempt(s)"
 }
 
+# ipvs_service PROTO ADDR:PORT present|absent: whether IPVS has that
+# virtual service (ipvs mode).
+ipvs_service() {
+	local got=absent
+
+	ipvsadm -Ln "--$1-service" "$2" >/dev/null 2>&1 && got=present
+	assert_eq "IPVS $1 service $2" "$3" "$got"
+}
+
+# martian_drops: packets KPX-IPVS-INPUT's martian drop rule (a loopback
+# destination from outside, CVE-2020-8558) dropped so far.
+martian_drops() {
+	iptables -w -n -v -x -L KPX-IPVS-INPUT 2>/dev/null |
+		awk '$3 == "DROP" && $8 == "!127.0.0.0/8" && $9 == "127.0.0.0/8" { n += $1 } END { print n + 0 }'
+}
+
+# neighbour DST COUNT TIMEOUT_MS: the external client routes DST (a
+# loopback address, its own 127.0.0.1 removed) to the node and sends COUNT
+# SYNs: each is dropped (times out; not answered, not refused: a RST would
+# mean the SYN reached the node's stack), the frontend counts no
+# connection, and in ipvs mode KPX-IPVS-INPUT's martian drop counts them.
+# The client's netns is as before afterwards (the next cases share it).
+neighbour() {
+	local c0 m0
+
+	ip -n cli addr del 127.0.0.1/8 dev lo
+	ip netns exec cli sysctl -q -w net.ipv4.conf.all.route_localnet=1 \
+		net.ipv4.conf.eth0.route_localnet=1
+	ip -n cli route add "${1%:*}/32" via 10.0.1.1 dev eth0
+	c0=$(proc_svc tcp "$1" conns)
+	m0=$(martian_drops)
+	client cli -n "$2" -t "$3" "$1"
+	if [ "$(error_count ETIMEDOUT)" = "$2" ] || [ "$(summary_field ok)" != 0 ] ||
+		[ "$(error_count ECONNREFUSED)" != 0 ]; then
+		assert_eq "neighbour SYN to $1: answered" 0 "$(summary_field ok)"
+		assert_eq "neighbour SYN to $1: timed out (dropped)" "$2" "$(error_count ETIMEDOUT)"
+		assert_eq "$1 frontend's connections after the neighbour's SYNs" "$c0" \
+			"$(proc_svc tcp "$1" conns)"
+		! mode_is ipvs || assert_ge "neighbour SYN to $1 (ipvs): dropped by KPX-IPVS-INPUT's martian drop" \
+			$((m0 + $2)) "$(martian_drops)"
+		client_show_if_failed
+	else
+		skip_assert "neighbour SYN to $1" "the neighbour could not send it: $(sed -n '1p' "$TMPD/client.out")"
+	fi
+	ip -n cli route del "${1%:*}/32" via 10.0.1.1 dev eth0
+	ip netns exec cli sysctl -q -w net.ipv4.conf.all.route_localnet=0 \
+		net.ipv4.conf.eth0.route_localnet=0
+	ip -n cli addr add 127.0.0.1/8 dev lo
+}
+
 # churn_start FILE RESTORE TIMES EVERY_S: in the background, TIMES times:
 # apply FILE (in the case's folder), EVERY_S s later the object RESTORE
 # ("KIND NS NAME STEP", objects.json's version) again, EVERY_S s later.
@@ -483,11 +541,13 @@ restore_obj() {
 # run_case NN: one case, start to end; its pods and processes are gone
 # afterwards.
 run_case() {
-	local kind a b c d e f g h i j k fe lines
+	local kind a b c d e f g h i j k fe lines localnet
 	local fails0=$FAILS checks0=$CHECKS npids=${#PIDS[@]}
 	local -a fes=() pods=()
 
 	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=()
+	# a case may make the agent set it (localhost NodePorts): put back after
+	localnet=$(sysctl -n net.ipv4.conf.all.route_localnet)
 	OBJECTS=$CASES_DIR/$CASE/objects.json
 	log "=== case $CASE: $(sed -n '1s/^# *//p' "$CASES_DIR/$CASE/scenario.md")"
 	lines=$(expect_lines "$CASES_DIR/$CASE/expect.json") ||
@@ -540,6 +600,9 @@ run_case() {
 		after)
 			after "$a" "$b" "$c" "$d" "$e" ;;
 		sysctl) sysctl_check "$a" "$b" ;;
+		ipvs) ipvs_service "$a" "$b" "$c" ;;
+		logmatch) assert_match "agent log: '$a'" "$a" "$(cat "$TMPD/agent.log")" ;;
+		neighbour) neighbour "$a" "$b" "$c" ;;
 		fbits) flag_bits "$a" "$b" "$c" "$d" ;;
 		listed) listed "$a" "$b" "$c" "$d" ;;
 		hold) hold_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
@@ -566,6 +629,7 @@ run_case() {
 		ip netns del "$i" 2>/dev/null
 	done
 	clean_dataplane
+	sysctl -q -w net.ipv4.conf.all.route_localnet="$localnet"
 	log "case $CASE: $((FAILS - fails0)) of $((CHECKS - checks0)) checks failed"
 }
 
