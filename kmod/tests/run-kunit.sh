@@ -17,7 +17,9 @@
 # byte-identical, or an ACK with the whole change); by default a bounded
 # subset (KPX_FAILNTH_QUICK, LIMIT:STRIDE, default 32:32: each path's
 # points 1..32, then every 32nd from an offset KPX_FUZZ_SEED chooses, the
-# date by default), with KPX_FUZZ_FAILNTH=1 (make fuzz-long) every point.
+# date by default), with KPX_FUZZ_FAILNTH=1 (make fuzz-long) every point;
+# KPX_FAILNTH_PATH keeps the paths whose name contains it (kpx_fuzz -p), so
+# the sweep can run in parts.  Each path's line gives its time.
 # Then "kpx_fuzz fuzz" for KPX_FUZZ_SECONDS (default 30) with traffic and
 # namespace churn.  Each in its own netns; kpx.ko is unloaded before the
 # kmemleak scan, which covers it too.
@@ -61,6 +63,7 @@ fuzz_guest() {
 	local fn=(failnth)
 	[ "${KPX_FUZZ_FAILNTH:-0}" = 1 ] ||
 		fn+=(-q "${KPX_FAILNTH_QUICK:-32:32}" -S "${KPX_FUZZ_SEED:-$(date +%s)}")
+	[ -z "${KPX_FAILNTH_PATH:-}" ] || fn+=(-p "$KPX_FAILNTH_PATH")
 	t0=$(date +%s)
 	ip netns exec fz1 "$fuzz" "${fn[@]}" | sed 's/^/# /'
 	if [ "${PIPESTATUS[0]}" = 0 ]; then

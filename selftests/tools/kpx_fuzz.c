@@ -1537,6 +1537,15 @@ static unsigned int failnth_only, failnth_limit, failnth_stride = 1;
 static unsigned int failnth_offset;
 static unsigned long long failnth_seed;
 
+/* Seconds since an arbitrary start (CLOCK_MONOTONIC). */
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static bool failnth_try(unsigned int n)
 {
 	if (failnth_only)
@@ -1570,6 +1579,7 @@ static int run_failnth(void)
 		bool fresh = false;
 		struct conn c;
 		int sys, res, err;
+		double t0 = mono_s();
 
 		if (failnth_path && !strstr(p->name, failnth_path))
 			continue;
@@ -1709,11 +1719,12 @@ static int run_failnth(void)
 		}
 		/* past the limit, the count is known to lie in last..points */
 		if (last < points)
-			printf("# failnth: %-42s %3u..%u fault points, %3u tried\n",
-			       p->name, last, points, tried);
+			printf("# failnth: %-42s %3u..%u fault points, %3u tried, %.0f s\n",
+			       p->name, last, points, tried, mono_s() - t0);
 		else
-			printf("# failnth: %-42s %3u fault points, %3u tried\n",
-			       p->name, points, tried);
+			printf("# failnth: %-42s %3u fault points, %3u tried, %.0f s\n",
+			       p->name, points, tried, mono_s() - t0);
+		fflush(stdout);
 		if (points == 0 && !failnth_only)
 			fail("%s: no fault point reached (is failslab's ignore-gfp-wait N?)",
 			     p->name);
