@@ -28,9 +28,14 @@
 #include "base/log.h"
 #include "http/metrics.h"
 #include "http/metricsd.h"
+#include "host/addrs.h"
+#include "dp/ipvs/ipvs_rules.h"
 #include "model/model.h"
 #include "model/nodewait.h"
 #include "sync/sync.h"
+
+/* Interface addresses handed to the model at most. */
+#define NP_LOCAL_MAX 1024
 
 #ifndef KPX_VERSION
 #define KPX_VERSION "0.1.0"
@@ -180,30 +185,63 @@ static int init_only(const struct kpx_config *o)
 }
 
 /*
- * The descriptor the event loop waits on: @sfd, or with --config an epoll
- * descriptor over @sfd and the file's watch (*wfd), readable when either is.
+ * The descriptor the event loop waits on: @sfd, or an epoll descriptor over
+ * @sfd, the --config file's watch (*wfd) and the interface address watch
+ * (@afd, -1 without), readable when one of them is.
  */
-static int events_fd(const struct kpx_config *o, int sfd, int *wfd)
+static int events_fd(const struct kpx_config *o, int sfd, int *wfd, int afd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	int efd;
 
-	if (sfd < 0 || !o->config_file || o->once)
+	if (sfd < 0)
 		return sfd;
-	*wfd = kpx_config_watch_open(o->config_file);
-	if (*wfd < 0) {
-		kpx_err("main", "watching --config %s: %s", o->config_file, strerror(-*wfd));
-		*wfd = -1;
-		return -1;
+	if (o->config_file && !o->once) {
+		*wfd = kpx_config_watch_open(o->config_file);
+		if (*wfd < 0) {
+			kpx_err("main", "watching --config %s: %s", o->config_file,
+				strerror(-*wfd));
+			*wfd = -1;
+			return -1;
+		}
 	}
+	if (*wfd < 0 && afd < 0)
+		return sfd;
 	efd = epoll_create1(EPOLL_CLOEXEC);
 	if (efd < 0 || epoll_ctl(efd, EPOLL_CTL_ADD, sfd, &ev) ||
-	    epoll_ctl(efd, EPOLL_CTL_ADD, *wfd, &ev)) {
+	    (*wfd >= 0 && epoll_ctl(efd, EPOLL_CTL_ADD, *wfd, &ev)) ||
+	    (afd >= 0 && epoll_ctl(efd, EPOLL_CTL_ADD, afd, &ev))) {
 		if (efd >= 0)
 			close(efd);
 		return -1;
 	}
 	return efd;
+}
+
+/*
+ * The interface addresses into the model when they changed (or first):
+ * --nodeport-addresses CIDRs select among them, and a changed NodePort
+ * address set makes the next sync reprogram the NodePort frontends.
+ */
+static void local_addrs_update(struct kpx_addrs *a, struct kpx_model *model)
+{
+	static struct kpx_cidr v[NP_LOCAL_MAX];
+	size_t n;
+	int r = kpx_addrs_process(a);
+
+	if (r <= 0)
+		return;
+	n = kpx_addrs_get(a, v, NP_LOCAL_MAX);
+	if (n > NP_LOCAL_MAX) {
+		kpx_warn("main", "%zu interface addresses: only the first %d are NodePort candidates",
+			 n, NP_LOCAL_MAX);
+		n = NP_LOCAL_MAX;
+	}
+	r = kpx_model_set_local_addrs(model, v, n);
+	if (r > 0)
+		kpx_info("main", "interface addresses changed (%zu): NodePort addresses resynced", n);
+	else if (r < 0)
+		kpx_err("main", "interface addresses: %s", strerror(-r));
 }
 
 static int run(const struct kpx_config *o, struct kpx_dp *dp,
@@ -218,8 +256,20 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	struct kpx_nodewait nw;
 	bool node_ready = false;
 	int64_t ips_ms, cidrs_ms;
+	struct kpx_addrs *addrs = NULL;
 	int sfd = signal_fd(), status = 0, r;
-	int wfd = -1, efd = events_fd(o, sfd, &wfd);
+	int wfd = -1, efd;
+
+	/* the host's addresses, for --nodeport-addresses CIDRs (not in a
+	 * dry run: its output follows the API objects alone) */
+	if (!o->dry_run) {
+		addrs = kpx_addrs_open(!strcmp(o->proxy_mode, "ipvs") ?
+				       KPX_IPVS_LINK : NULL, &r);
+		if (!addrs)
+			kpx_warn("main", "no interface address watch (%s): NodePort CIDRs select among the Node's addresses",
+				 strerror(-r));
+	}
+	efd = events_fd(o, sfd, &wfd, addrs && !o->once ? kpx_addrs_fd(addrs) : -1);
 
 	if (!k || sfd < 0 || efd < 0) {
 		fprintf(stderr, "kpx-agent: setup failed: %s\n", strerror(errno));
@@ -227,6 +277,8 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 		goto out;
 	}
 	kpx_model_set_config(model, o);
+	if (addrs)
+		local_addrs_update(addrs, model);
 	if (!o->dry_run)
 		kpx_config_apply_oom_score_adj(o, NULL);	/* as kube-proxy, in every mode */
 	if (dp && kpx_model_localhost_nodeports(model))
@@ -297,6 +349,9 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 		if (r > 0) {
 			struct signalfd_siginfo si;
 
+			if (addrs)
+				local_addrs_update(addrs, model);
+
 			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				kpx_info("main", "%s: exiting, module state left in place",
 					 strsignal((int)si.ssi_signo));
@@ -321,6 +376,7 @@ out:
 		close(wfd);
 	if (sfd >= 0)
 		close(sfd);
+	kpx_addrs_free(addrs);
 	kpx_k8s_free(k);
 	kpx_sync_free(sync);
 	kpx_model_free(model);

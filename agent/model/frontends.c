@@ -557,7 +557,7 @@ static void ctx_init(struct ctx *x, const struct kpx_model *m)
 	x->m = m;
 	x->zone = nd && nd->zone ? nd->zone : "";
 	model_ns_config(&m->cfg, nd, &x->nc_cfg);
-	x->nnp = model_nodeport_addrs(&m->cfg, nd, x->np);
+	x->nnp = model_nodeport_addrs(m, nd, x->np);
 }
 
 /*

@@ -239,7 +239,7 @@ static void dirty_clear(struct kpx_model *m)
 }
 
 /* Everything changed: the per-Service marks are moot. */
-static void dirty_everything(struct kpx_model *m)
+void model_dirty_everything(struct kpx_model *m)
 {
 	m->dirty = true;
 	m->dirty_all = true;
@@ -259,7 +259,7 @@ static void dirty_service(struct kpx_model *m, const char *key)
 		return;
 	if (m->dirty_svcs.n >= 64 &&
 	    m->dirty_svcs.n > m->objs[KPX_KIND_SERVICE].n / 2) {
-		dirty_everything(m);
+		model_dirty_everything(m);
 		return;
 	}
 	n = calloc(1, sizeof(*n));
@@ -267,7 +267,7 @@ static void dirty_service(struct kpx_model *m, const char *key)
 		if (n)
 			free(n->key);
 		free(n);
-		dirty_everything(m);
+		model_dirty_everything(m);
 	}
 }
 
@@ -289,7 +289,7 @@ static void mark_changed(struct kpx_model *m, enum kpx_kind kind,
 		break;
 	default:
 		if (affects(m, kind, n))
-			dirty_everything(m);	/* the own Node */
+			model_dirty_everything(m);	/* the own Node */
 		break;
 	}
 }
@@ -318,8 +318,36 @@ static int obj_replace(struct kpx_model *m, enum kpx_kind kind,
 	n->seen = m->gen[kind];
 	if (old)
 		obj_remove(m, kind, old);
+	if (kind == KPX_KIND_NODE && m->last_node &&
+	    !strcmp(n->key, m->last_node->key)) {
+		kpx_info(COMP, "own Node %s is back", n->key);
+		node_free(m->last_node);
+		m->last_node = NULL;
+	}
 	mark_changed(m, kind, n);
 	return 0;
+}
+
+/*
+ * Removes @n of @kind on a delete event or a relist that no longer lists
+ * it.  The own Node is kept as last seen instead (kube-proxy keeps the
+ * node's pod CIDRs and NodePort addresses when its Node is deleted, a
+ * re-registration: no moment without NodePorts or local detection), until
+ * a Node of that name comes back.
+ */
+static void obj_delete(struct kpx_model *m, enum kpx_kind kind,
+		       struct hnode *n)
+{
+	if (kind != KPX_KIND_NODE || strcmp(n->key, m->cfg.hostname)) {
+		obj_remove(m, kind, n);
+		return;
+	}
+	kpx_warn(COMP, "own Node %s deleted: its last-seen addresses and pod CIDRs stay in use until it is back",
+		 n->key);
+	ht_del(&m->objs[kind], n);
+	if (m->last_node)
+		node_free(m->last_node);
+	m->last_node = n;
 }
 
 /* ---- Public API ------------------------------------------------------- */
@@ -357,7 +385,7 @@ void kpx_model_set_config(struct kpx_model *m, const struct kpx_config *c)
 	       (size_t)s->n_nodeport_cidrs * sizeof(s->nodeport_cidrs[0]));
 	s->nodeport_primary = c->nodeport_primary || !s->n_nodeport_cidrs;
 	snprintf(s->scheduler, sizeof(s->scheduler), "%s", c->scheduler);
-	dirty_everything(m);
+	model_dirty_everything(m);
 }
 
 void kpx_model_free(struct kpx_model *m)
@@ -379,6 +407,9 @@ void kpx_model_free(struct kpx_model *m)
 	}
 	free(m->groups.b);
 	dirty_clear(m);
+	if (m->last_node)
+		node_free(m->last_node);
+	free(m->local);
 	free(m);
 }
 
@@ -422,7 +453,7 @@ void kpx_model_delete(struct kpx_model *m, enum kpx_kind kind, const char *key)
 		return;
 	old = ht_find(&m->objs[kind], key);
 	if (old)
-		obj_remove(m, kind, old);
+		obj_delete(m, kind, old);
 }
 
 bool kpx_model_keep(struct kpx_model *m, enum kpx_kind kind, const char *key)
@@ -460,7 +491,7 @@ void kpx_model_relist_end(struct kpx_model *m, enum kpx_kind kind)
 			continue;
 		kpx_dbg(2, COMP, "%s %s gone after relist", kinds[kind].name,
 			n->key);
-		obj_remove(m, kind, n);
+		obj_delete(m, kind, n);
 		dropped++;
 	}
 	if (dropped)

@@ -94,12 +94,26 @@ int kpx_model_service_healthcheck(const struct kpx_model *m, const char *name,
 
 /*
  * The node's NodePort addresses (--nodeport-addresses over the own Node's
- * InternalIP/ExternalIP addresses; never 127.0.0.1) as numeric text into
- * out[0..max-1]: where kube-proxy binds the health-check ports.  Returns
- * how many; 0 until the own Node is known.
+ * primary IPs or the interface addresses, see kpx_model_set_local_addrs();
+ * never 127.0.0.1) as numeric text into out[0..max-1]: where kube-proxy
+ * binds the health-check ports.  Returns how many; 0 until the own Node is
+ * known, and 0 (bind every address of both families) when
+ * --nodeport-addresses holds 0.0.0.0/0 and ::/0.
  */
 size_t kpx_model_nodeport_ips(const struct kpx_model *m,
 			      char (*out)[INET6_ADDRSTRLEN], size_t max);
+
+/*
+ * The node's interface addresses (@n prefixes, address in network order,
+ * len its full length; copied), from rtnetlink (host/addrs.h):
+ * --nodeport-addresses CIDRs select the NodePort addresses among them
+ * from then on (before the first call, among the own Node's addresses).
+ * Returns 1 when the NodePort address set changed (everything is marked
+ * dirty: the next sync reprograms the NodePort frontends), 0 when not,
+ * -ENOMEM (nothing changed).
+ */
+int kpx_model_set_local_addrs(struct kpx_model *m, const struct kpx_cidr *v,
+			      size_t n);
 
 /*
  * The own Node as the start-up wait (nodewait.h) needs it: returns whether

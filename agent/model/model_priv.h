@@ -111,6 +111,17 @@ struct kpx_model {
 	struct htab dirty_svcs;
 	bool dirty_all;
 	struct settings cfg;
+	/*
+	 * The own Node as last seen, after its deletion (a re-registration):
+	 * addresses and pod CIDRs stay in use until it comes back, as
+	 * kube-proxy keeps them.  NULL while the Node exists.
+	 */
+	struct hnode *last_node;
+	/* The node's interface addresses (kpx_model_set_local_addrs());
+	 * local_known false until the first call. */
+	struct kpx_cidr *local;
+	size_t nlocal;
+	bool local_known;
 };
 
 /* ---- Between frontends.c, node.c and health.c --------------------- */
@@ -127,6 +138,9 @@ struct np_addr {
 uint16_t model_slice_port(const struct kpx_api_slice *sl, const char *name,
 			  uint8_t proto);
 
+/* model.c: everything changed (the own Node, the NodePort addresses) */
+void model_dirty_everything(struct kpx_model *m);
+
 /* node.c */
 const struct kpx_api_node *model_own_node(const struct kpx_model *m);
 void model_ns_config(const struct settings *s, const struct kpx_api_node *nd,
@@ -134,7 +148,7 @@ void model_ns_config(const struct settings *s, const struct kpx_api_node *nd,
 bool model_detect_local(const struct kpx_ns_config *nc, int family);
 const struct kpx_api_ip *model_primary_ip(const struct kpx_api_node *nd,
 					 int family);
-size_t model_nodeport_addrs(const struct settings *s,
+size_t model_nodeport_addrs(const struct kpx_model *m,
 			    const struct kpx_api_node *nd, struct np_addr *v);
 
 #endif

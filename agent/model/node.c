@@ -31,6 +31,8 @@ const struct kpx_api_node *model_own_node(const struct kpx_model *m)
 	if (!m->cfg.hostname[0])
 		return NULL;
 	n = ht_find(&m->objs[KPX_KIND_NODE], m->cfg.hostname);
+	if (!n)
+		n = m->last_node;
 	return n ? &((const struct m_node *)n)->o : NULL;
 }
 
@@ -139,19 +141,35 @@ const struct kpx_api_ip *model_primary_ip(const struct kpx_api_node *nd,
 	return ext;
 }
 
+/* Addresses that are never NodePort addresses of their own: loopback
+ * (127.0.0.1 comes from a CIDR holding it, see below; ::1 is never served,
+ * kubernetes#90236) and IPv6 link-local (no scope in a frontend). */
+static bool np_skipped(int family, const union kpx_api_addr *a)
+{
+	if (family == AF_INET)
+		return (ntohl(a->v4.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(&a->v6) || IN6_IS_ADDR_LINKLOCAL(&a->v6);
+}
+
 /*
  * --nodeport-addresses: "primary" (the nftables default) gives the Node's
- * primary IP per family; CIDRs select the Node's InternalIP/ExternalIP
- * addresses inside them.  A CIDR holding 127.0.0.1 also gives the IPv4
- * localhost NodePort of kube-proxy's iptables mode (route_localnet; always
- * masqueraded).  IPv6 ::1 is never served (#90236).
+ * primary IP per family (the Node object is the source of truth, as
+ * kube-proxy's nftables default, kubernetes#122724).  CIDRs select, per
+ * family, the node's interface addresses inside them (kube-proxy's
+ * NodePortAddresses.GetNodeIPs(): the host's addresses, not the Node's, so
+ * an address added at run time, a keepalived VIP, is served and one
+ * removed is dropped); until the interface addresses are known (dry run,
+ * tests) the Node's InternalIP/ExternalIP addresses inside them.  A CIDR
+ * holding 127.0.0.1 also gives the IPv4 localhost NodePort of
+ * kube-proxy's iptables mode (route_localnet; always masqueraded).
  */
-size_t model_nodeport_addrs(const struct settings *s,
-			     const struct kpx_api_node *nd, struct np_addr *v)
+size_t model_nodeport_addrs(const struct kpx_model *m,
+			    const struct kpx_api_node *nd, struct np_addr *v)
 {
 	static const int fams[2] = { AF_INET, AF_INET6 };
+	const struct settings *s = &m->cfg;
 	const struct kpx_api_ip *ip;
-	struct kpx_api_ip lo;
+	struct kpx_api_ip lo, a;
 	size_t n = 0, i;
 	int j, f;
 
@@ -162,27 +180,94 @@ size_t model_nodeport_addrs(const struct settings *s,
 				np_add(v, &n, ip, false);
 		}
 	}
-	for (i = 0; nd && i < nd->naddrs; i++)
-		for (j = 0; j < s->n_nodeport_cidrs; j++)
-			if (kpx_cidr_contains(&s->nodeport_cidrs[j],
-					      nd->addrs[i].ip.family,
-					      &nd->addrs[i].ip.addr))
-				np_add(v, &n, &nd->addrs[i].ip, false);
+	if (m->local_known) {
+		for (i = 0; nd && i < m->nlocal; i++) {
+			memset(&a, 0, sizeof(a));
+			a.family = m->local[i].family;
+			memcpy(&a.addr, &m->local[i].addr, kpx_addr_len(a.family));
+			if (np_skipped(a.family, &a.addr))
+				continue;
+			for (j = 0; j < s->n_nodeport_cidrs; j++)
+				if (kpx_cidr_contains(&s->nodeport_cidrs[j],
+						      a.family, &a.addr))
+					np_add(v, &n, &a, false);
+		}
+	} else {
+		for (i = 0; nd && i < nd->naddrs; i++)
+			for (j = 0; j < s->n_nodeport_cidrs; j++)
+				if (kpx_cidr_contains(&s->nodeport_cidrs[j],
+						      nd->addrs[i].ip.family,
+						      &nd->addrs[i].ip.addr))
+					np_add(v, &n, &nd->addrs[i].ip, false);
+	}
 	memset(&lo, 0, sizeof(lo));
 	lo.family = AF_INET;
 	lo.addr.v4.s_addr = htonl(INADDR_LOOPBACK);
-	for (j = 0; j < s->n_nodeport_cidrs; j++)
+	for (j = 0; nd && j < s->n_nodeport_cidrs; j++)
 		if (kpx_cidr_contains(&s->nodeport_cidrs[j], AF_INET, &lo.addr))
 			np_add(v, &n, &lo, true);
 	return n;
+}
+
+/* Whether --nodeport-addresses holds 0.0.0.0/0 and ::/0 (all). */
+static bool np_match_all(const struct settings *s)
+{
+	bool v4 = false, v6 = false;
+	int j;
+
+	for (j = 0; j < s->n_nodeport_cidrs; j++) {
+		if (s->nodeport_cidrs[j].len)
+			continue;
+		v4 = v4 || s->nodeport_cidrs[j].family == AF_INET;
+		v6 = v6 || s->nodeport_cidrs[j].family == AF_INET6;
+	}
+	return v4 && v6;
+}
+
+/* The NodePort address set as it is now, for change detection. */
+static size_t np_current(const struct kpx_model *m, struct np_addr *v)
+{
+	size_t n;
+
+	memset(v, 0, NP_ADDRS_MAX * sizeof(*v));
+	n = model_nodeport_addrs(m, model_own_node(m), v);
+	return n;
+}
+
+int kpx_model_set_local_addrs(struct kpx_model *m, const struct kpx_cidr *v,
+			      size_t n)
+{
+	struct np_addr before[NP_ADDRS_MAX], after[NP_ADDRS_MAX];
+	size_t nb = np_current(m, before), na;
+	struct kpx_cidr *c = NULL;
+
+	if (n) {
+		c = malloc(n * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		memcpy(c, v, n * sizeof(*c));
+	}
+	free(m->local);
+	m->local = c;
+	m->nlocal = n;
+	m->local_known = true;
+	na = np_current(m, after);
+	if (na == nb && !memcmp(before, after, na * sizeof(after[0])))
+		return 0;
+	model_dirty_everything(m);
+	return 1;
 }
 
 size_t kpx_model_nodeport_ips(const struct kpx_model *m,
 			      char (*out)[INET6_ADDRSTRLEN], size_t max)
 {
 	struct np_addr v[NP_ADDRS_MAX];
-	size_t n = model_nodeport_addrs(&m->cfg, model_own_node(m), v), i, k = 0;
+	size_t n, i, k = 0;
 
+	/* all of both families: one wildcard (dual-stack) server */
+	if (np_match_all(&m->cfg))
+		return 0;
+	n = model_nodeport_addrs(m, model_own_node(m), v);
 	for (i = 0; i < n && k < max; i++)
 		if (!v[i].localhost &&
 		    inet_ntop(v[i].ip.family, &v[i].ip.addr, out[k],

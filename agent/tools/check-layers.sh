@@ -29,6 +29,7 @@ declare -A below=(
 		http/healthcheck.h"
 	[k8s]="model/model.h model/api.h config/kubeconfig.h http/metrics.h"
 	[cli]="dp/kpx/nl.h"
+	[host]=""
 )
 
 # Library headers (the first path component of <...>) -> the folders that
@@ -39,7 +40,7 @@ declare -A libs=(
 	[yaml.h]="config"
 	[microhttpd.h]="http"
 	[nftables]="dp/nft"
-	[netlink]="dp/kpx dp/ipvs"
+	[netlink]="dp/kpx dp/ipvs host"
 	[libnetfilter_conntrack]="sync"
 	[libipset]="dp/ipvs"
 	[openssl]="config dp/ipt"
