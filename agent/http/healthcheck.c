@@ -35,8 +35,10 @@ struct hc_inst {
 	struct kpx_hc_service svc;	/* counts guarded by hc->lock */
 	uint16_t bound;
 	bool kept;		/* scratch of kpx_hc_sync() */
-	size_t nd;
+	/* d[i] listens on hc->addrs[i] (d[0] on all addresses when
+	 * hc->naddrs is 0); NULL where it could not be opened yet */
 	struct MHD_Daemon *d[HC_ADDRS_MAX];
+	bool warned[HC_ADDRS_MAX];	/* its failure logged */
 };
 
 struct kpx_hc {
@@ -121,9 +123,22 @@ static void inst_stop(struct hc_inst *in)
 {
 	size_t i;
 
-	for (i = 0; i < in->nd; i++)
-		MHD_stop_daemon(in->d[i]);
+	for (i = 0; i < HC_ADDRS_MAX; i++)
+		if (in->d[i])
+			MHD_stop_daemon(in->d[i]);
 	free(in);
+}
+
+/* Slots of the bind address list: one (all addresses) when it is empty. */
+static size_t nslots(const struct kpx_hc *hc)
+{
+	return hc->naddrs ? hc->naddrs : 1;
+}
+
+static bool sa_eq(const struct sockaddr_storage *a,
+		  const struct sockaddr_storage *b)
+{
+	return !memcmp(a, b, sizeof(*a));
 }
 
 /* Parses @addrs into @out (HC_ADDRS_MAX, zeroed here); -EINVAL if bad. */
@@ -165,21 +180,48 @@ struct kpx_hc *kpx_hc_new(const char *const *addrs, size_t naddrs)
 	return hc;
 }
 
+static int inst_open(struct hc_inst *in, size_t i);
+
 int kpx_hc_set_addrs(struct kpx_hc *hc, const char *const *addrs, size_t naddrs)
 {
 	struct sockaddr_storage v[HC_ADDRS_MAX];
-	size_t i;
+	struct MHD_Daemon *nd[HC_ADDRS_MAX];
+	size_t i, j, k, oldn = nslots(hc);
+	struct hc_inst *in;
 
 	if (parse_addrs(addrs, naddrs, v))
 		return -EINVAL;
 	if (naddrs == hc->naddrs && !memcmp(v, hc->addrs, sizeof(v)))
 		return 0;
-	for (i = 0; i < hc->n; i++)
-		inst_stop(hc->v[i]);
-	hc->n = 0;
+	/*
+	 * Each server keeps its listeners on the addresses that stay (no
+	 * moment with the port closed there), closes those on addresses
+	 * gone and opens the new ones.
+	 */
+	for (k = 0; k < hc->n; k++) {
+		in = hc->v[k];
+		memset(nd, 0, sizeof(nd));
+		for (j = 0; j < (naddrs ? naddrs : 1); j++)
+			for (i = 0; i < oldn; i++)
+				if (in->d[i] && sa_eq(&v[j], &hc->addrs[i])) {
+					nd[j] = in->d[i];
+					in->d[i] = NULL;
+					break;
+				}
+		for (i = 0; i < HC_ADDRS_MAX; i++)
+			if (in->d[i])
+				MHD_stop_daemon(in->d[i]);
+		memcpy(in->d, nd, sizeof(nd));
+		memset(in->warned, 0, sizeof(in->warned));
+	}
 	memcpy(hc->addrs, v, sizeof(v));
 	hc->naddrs = naddrs;
-	kpx_info(COMP, "bind addresses changed: health-check servers reopen at the next sync");
+	for (k = 0; k < hc->n; k++)
+		for (j = 0; j < nslots(hc); j++)
+			if (!hc->v[k]->d[j])
+				inst_open(hc->v[k], j);
+	kpx_info(COMP, "bind addresses changed (%zu): health-check servers kept where the address stayed",
+		 naddrs);
 	return 1;
 }
 
@@ -237,42 +279,78 @@ static struct MHD_Daemon *start_one(struct hc_inst *in,
 }
 
 /*
- * Opens @s's server on every address; NULL (logged) when one cannot be
- * opened, with the others closed again so that the port stays free.
- * With port 0 the first daemon's ephemeral port is used for the others.
+ * Opens slot @i of @in's server; 0, or -1 (logged once until the slot
+ * opens or the addresses change; retried by kpx_hc_sync()).
+ */
+static int inst_open(struct hc_inst *in, size_t i)
+{
+	struct kpx_hc *hc = in->hc;
+	const union MHD_DaemonInfo *info;
+	char a[INET6_ADDRSTRLEN] = "*";
+	const struct sockaddr_storage *sa = hc->naddrs ? &hc->addrs[i] : NULL;
+
+	in->d[i] = start_one(in, sa, in->bound);
+	if (!in->d[i]) {
+		int e = errno ? errno : EADDRINUSE;
+
+		if (!in->warned[i]) {
+			if (sa)
+				inet_ntop(sa->ss_family, sa->ss_family == AF_INET6 ?
+					  (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr :
+					  (const void *)&((const struct sockaddr_in *)sa)->sin_addr,
+					  a, sizeof(a));
+			kpx_err(COMP, "%s/%s: cannot listen on %s port %u: %s (retried at each sync)",
+				in->svc.namespace, in->svc.name, a, in->bound,
+				strerror(e));
+			in->warned[i] = true;
+		}
+		return -1;
+	}
+	in->warned[i] = false;
+	if (!in->bound) {
+		info = MHD_get_daemon_info(in->d[i], MHD_DAEMON_INFO_BIND_PORT);
+		in->bound = info ? info->port : 0;
+	}
+	return 0;
+}
+
+/*
+ * Opens @s's server on every address it can; NULL when none could be
+ * opened (nothing left open).  With port 0 the first daemon's ephemeral
+ * port is used for the others.
  */
 static struct hc_inst *inst_start(struct kpx_hc *hc,
 				  const struct kpx_hc_service *s)
 {
 	struct hc_inst *in = calloc(1, sizeof(*in));
-	const union MHD_DaemonInfo *info;
-	size_t i, n = hc->naddrs ? hc->naddrs : 1;
+	size_t i, ok = 0;
 
 	if (!in)
 		return NULL;
 	in->hc = hc;
 	in->svc = *s;
 	in->bound = s->port;
-	for (i = 0; i < n; i++) {
-		in->d[i] = start_one(in, hc->naddrs ? &hc->addrs[i] : NULL,
-				     in->bound);
-		if (!in->d[i]) {
-			kpx_err(COMP, "%s/%s: cannot listen on port %u: %s",
-				s->namespace, s->name, in->bound,
-				strerror(errno ? errno : EADDRINUSE));
-			inst_stop(in);
-			return NULL;
-		}
-		in->nd = i + 1;
-		if (!in->bound) {
-			info = MHD_get_daemon_info(in->d[i],
-						   MHD_DAEMON_INFO_BIND_PORT);
-			in->bound = info ? info->port : 0;
-		}
+	for (i = 0; i < nslots(hc); i++)
+		ok += !inst_open(in, i);
+	if (!ok) {
+		inst_stop(in);
+		return NULL;
 	}
-	kpx_info(COMP, "%s/%s: serving health checks on port %u", s->namespace,
-		 s->name, in->bound);
+	kpx_info(COMP, "%s/%s: serving health checks on port %u (%zu of %zu addresses)",
+		 s->namespace, s->name, in->bound, ok, nslots(hc));
 	return in;
+}
+
+/* Opens the slots of @in that are not open; how many are still not. */
+static int inst_retry(struct hc_inst *in)
+{
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < nslots(in->hc); i++)
+		if (!in->d[i] && inst_open(in, i))
+			bad++;
+	return bad;
 }
 
 static struct hc_inst *find(const struct kpx_hc *hc, const char *ns,
@@ -317,6 +395,8 @@ int kpx_hc_sync(struct kpx_hc *hc, const struct kpx_hc_service *v, size_t n)
 		if (in && !in->kept && in->svc.port == v[i].port) {
 			nv[nn++] = in;
 			in->kept = true;
+			if (inst_retry(in))
+				failed++;
 		}
 	}
 	/* close the others first, so that a port moving between Services

@@ -54,17 +54,20 @@ void kpx_hc_free(struct kpx_hc *hc);
  * Makes @v (n entries, any order, one per Service) the served set: servers
  * of Services no longer listed, or whose port changed, are closed; new ones
  * opened; the answers of all updated at once.  A port that cannot be bound
- * (in use: EADDRINUSE and the like) is logged and retried at the next call,
- * as kube-proxy does.  Returns the number of Services that could not be
- * opened (0 = all served), or -ENOMEM.
+ * (in use: EADDRINUSE and the like) on an address is logged once and
+ * retried at the next call, as kube-proxy does; a Service served on some
+ * of its addresses stays served there.  Returns the number of Services
+ * not served on every address (0 = all served), or -ENOMEM.
  */
 int kpx_hc_sync(struct kpx_hc *hc, const struct kpx_hc_service *v, size_t n);
 
 /*
- * Changes the bind addresses (as kpx_hc_new()).  When they differ from the
- * current ones every server is closed; the next kpx_hc_sync() reopens them
- * on the new addresses.  Returns 1 when changed, 0 when the same, -EINVAL
- * for a bad address (nothing changed).
+ * Changes the bind addresses (as kpx_hc_new()).  Each server keeps its
+ * listeners on the addresses that stay (never closed in between: a node
+ * address added or moved away changes only its own listener), closes
+ * those on the addresses gone and opens new ones at once; one that cannot
+ * be opened is logged once and retried by kpx_hc_sync().  Returns 1 when
+ * changed, 0 when the same, -EINVAL for a bad address (nothing changed).
  */
 int kpx_hc_set_addrs(struct kpx_hc *hc, const char *const *addrs, size_t naddrs);
 

@@ -42,15 +42,16 @@ static size_t on_header(char *p, size_t sz, size_t n, void *arg)
 	return len;
 }
 
-/* GET (or POST @post) http://127.0.0.1:@port@path. */
-static struct reply get(uint16_t port, const char *path, const char *post)
+/* GET (or POST @post) http://@host:@port@path. */
+static struct reply get_at(const char *host, uint16_t port, const char *path,
+			   const char *post)
 {
 	struct reply r;
 	char url[128];
 	CURL *c = curl_easy_init();
 
 	memset(&r, 0, sizeof(r));
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
+	snprintf(url, sizeof(url), "http://%s:%u%s", host, port, path);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
@@ -64,6 +65,11 @@ static struct reply get(uint16_t port, const char *path, const char *post)
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
 	curl_easy_cleanup(c);
 	return r;
+}
+
+static struct reply get(uint16_t port, const char *path, const char *post)
+{
+	return get_at("127.0.0.1", port, path, post);
 }
 
 static struct kpx_hc_service hc_svc(const char *ns, const char *name,
@@ -149,8 +155,13 @@ static void test_server(void)
 	ok(r.err == CURLE_COULDNT_CONNECT, "hc: its port is closed (connection refused)");
 	ok(kpx_hc_set_addrs(hc, lo, 1) == 0 && kpx_hc_count(hc) == 1,
 	   "hc: same bind addresses: nothing closed");
-	ok(kpx_hc_set_addrs(hc, (const char *[]){ "::1" }, 1) == 1 && kpx_hc_count(hc) == 0,
-	   "hc: new bind addresses: servers closed");
+	ok(kpx_hc_set_addrs(hc, (const char *[]){ "127.0.0.2" }, 1) == 1 && kpx_hc_count(hc) == 1 &&
+	   kpx_hc_bound_port(hc, "shop", "checkout") == p2,
+	   "hc: new bind addresses: the server kept, on the same port");
+	r = get(p2, "/", NULL);
+	ok(r.err == CURLE_COULDNT_CONNECT, "hc: no longer on 127.0.0.1 (connection refused)");
+	r = get_at("127.0.0.2", p2, "/", NULL);
+	ok(r.status == 200 && local_of(r.body) == 1, "hc: on 127.0.0.2 at once, before a sync");
 	ok(kpx_hc_set_addrs(hc, (const char *[]){ "bad" }, 1) == -EINVAL,
 	   "hc: bad bind address: -EINVAL");
 	ok(kpx_hc_set_addrs(hc, lo, 1) == 1 && kpx_hc_sync(hc, &v[1], 1) == 0 &&
@@ -159,6 +170,61 @@ static void test_server(void)
 	r = get(p2, "/", NULL);
 	ok(r.status == 200 && local_of(r.body) == 1, "hc: and answers there");
 	ok(kpx_hc_sync(hc, NULL, 0) == 0 && kpx_hc_count(hc) == 0, "hc: empty set");
+	kpx_hc_free(hc);
+}
+
+/*
+ * Bind addresses that come and go (a node address added, moved, removed):
+ * the listener on an address that stays is the same one (an open
+ * connection to it survives), one on a new address opens at once, one on
+ * an address gone closes; an address that cannot be bound (not local)
+ * leaves the others served and is retried.
+ */
+static void test_addr_change(void)
+{
+	const char *a1[] = { "127.0.0.1" }, *a12[] = { "127.0.0.1", "127.0.0.2" };
+	const char *a2x[] = { "127.0.0.2", "192.0.2.99" };
+	struct kpx_hc *hc = kpx_hc_new(a1, 1);
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct kpx_hc_service v = hc_svc("shop", "gw", 1, true);
+	const char req[] = "GET / HTTP/1.0\r\n\r\n";
+	char buf[256] = "";
+	struct reply r;
+	uint16_t p;
+	ssize_t got;
+	int fd, i, same = 1;
+
+	ok(kpx_hc_sync(hc, &v, 1) == 0, "addrs: served on 127.0.0.1");
+	p = kpx_hc_bound_port(hc, "shop", "gw");
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons(p);
+	ok(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0,
+	   "addrs: a connection open to 127.0.0.1:%u", p);
+	ok(kpx_hc_set_addrs(hc, a12, 2) == 1 && kpx_hc_bound_port(hc, "shop", "gw") == p,
+	   "addrs: 127.0.0.2 added: changed, same port");
+	r = get_at("127.0.0.2", p, "/", NULL);
+	ok(r.status == 200 && local_of(r.body) == 1, "addrs: 127.0.0.2 answers without a sync");
+	ok(write(fd, req, sizeof(req) - 1) == (ssize_t)(sizeof(req) - 1) &&
+	   (got = read(fd, buf, sizeof(buf) - 1)) > 0 && !strncmp(buf, "HTTP/1.", 7) &&
+	   !strncmp(buf + 8, " 200", 4),
+	   "addrs: the connection opened before the change is answered 200 (listener kept)");
+	close(fd);
+	for (i = 0; i < 20; i++) {
+		kpx_hc_set_addrs(hc, i % 2 ? a12 : a1, i % 2 ? 2 : 1);
+		kpx_hc_sync(hc, &v, 1);
+		r = get(p, "/", NULL);
+		same = same && r.status == 200 && kpx_hc_bound_port(hc, "shop", "gw") == p;
+	}
+	ok(same, "addrs: 20 flaps of 127.0.0.2: 127.0.0.1 answers 200 on the same port each time");
+	ok(kpx_hc_set_addrs(hc, a2x, 2) == 1 && kpx_hc_count(hc) == 1,
+	   "addrs: moved to 127.0.0.2 and a non-local address");
+	r = get(p, "/", NULL);
+	ok(r.err == CURLE_COULDNT_CONNECT, "addrs: 127.0.0.1 removed: closed");
+	r = get_at("127.0.0.2", p, "/", NULL);
+	ok(r.status == 200, "addrs: 127.0.0.2 still answers");
+	ok(kpx_hc_sync(hc, &v, 1) == 1 && kpx_hc_count(hc) == 1,
+	   "addrs: the address that cannot be bound is one failure, retried; the Service stays served");
 	kpx_hc_free(hc);
 }
 
@@ -261,6 +327,7 @@ int main(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	test_server();
 	test_busy_port();
+	test_addr_change();
 	test_case04();
 	test_many();
 	curl_global_cleanup();
