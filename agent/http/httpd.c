@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,34 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c,
 	return ret;
 }
 
+static bool unspecified(int fam, const unsigned char *a)
+{
+	static const unsigned char zero[16];
+
+	return !memcmp(a, zero, fam == AF_INET ? 4 : 16);
+}
+
+/* A listening [::]:@port socket for both families, or -1 (errno). */
+static int dual_stack_fd(uint16_t port)
+{
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(port),
+				   .sin6_addr = IN6ADDR_ANY_INIT };
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, zero = 0;
+
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ||
+	    bind(fd, (struct sockaddr *)&s6, sizeof(s6)) || listen(fd, 64)) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 struct kpx_httpd *kpx_httpd_start(const char *bind_addr, kpx_http_handler h,
 				  void *ctx, char *err, size_t errlen)
 {
@@ -97,14 +126,26 @@ struct kpx_httpd *kpx_httpd_start(const char *bind_addr, kpx_http_handler h,
 	}
 	d->h = h;
 	d->ctx = ctx;
-	d->fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (d->fd < 0)
-		goto fail;
-	setsockopt(d->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fam == AF_INET6)
-		setsockopt(d->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(d->fd, (struct sockaddr *)&ss, sl) || listen(d->fd, 64))
-		goto fail;
+	d->fd = -1;
+	/*
+	 * The unspecified address of either family (0.0.0.0, the default,
+	 * or ::) listens on both families, as kube-proxy's (Go's
+	 * net.Listen("tcp", ...) opens one IPv6 socket with IPV6_V6ONLY 0
+	 * for a wildcard): a dual-stack node answers /healthz on its IPv6
+	 * addresses too.  IPv4 alone when the host has no IPv6.
+	 */
+	if (unspecified(fam, a))
+		d->fd = dual_stack_fd(port);
+	if (d->fd < 0) {
+		d->fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (d->fd < 0)
+			goto fail;
+		setsockopt(d->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (fam == AF_INET6)
+			setsockopt(d->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (bind(d->fd, (struct sockaddr *)&ss, sl) || listen(d->fd, 64))
+			goto fail;
+	}
 	d->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO,
 				0, NULL, NULL, answer, d,
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)d->fd,
