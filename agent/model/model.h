@@ -109,7 +109,9 @@ size_t kpx_model_nodeport_ips(const struct kpx_model *m,
  * --nodeport-addresses CIDRs select the NodePort addresses among them
  * from then on (before the first call, among the own Node's addresses).
  * Returns 1 when the NodePort address set changed (everything is marked
- * dirty: the next sync reprograms the NodePort frontends), 0 when not,
+ * dirty: the next sync reprograms the NodePort frontends), 0 when not
+ * (the model is still dirty when the addresses changed at all: the next
+ * sync retries health-check listeners on an address that just appeared),
  * -ENOMEM (nothing changed).
  */
 int kpx_model_set_local_addrs(struct kpx_model *m, const struct kpx_cidr *v,

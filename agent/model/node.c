@@ -240,7 +240,11 @@ int kpx_model_set_local_addrs(struct kpx_model *m, const struct kpx_cidr *v,
 	struct np_addr before[NP_ADDRS_MAX], after[NP_ADDRS_MAX];
 	size_t nb = np_current(m, before), na;
 	struct kpx_cidr *c = NULL;
+	bool same = m->local_known && n == m->nlocal &&
+		    (!n || !memcmp(v, m->local, n * sizeof(*v)));
 
+	if (same)
+		return 0;
 	if (n) {
 		c = malloc(n * sizeof(*c));
 		if (!c)
@@ -252,6 +256,10 @@ int kpx_model_set_local_addrs(struct kpx_model *m, const struct kpx_cidr *v,
 	m->nlocal = n;
 	m->local_known = true;
 	na = np_current(m, after);
+	/* a sync even so: it binds the health checks to an address that
+	 * has just appeared (the Node's new primary IP, before the host
+	 * had it) */
+	m->dirty = true;
 	if (na == nb && !memcmp(before, after, na * sizeof(after[0])))
 		return 0;
 	model_dirty_everything(m);

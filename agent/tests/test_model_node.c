@@ -154,8 +154,12 @@ static void test_local_addrs(void)
 	/* primary: the Node object, not the host */
 	config(m, KPX_DETECT_LOCAL_CLUSTER_CIDR, NULL);
 	addrs(v, 3, s2);
-	ok(kpx_model_set_local_addrs(m, v, 3) == 0,
-	   "local: primary: an interface address added changes nothing");
+	take_dirty(m);
+	ok(kpx_model_set_local_addrs(m, v, 3) == 0 && kpx_model_dirty(m),
+	   "local: primary: an interface address added changes no NodePort, but a sync is due (health-check binds)");
+	take_dirty(m);
+	ok(kpx_model_set_local_addrs(m, v, 3) == 0 && !kpx_model_dirty(m),
+	   "local: the same addresses again: no sync due");
 	ok_state_only(m, ":30320", "192.0.2.11:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
 		      "local: primary: the Node's InternalIP only");
 	/* all: every interface address but loopback and link-local */
