@@ -41,6 +41,7 @@ expect_lines() {
 	(.phases[] |
 		(["phase", .desc, (.node // ""), (if .flags == null then "=" else (.flags | words) end),
 		  (.step // ""), (.restore | list), (.apply | words), (.delete | list)] | row),
+		((.addrs // [])[] | ["addr", .] | row),
 		(.pause_s // empty | ["pause", .] | row),
 		(if .agent_running then ["running"] | row else empty end),
 		(.log_clean // empty | ["logclean", .] | row),
@@ -85,6 +86,8 @@ expect_lines() {
 		(.neighbour_loopback // empty |
 			["neighbour", .destination, (.count // 2), (.timeout_ms // 1000)] | row),
 		((.hold_end // [])[] | ["hold_end", .name, (.ident // "")] | row),
+		((.listeners // [])[] |
+			["listen", .port, .count, (.family // "")] | row),
 		((.after // [])[] |
 			["after", .protocol, .destination, (.nbackends // ""), (.backend // ""),
 			 (.conns_min // "")] | row))
@@ -93,12 +96,21 @@ expect_lines() {
 
 # src_addr FROM: the address a client in FROM has ("node": the address a
 # pod sees for the node, the pod veths' gateway).
-declare -A POD_IP
+declare -A POD_IP POD_IP6
 src_addr() {
 	case "$1" in
 	cli) echo "$CLI4" ;;
 	node) echo "$MASQ4" ;;
 	*) echo "${POD_IP[$1]}" ;;
+	esac
+}
+
+# src_addr6 FROM: the IPv6 address a client in FROM has, for an IPv6
+# destination.
+src_addr6() {
+	case "$1" in
+	cli) echo "$CLI6" ;;
+	*) echo "${POD_IP6[$1]:-}" ;;
 	esac
 }
 
@@ -147,6 +159,7 @@ check_source() {
 	local own
 
 	own=$(src_addr "$from")
+	[[ "$3" != \[* ]] || own=$(src_addr6 "$from")
 	case "$4" in
 	kept) assert_eq "$what: source address seen by the backend" "$own" "$(peer_addrs)" ;;
 	masqueraded) assert_eq "$what: source address seen by the backend" "$MASQ4" "$(peer_addrs)" ;;
@@ -289,14 +302,16 @@ hold_check() {
 		"$(grep '^hold summary' "$TMPD/hold-$1.out")"
 }
 
-# health ADDR:PORT STATUS SERVICE LOCAL: GET http://ADDR:PORT/ (a
-# healthCheckNodePort; polled up to 5 s for STATUS) and kube-proxy's JSON
-# body: the Service (NAMESPACE/NAME) and its localEndpoints.
+# health ADDR:PORT[/PATH] STATUS SERVICE LOCAL: GET http://ADDR:PORT/ (a
+# healthCheckNodePort, [IPv6]:PORT too; polled up to 5 s for STATUS, "000"
+# no connection) and kube-proxy's JSON body: the Service (NAMESPACE/NAME)
+# and its localEndpoints.  With a PATH (the agent's /healthz), its status.
 health() {
-	local code i got
+	local code i got url="http://$1"
 
+	[[ "$1" == */* ]] || url+=/
 	for ((i = 0; i < 25; i++)); do
-		code=$(curl -s -m 2 -o "$TMPD/hc.body" -w '%{http_code}' "http://$1/")
+		code=$(curl -s -m 2 -o "$TMPD/hc.body" -w '%{http_code}' "$url")
 		[ "$code" = "$2" ] && break
 		sleep 0.2
 	done
@@ -490,6 +505,82 @@ soak() {
 	[ "$FAILS" = "$fails0" ] || sed -n '1,5p;$p' "$TMPD/soak.json" | sed 's/^/#   /'
 }
 
+# host_addr "add|del ADDR/LEN [DEV]" | "flap ADDR/LEN N [DEV]": the node's
+# interface addresses change at run time, as DHCP or keepalived change them
+# (DEV default kpx-node): an address added or deleted, or added and deleted
+# N times in a row (one ip -batch), after which the agent's open
+# descriptors are no more than before (nothing leaked per change).  Undone
+# at the case's end (addrs_undo).
+ADDR_UNDO=()
+host_addr() {
+	local op a dev n fd0 fd1 i nd=
+	local -a w
+
+	read -r -a w <<<"$1"
+	op=${w[0]} a=${w[1]}
+	[[ "$a" == *:* ]] && nd=nodad
+	case "$op" in
+	add | del)
+		dev=${w[2]:-kpx-node}
+		# shellcheck disable=SC2086
+		assert_rc "ip addr $op $a dev $dev" 0 ip addr "$op" "$a" dev "$dev" $nd
+		if [ "$op" = add ]; then
+			ADDR_UNDO+=("del $a dev $dev")
+		else
+			ADDR_UNDO+=("add $a dev $dev $nd")
+		fi ;;
+	flap)
+		n=${w[2]} dev=${w[3]:-kpx-node}
+		fd0=$(agent_fds)
+		for ((i = 0; i < n; i++)); do
+			echo "addr add $a dev $dev $nd"
+			echo "addr del $a dev $dev"
+		done >"$TMPD/flap.batch"
+		assert_rc "$n flaps of $a on $dev (ip -batch)" 0 ip -batch "$TMPD/flap.batch"
+		# the syncs the flaps caused are over
+		sleep 3
+		fd1=$(agent_fds)
+		log "agent's descriptors: $fd0 before $n flaps, $fd1 after"
+		assert_ge "agent's open descriptors before $n flaps of $a, not fewer than after ($fd1)" \
+			"$fd1" "$fd0" ;;
+	*) _fail "expect.json: unknown addrs row '$1'" ;;
+	esac
+}
+
+# agent_fds: the agent's open file descriptors now.
+agent_fds() {
+	local f n=0
+
+	for f in /proc/"$AGENT_PID"/fd/*; do
+		[ -e "$f" ] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# addrs_undo: the node's addresses as before the case (host_addr's changes
+# undone, last first).
+addrs_undo() {
+	local i
+
+	for ((i = ${#ADDR_UNDO[@]} - 1; i >= 0; i--)); do
+		# shellcheck disable=SC2086
+		ip addr ${ADDR_UNDO[i]} 2>/dev/null
+	done
+	ADDR_UNDO=()
+}
+
+# check_listeners PORT COUNT [FAMILY]: exactly COUNT TCP sockets listen on
+# PORT (of FAMILY 4 or 6 only, when given; a dual-stack [::] socket counts
+# for 6), whoever owns them: no port-holding socket on a NodePort, one
+# health-check listener per address and family.
+check_listeners() {
+	local f=() n
+
+	[ -z "${3:-}" ] || f=("-$3")
+	n=$(ss -Hltn "${f[@]}" "sport = :$1" 2>/dev/null | wc -l)
+	assert_eq "TCP listeners on port $1${3:+ (IPv$3)}" "$2" "$n"
+}
+
 # phase DESC NODE FLAGS STEP RESTORE APPLY DELETE: the agent as NODE with
 # FLAGS ("=" the former ones), then steps up to STEP, the objects RESTORE
 # ("KIND NS NAME STEP,...": objects.json's version of that step, again),
@@ -545,7 +636,7 @@ run_case() {
 	local fails0=$FAILS checks0=$CHECKS npids=${#PIDS[@]}
 	local -a fes=() pods=()
 
-	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=()
+	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=() POD_IP6=()
 	# a case may make the agent set it (localhost NodePorts): put back after
 	localnet=$(sysctl -n net.ipv4.conf.all.route_localnet)
 	OBJECTS=$CASES_DIR/$CASE/objects.json
@@ -558,6 +649,9 @@ run_case() {
 			[ "$a" != node ] || continue
 			pods+=("$a")
 			POD_IP[$a]=${b%%,*}
+			for i in ${b//,/ }; do
+				[[ "$i" != *:* ]] || { POD_IP6[$a]=$i; break; }
+			done
 			pod_add "$a" ${b//,/ } || { _fail "case $CASE: pod $a not set up"; return; } ;;
 		echo)
 			if [ "$a" = node ]; then
@@ -615,9 +709,12 @@ run_case() {
 		soak) soak "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
 		churn_end) churn_wait ;;
 		delta) delta_check "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
+		addr) host_addr "$a" ;;
+		listen) check_listeners "$a" "$b" "$c" ;;
 		esac
 	done <<<"$lines"
 	case_stop
+	addrs_undo
 	API_PID=
 	for ((i = npids; i < ${#PIDS[@]}; i++)); do
 		kill "${PIDS[i]}" 2>/dev/null
