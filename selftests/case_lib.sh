@@ -143,14 +143,14 @@ wait_empty_action() {
 # _uflag PROTO: kpx_client's protocol flag.
 _uflag() { [ "$1" = udp ] && echo -u; }
 
-# expect_refused NS PROTO ADDR:PORT [N]: N attempts (default 2) all fail
-# with ECONNREFUSED, the slowest in under 100 ms.
+# expect_refused NS PROTO ADDR:PORT [N [MS]]: N attempts (default 2) all
+# fail with ECONNREFUSED, the slowest in under MS ms (default 100).
 expect_refused() {
-	local ns=$1 proto=$2 dst=$3 n=${4:-2}
+	local ns=$1 proto=$2 dst=$3 n=${4:-2} ms=${5:-100}
 
 	client "$ns" -n "$n" -t 2000 $(_uflag "$proto") "$dst"
 	assert_eq "$proto $dst from $ns: refused" "$n" "$(error_count ECONNREFUSED)"
-	assert_lt_ms "$proto $dst from $ns: slowest refusal" 100 "$(summary_field max_ms)"
+	assert_lt_ms "$proto $dst from $ns: slowest refusal" "$ms" "$(summary_field max_ms)"
 	client_show_if_failed
 }
 

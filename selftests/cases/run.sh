@@ -40,7 +40,8 @@ expect_lines() {
 		(($p.echo // [])[] | ["echo", $p.name, .protocol, (.ident // $p.name), (.listen | words)] | row)),
 	(.phases[] |
 		(["phase", .desc, (.node // ""), (if .flags == null then "=" else (.flags | words) end),
-		  (.step // ""), (.restore | list), (.apply | words), (.delete | list)] | row),
+		  (.step // ""), (.restore | list), (.apply | words), (.delete | list),
+		  (if .step_first then "1" else "" end)] | row),
 		((.addrs // [])[] | ["addr", .] | row),
 		(.pause_s // empty | ["pause", .] | row),
 		(if .agent_running then ["running"] | row else empty end),
@@ -202,7 +203,7 @@ probe() {
 		if [ "$from" = node ]; then
 			expect_node_refused "$proto" "$dst" "$n"
 		else
-			expect_refused "$from" "$proto" "$dst" "$n"
+			expect_refused "$from" "$proto" "$dst" "$n" "$tmo"
 		fi ;;
 	dropped) expect_timeout "$from" "$proto" "$dst" "$n" "${tmo:-500}" ;;
 	answered)
@@ -581,8 +582,9 @@ check_listeners() {
 	assert_eq "TCP listeners on port $1${3:+ (IPv$3)}" "$2" "$n"
 }
 
-# phase DESC NODE FLAGS STEP RESTORE APPLY DELETE: the agent as NODE with
-# FLAGS ("=" the former ones), then steps up to STEP, the objects RESTORE
+# phase DESC NODE FLAGS STEP RESTORE APPLY DELETE STEP_FIRST: the agent as
+# NODE with FLAGS ("=" the former ones), then steps up to STEP (before the
+# agent's start with STEP_FIRST), the objects RESTORE
 # ("KIND NS NAME STEP,...": objects.json's version of that step, again),
 # the files APPLY (space separated, in the case's folder), the objects
 # DELETE ("KIND NS NAME,...").
@@ -592,6 +594,12 @@ phase() {
 
 	log "--- case $CASE: $desc"
 	[ "$flags" != "=" ] || flags=$CUR_FLAGS
+	# step_first: the API has the step's objects before the agent
+	# (re)starts (its own Node: no start-up wait for it)
+	while [ -n "$8" ] && [ -n "$upto" ] && [ "$STEP" -lt "$upto" ]; do
+		STEP=$((STEP + 1))
+		step "$STEP"
+	done
 	if [ -z "$CUR_NODE" ]; then
 		CUR_NODE=$node CUR_FLAGS=$flags AGENT_NODE=$node
 		# shellcheck disable=SC2086
@@ -669,7 +677,7 @@ run_case() {
 		case "$kind" in
 		phase)
 			fes=()
-			phase "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
+			phase "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
 		pause)
 			sleep "$a" ;;
 		running)
