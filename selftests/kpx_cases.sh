@@ -5,5 +5,5 @@
 # run by the table-driven runner cases/run.sh (case_lib.sh's helpers) with
 # the real agent in the proxy mode under test.  KPX_CASES="06 09" runs
 # only those.
-# kpx-timeout: 900
+# kpx-timeout: 1800
 exec bash "$(dirname "$0")/cases/run.sh" "$@"
