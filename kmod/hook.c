@@ -38,6 +38,7 @@
 #include "vip.h"
 #include "nsconfig.h"
 #include "stats.h"
+#include "invalid.h"
 
 /* Port unreachable for @skb; a local sender's call fails at once. */
 static unsigned int send_unreach(struct kpx_net *kn, struct sk_buff *skb,
@@ -231,7 +232,8 @@ static void unregister6(struct net *net, int n)
  * @net: the namespace
  *
  * Takes the namespace's conntrack references (the NAT core does not) and
- * registers the NAT lookup functions.  The frontend table must be ready.
+ * registers the NAT lookup functions and the INVALID guard (invalid.c).
+ * The frontend table must be ready.
  *
  * Return: 0 or a negative errno; on error nothing is registered.
  */
@@ -255,6 +257,9 @@ int kpx_hooks_register(struct net *net)
 		if (err)
 			goto unreg;
 	}
+	err = kpx_invalid_register(net);
+	if (err)
+		goto unreg;
 	return 0;
 
 unreg:
@@ -274,6 +279,7 @@ put4:
  */
 void kpx_hooks_unregister(struct net *net)
 {
+	kpx_invalid_unregister(net);
 	unregister6(net, ARRAY_SIZE(kpx_ops6));
 	unregister4(net, ARRAY_SIZE(kpx_ops4));
 	nf_ct_netns_put(net, NFPROTO_IPV6);

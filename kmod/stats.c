@@ -48,7 +48,7 @@ void kpx_stats_sum(const struct kpx_stats_pcpu __percpu *st,
 		return;
 	for_each_possible_cpu(cpu) {
 		const struct kpx_stats_pcpu *s = per_cpu_ptr(st, cpu);
-		u64 conns, rejects, drops, filtered;
+		u64 conns, rejects, drops, filtered, invalid;
 		unsigned int seq;
 
 		do {
@@ -57,10 +57,12 @@ void kpx_stats_sum(const struct kpx_stats_pcpu __percpu *st,
 			rejects = u64_stats_read(&s->rejects);
 			drops = u64_stats_read(&s->drops);
 			filtered = u64_stats_read(&s->filtered);
+			invalid = u64_stats_read(&s->invalid);
 		} while (u64_stats_fetch_retry(&s->syncp, seq));
 		sum->conns += conns;
 		sum->rejects += rejects;
 		sum->drops += drops;
 		sum->filtered += filtered;
+		sum->invalid += invalid;
 	}
 }

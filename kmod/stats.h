@@ -15,12 +15,13 @@
 #include <linux/bottom_half.h>
 #include <linux/u64_stats_sync.h>
 
-/* One CPU's counters of a namespace or a frontend (drops: namespace). */
+/* One CPU's counters of a namespace or a frontend (drops, invalid: namespace). */
 struct kpx_stats_pcpu {
 	u64_stats_t conns;	/* new connections DNATed to a backend */
 	u64_stats_t rejects;	/* refused for want of a backend */
 	u64_stats_t drops;	/* dropped (KPX_SVC_F_DROP_EMPTY, NAT error) */
 	u64_stats_t filtered;	/* dropped by KPX_SVC_A_SOURCE_RANGES */
+	u64_stats_t invalid;	/* INVALID packets of kpx's flows dropped */
 	struct u64_stats_sync syncp;
 };
 
@@ -30,6 +31,7 @@ struct kpx_stats {
 	u64 rejects;
 	u64 drops;
 	u64 filtered;
+	u64 invalid;
 };
 
 struct kpx_stats_pcpu __percpu *kpx_stats_alloc(void);

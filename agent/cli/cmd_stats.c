@@ -48,6 +48,9 @@ int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 				       json_object_new_uint64(st.drops));
 		json_object_object_add(o, "filtered",
 				       json_object_new_uint64(st.filtered));
+		json_object_object_add(
+			o, "invalid_drops",
+			json_object_new_uint64(st.invalid_drops));
 		json_object_object_add(o, "generation",
 				       json_object_new_uint64(st.generation));
 		print_json(o);
@@ -55,11 +58,12 @@ int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 	} else {
 		printf("services: %u\nbackends: %u\nconns: %llu\n"
 		       "rejects: %llu\ndrops: %llu\nfiltered: %llu\n"
-		       "generation: %u\n",
+		       "invalid_drops: %llu\ngeneration: %u\n",
 		       st.services, st.backends, (unsigned long long)st.conns,
 		       (unsigned long long)st.rejects,
 		       (unsigned long long)st.drops,
-		       (unsigned long long)st.filtered, st.generation);
+		       (unsigned long long)st.filtered,
+		       (unsigned long long)st.invalid_drops, st.generation);
 	}
 	return 0;
 }

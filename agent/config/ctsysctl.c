@@ -138,8 +138,18 @@ int kpx_ct_apply(const struct kpx_ct_settings *s, const char *root, int ncpu,
 		r = set(&c, "nf_conntrack_tcp_timeout_established", s->tcp_established_s);
 	if (!r && s->tcp_close_wait_s > 0)
 		r = set(&c, "nf_conntrack_tcp_timeout_close_wait", s->tcp_close_wait_s);
-	if (!r && s->tcp_be_liberal)
+	if (!r && s->tcp_be_liberal) {
 		r = set(&c, "nf_conntrack_tcp_be_liberal", 1);
+	} else if (!r) {
+		long v;
+
+		/* left as it is, but said: it decides what INVALID means */
+		snprintf(path, sizeof(path), "%s" NF_SYSCTL "nf_conntrack_tcp_be_liberal", root);
+		if (!kpx_sysctl_read(path, &v))
+			kpx_info("conntrack", "net.netfilter.nf_conntrack_tcp_be_liberal = %ld (left as it is; --conntrack-tcp-be-liberal sets it): %s",
+				 v, v ? "conntrack accepts out-of-window TCP segments" :
+				 "conntrack marks out-of-window TCP segments INVALID");
+	}
 	if (!r && s->udp_s > 0)
 		r = set(&c, "nf_conntrack_udp_timeout", s->udp_s);
 	if (!r && s->udp_stream_s > 0)

@@ -572,6 +572,9 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 		counter(f, "kpx_module_rejects_total", "Connections the module rejected",
 			st->rejects);
 		counter(f, "kpx_module_drops_total", "Packets the module dropped", st->drops);
+		counter(f, "kpx_ct_state_invalid_dropped_packets_total",
+			"Packets of flows the module translated that conntrack marked INVALID, dropped instead of leaving untranslated (kube-proxy: kubeproxy_iptables_ct_state_invalid_dropped_packets_total)",
+			st->invalid_drops);
 	}
 	if (v)
 		frontends_put(f, v, n, flags & KPX_METRICS_PER_BACKEND);

@@ -116,7 +116,8 @@ static void test_render(void)
 	struct kpx_metrics *m = kpx_metrics_new();
 	struct kpx_backend be[2] = { 0 };
 	struct kpx_service svc = { 0 };
-	struct kpx_nl_stats st = { .services = 1, .backends = 2, .conns = 60, .rejects = 1, .drops = 2 };
+	struct kpx_nl_stats st = { .services = 1, .backends = 2, .conns = 60, .rejects = 1, .drops = 2,
+				    .invalid_drops = 7 };
 	char *text;
 	size_t len;
 	double now;
@@ -201,6 +202,9 @@ static void test_render(void)
 	   strstr(text, "backend_ip=\"10.244.0.4\",backend_port=\"53\"} 35\n"), "per-backend counters");
 	ok(strstr(text, "kpx_module_connections_total 60\n") && strstr(text, "kpx_module_drops_total 2\n"),
 	   "module totals");
+	ok(strstr(text, "# TYPE kpx_ct_state_invalid_dropped_packets_total counter\n") &&
+	   strstr(text, "kpx_ct_state_invalid_dropped_packets_total 7\n"),
+	   "INVALID packets of kpx flows dropped (KPX_STATS_A_INVALID_DROPS)");
 	ok(!fx_matches("^[^#][^ ]* [^0-9+-]", text), "every sample line is NAME VALUE");
 	free(text);
 

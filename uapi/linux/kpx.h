@@ -109,6 +109,17 @@
  *                          counts its own changes can tell from it that
  *                          nobody else changed the table, without a dump.
  *                          Never 0; absent from modules before it.
+ *       KPX_STATS_A_INVALID_DROPS: u64, packets dropped because conntrack
+ *                          marked them INVALID (a TCP segment outside the
+ *                          window, say) while they belong to a flow kpx
+ *                          DNATed (the entry their tuple names has a
+ *                          destination NAT binding to a kpx frontend).
+ *                          Untranslated they would reach the client with
+ *                          the backend's address (kubernetes#74839).
+ *                          Other INVALID packets are not touched.  The
+ *                          counterpart of kube-proxy's
+ *                          kubeproxy_iptables_ct_state_invalid_dropped_packets_total.
+ *                          Absent from modules before it.
  *
  * KPX_CMD_FLUSH (doit; CAP_NET_ADMIN in the initial user ns)
  *   Deletes every frontend of the namespace.
@@ -397,6 +408,7 @@ enum kpx_stats_attr {
 	KPX_STATS_A_DROPS,	/* u64 */
 	KPX_STATS_A_FILTERED,	/* u64, dropped by source ranges */
 	KPX_STATS_A_GENERATION,	/* u32, frontend table generation, never 0 */
+	KPX_STATS_A_INVALID_DROPS,	/* u64, INVALID packets of kpx flows */
 	__KPX_STATS_A_MAX
 };
 #define KPX_STATS_A_MAX (__KPX_STATS_A_MAX - 1)

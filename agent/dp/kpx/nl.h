@@ -17,6 +17,7 @@ struct kpx_nl_stats {
 	uint64_t conns, rejects, drops;
 	uint32_t generation;	/* KPX_STATS_A_GENERATION; 0: an older module */
 	uint64_t filtered;	/* KPX_STATS_A_FILTERED; 0: an older module */
+	uint64_t invalid_drops;	/* KPX_STATS_A_INVALID_DROPS; 0: an older module */
 };
 
 /*

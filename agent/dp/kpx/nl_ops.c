@@ -128,6 +128,7 @@ static struct nla_policy stats_policy[KPX_STATS_A_MAX + 1] = {
 	[KPX_STATS_A_DROPS] = { .type = NLA_U64 },
 	[KPX_STATS_A_GENERATION] = { .type = NLA_U32 },
 	[KPX_STATS_A_FILTERED] = { .type = NLA_U64 },
+	[KPX_STATS_A_INVALID_DROPS] = { .type = NLA_U64 },
 };
 
 int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
@@ -154,6 +155,8 @@ int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
 		out->generation = nla_get_u32(st[KPX_STATS_A_GENERATION]);
 	if (st[KPX_STATS_A_FILTERED])
 		out->filtered = nla_get_u64(st[KPX_STATS_A_FILTERED]);
+	if (st[KPX_STATS_A_INVALID_DROPS])
+		out->invalid_drops = nla_get_u64(st[KPX_STATS_A_INVALID_DROPS]);
 	return 0;
 }
 
