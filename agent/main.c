@@ -186,10 +186,11 @@ static int init_only(const struct kpx_config *o)
 
 /*
  * The descriptor the event loop waits on: @sfd, or an epoll descriptor over
- * @sfd, the --config file's watch (*wfd) and the interface address watch
- * (@afd, -1 without), readable when one of them is.
+ * @sfd, the --config file's watch (*wfd), the interface address watch
+ * (@afd, -1 without) and the data plane's event descriptor (@dfd, -1
+ * without), readable when one of them is.
  */
-static int events_fd(const struct kpx_config *o, int sfd, int *wfd, int afd)
+static int events_fd(const struct kpx_config *o, int sfd, int *wfd, int afd, int dfd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	int efd;
@@ -205,12 +206,13 @@ static int events_fd(const struct kpx_config *o, int sfd, int *wfd, int afd)
 			return -1;
 		}
 	}
-	if (*wfd < 0 && afd < 0)
+	if (*wfd < 0 && afd < 0 && dfd < 0)
 		return sfd;
 	efd = epoll_create1(EPOLL_CLOEXEC);
 	if (efd < 0 || epoll_ctl(efd, EPOLL_CTL_ADD, sfd, &ev) ||
 	    (*wfd >= 0 && epoll_ctl(efd, EPOLL_CTL_ADD, *wfd, &ev)) ||
-	    (afd >= 0 && epoll_ctl(efd, EPOLL_CTL_ADD, afd, &ev))) {
+	    (afd >= 0 && epoll_ctl(efd, EPOLL_CTL_ADD, afd, &ev)) ||
+	    (dfd >= 0 && epoll_ctl(efd, EPOLL_CTL_ADD, dfd, &ev))) {
 		if (efd >= 0)
 			close(efd);
 		return -1;
@@ -258,6 +260,7 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	int64_t ips_ms, cidrs_ms;
 	struct kpx_addrs *addrs = NULL;
 	int sfd = signal_fd(), status = 0, r;
+	int dfd = dp && dp->ops->event_fd && !o->once ? dp->ops->event_fd(dp) : -1;
 	int wfd = -1, efd;
 
 	/* the host's addresses, for --nodeport-addresses CIDRs (not in a
@@ -269,7 +272,7 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 			kpx_warn("main", "no interface address watch (%s): NodePort CIDRs select among the Node's addresses",
 				 strerror(-r));
 	}
-	efd = events_fd(o, sfd, &wfd, addrs && !o->once ? kpx_addrs_fd(addrs) : -1);
+	efd = events_fd(o, sfd, &wfd, addrs && !o->once ? kpx_addrs_fd(addrs) : -1, dfd);
 
 	if (!k || sfd < 0 || efd < 0) {
 		fprintf(stderr, "kpx-agent: setup failed: %s\n", strerror(errno));
@@ -351,6 +354,9 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 
 			if (addrs)
 				local_addrs_update(addrs, model);
+			/* the module loaded again: program it at once */
+			if (dfd >= 0 && dp->ops->events(dp) > 0)
+				kpx_sync_dp_replaced(sync);
 
 			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				kpx_info("main", "%s: exiting, module state left in place",

@@ -111,6 +111,17 @@ struct kpx_dp_ops {
 	 */
 	int (*generation)(struct kpx_dp *dp, uint32_t *gen);
 	/*
+	 * Optional (NULL or -1: none): a descriptor that becomes readable
+	 * when the data plane may have lost its state behind the agent's
+	 * back (kpx: the module was unloaded or loaded again; only a load
+	 * answers 1: until then there is nothing to program).  The event
+	 * loop polls it and then calls events(), which reads what is
+	 * pending and answers 1 when the data plane must be programmed again
+	 * from scratch at once (kpx_sync_dp_replaced()), else 0.
+	 */
+	int (*event_fd)(struct kpx_dp *dp);
+	int (*events)(struct kpx_dp *dp);
+	/*
 	 * kpx-agent --cleanup: removes every trace of this mode from the
 	 * node (module frontends; the nft table; the chains and jumps; IPVS
 	 * services, ipsets, the dummy interface) and nothing else.  Works

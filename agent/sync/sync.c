@@ -168,9 +168,19 @@ int64_t kpx_sync_next_at(bool synced_before, int64_t last, int64_t last_full,
 
 int64_t kpx_sync_due(const struct kpx_sync *s)
 {
+	if (s->replaced)
+		return INT64_MIN;
 	return kpx_sync_next_at(s->synced, s->last, s->last_full,
 				kpx_model_dirty(s->model) || s->need_full,
 				s->min_period, s->period);
+}
+
+void kpx_sync_dp_replaced(struct kpx_sync *s)
+{
+	s->replaced = true;
+	s->need_full = true;
+	s->gen_ok = false;
+	s->ns_sent = false;
 }
 
 /* Backend list bytes per log line: log.c truncates lines at 4 KiB. */
@@ -306,6 +316,7 @@ static int sync_failed(struct kpx_sync *s, int64_t t0, int err, double t0s,
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, 0, 1);
 	s->synced = true;
 	s->need_full = true;
+	s->replaced = false;
 	s->gen_ok = false;
 	s->last = t0;
 	return err;
@@ -520,6 +531,7 @@ int kpx_sync_run(struct kpx_sync *s)
 	free(ops);
 	s->synced = true;
 	s->need_full = errors > 0;
+	s->replaced = false;
 	s->last = t0;
 	if (full || periodic)	/* dumped, or checked by generation */
 		s->last_full = t0;

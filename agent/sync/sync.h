@@ -101,4 +101,12 @@ int64_t kpx_sync_due(const struct kpx_sync *s);
  */
 int kpx_sync_run(struct kpx_sync *s);
 
+/*
+ * The data plane lost its state (dp->ops->events() answered 1: the kpx
+ * module was unloaded or loaded again): the next sync is due at once and
+ * full (dump, every frontend compared), and the namespace settings are
+ * sent again.
+ */
+void kpx_sync_dp_replaced(struct kpx_sync *s);
+
 #endif

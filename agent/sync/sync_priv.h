@@ -22,6 +22,7 @@ struct kpx_sync {
 	int64_t min_period, period;	/* ms */
 	bool synced;			/* a sync has run */
 	bool need_full;			/* the last sync had errors */
+	bool replaced;			/* kpx_sync_dp_replaced(): sync now */
 	int64_t last, last_full;	/* monotonic ms */
 	struct kpx_service *actual;	/* last known module state, sorted */
 	size_t nactual;

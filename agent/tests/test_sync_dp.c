@@ -101,6 +101,59 @@ static void test_generation(void)
 	kpx_model_free(m);
 }
 
+/*
+ * The module loaded again (kpx_sync_dp_replaced()): empty, its settings
+ * gone.  The next sync is due at once (not after sync-period), dumps,
+ * sends the namespace settings again and re-programs every frontend; a
+ * failed one is not retried in a loop.
+ */
+static bool fail_dump(struct kpx_fakedp *f, enum kpx_fakedp_call call)
+{
+	(void)f;
+	return call == KPX_FAKEDP_DUMP;
+}
+
+static void test_replaced(void)
+{
+	struct kpx_model *m = kpx_model_new();
+	struct kpx_fakedp g;
+	struct kpx_sync *s;
+	long cfg0;
+	int r;
+
+	set_node(m, "node-a");
+	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, J(NODE));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, 1, 80));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(EPS));
+	s = periodic_syncer(m, &g, true, 3600 * 1000);
+	r = kpx_sync_run(s);
+	ok(r == 0 && g.ntable == 1 && g.set_configs >= 1, "replaced: first sync programs");
+	cfg0 = g.set_configs;
+	ok(kpx_sync_due(s) > kpx_now_ms() + 60 * 1000,
+	   "replaced: nothing due before sync-period while nothing changes");
+	kpx_fakedp_load(&g, NULL, 0);	/* rmmod kpx; insmod kpx */
+	g.generation = 1;
+	kpx_sync_dp_replaced(s);
+	ok(kpx_sync_due(s) <= kpx_now_ms(), "replaced: a sync is due at once");
+	r = kpx_sync_run(s);
+	ok(r == 0 && g.dumps == 2 && g.sets == 2 && g.ntable == 1,
+	   "replaced: that sync dumps and programs the frontend again (dumps %ld sets %ld frontends %zu)",
+	   g.dumps, g.sets, g.ntable);
+	ok(g.set_configs == cfg0 + 1, "replaced: the namespace settings are sent again (%ld)",
+	   g.set_configs - cfg0);
+	ok(kpx_sync_due(s) > kpx_now_ms() + 60 * 1000, "replaced: then quiet again");
+	kpx_sync_dp_replaced(s);
+	g.fail = fail_dump;
+	r = kpx_sync_run(s);
+	g.fail = NULL;
+	ok(r < 0 && kpx_sync_due(s) > INT64_MIN,
+	   "replaced, and that sync cannot dump: retried after min-sync-period, not at once in a loop (r %d)",
+	   r);
+	kpx_sync_free(s);
+	kpx_fakedp_free(&g);
+	kpx_model_free(m);
+}
+
 int main(void)
 {
 	struct kpx_fakedp f;
@@ -158,5 +211,6 @@ int main(void)
 	kpx_fakedp_free(&f);
 	kpx_model_free(m);
 	test_generation();
+	test_replaced();
 	return tap_done();
 }

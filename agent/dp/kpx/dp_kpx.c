@@ -20,6 +20,7 @@
 struct dp_kpx {
 	struct kpx_dp dp;
 	struct kpx_nl *nl;
+	struct kpx_nl_notify *notify;	/* module load/unload, or NULL */
 };
 
 static struct dp_kpx *to_kpx(struct kpx_dp *dp)
@@ -56,12 +57,19 @@ static int kpx_open(struct kpx_dp **out, unsigned int flags, char *err,
 		free(k);
 		return r;
 	}
+	if (!(flags & KPX_DP_OPEN_CLEANUP)) {
+		r = kpx_nl_notify_open(&k->notify);
+		if (r)
+			kpx_warn("dataplane", "cannot watch the kpx module's loads and unloads (nlctrl notify): %s; a reloaded module is programmed again at the next --sync-period",
+				 strerror(-r));
+	}
 	*out = &k->dp;
 	return 0;
 }
 
 static void kpx_close(struct kpx_dp *dp)
 {
+	kpx_nl_notify_close(to_kpx(dp)->notify);
 	kpx_nl_close(to_kpx(dp)->nl);
 	free(dp);
 }
@@ -139,6 +147,43 @@ static int kpx_generation(struct kpx_dp *dp, uint32_t *gen)
 	return st.generation ? 0 : -EOPNOTSUPP;	/* an older module */
 }
 
+static int kpx_event_fd(struct kpx_dp *dp)
+{
+	return to_kpx(dp)->notify ? kpx_nl_notify_fd(to_kpx(dp)->notify) : -1;
+}
+
+/*
+ * The module unloaded (its frontends and settings gone with it: logged) or
+ * loaded again (empty, under a new family id: the socket is opened again
+ * and the syncer programs it from scratch).
+ */
+static int kpx_events(struct kpx_dp *dp)
+{
+	struct dp_kpx *k = to_kpx(dp);
+	struct kpx_nl *nl;
+	int ev, r;
+
+	if (!k->notify)
+		return 0;
+	ev = kpx_nl_notify_read(k->notify);
+	if (ev & KPX_NL_FAMILY_DEL)
+		kpx_warn("dataplane", "the kpx module was unloaded (generic netlink family \"%s\" gone): its frontends are gone until it is loaded again",
+			 KPX_GENL_NAME);
+	if (ev & KPX_NL_FAMILY_NEW) {
+		r = kpx_nl_open(&nl);
+		if (r) {
+			kpx_err("dataplane", "the kpx module was loaded again, but opening its family failed: %s",
+				strerror(-r));
+		} else {
+			kpx_nl_close(k->nl);
+			k->nl = nl;
+			kpx_info("dataplane", "the kpx module was loaded (generic netlink family \"%s\" registered): programming it from scratch",
+				 KPX_GENL_NAME);
+		}
+	}
+	return ev & KPX_NL_FAMILY_NEW ? 1 : 0;
+}
+
 static int kpx_cleanup(struct kpx_dp *dp)
 {
 	return nl_result(to_kpx(dp), kpx_nl_flush(to_kpx(dp)->nl));
@@ -156,5 +201,7 @@ const struct kpx_dp_ops kpx_dp_kpx = {
 	.del_service = kpx_del_service,
 	.commit = kpx_commit,
 	.generation = kpx_generation,
+	.event_fd = kpx_event_fd,
+	.events = kpx_events,
 	.cleanup = kpx_cleanup,
 };

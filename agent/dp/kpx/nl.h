@@ -26,6 +26,24 @@ struct kpx_nl_stats {
  */
 int kpx_nl_open(struct kpx_nl **out);
 void kpx_nl_close(struct kpx_nl *nl);
+
+/*
+ * The module's comings and goings (nl_notify.c): a socket subscribed to
+ * the generic netlink controller's "notify" group, non-blocking.  Its
+ * descriptor (kpx_nl_notify_fd()) becomes readable on every family event;
+ * kpx_nl_notify_read() then reads all pending ones and returns which of
+ * KPX_NL_FAMILY_NEW (the family "kpx" registered: the module loaded, empty)
+ * and KPX_NL_FAMILY_DEL (unregistered: the module unloaded, its frontends
+ * gone) it saw, both when notifications were lost (receive buffer
+ * overrun), 0 for none.  A kpx_nl opened before a KPX_NL_FAMILY_NEW holds
+ * the old family id: open a new one.  open: 0 or -errno.
+ */
+enum { KPX_NL_FAMILY_NEW = 1, KPX_NL_FAMILY_DEL = 2 };
+struct kpx_nl_notify;
+int kpx_nl_notify_open(struct kpx_nl_notify **out);
+void kpx_nl_notify_close(struct kpx_nl_notify *n);
+int kpx_nl_notify_fd(const struct kpx_nl_notify *n);
+int kpx_nl_notify_read(struct kpx_nl_notify *n);
 /* The last extack message from the kernel, or "" (never NULL). */
 const char *kpx_nl_errmsg(const struct kpx_nl *nl);
 
