@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include "config/ctsysctl.h"
 #include "dp/dataplane.h"
 #include "k8s/decode.h"
+#include "base/ctstat.h"
 #include "base/duration.h"
 #include "http/healthcheck.h"
 #include "http/healthz.h"
@@ -39,6 +39,10 @@
 
 #ifndef KPX_VERSION
 #define KPX_VERSION "0.1.0"
+/* The conntrack statistics' check (ctstat.h): how often, and the log's interval. */
+#define CT_CHECK_MS 10000
+#define CT_FULL_LOG_MS 60000
+#define NF_CONNTRACK_MAX "/proc/sys/net/netfilter/nf_conntrack_max"
 #endif
 
 static int usage_error(const char *msg)
@@ -255,6 +259,7 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	struct kpx_k8s *k = sync ? kpx_k8s_new(kc, o->hostname, model) : NULL;
 	struct servers sv = { 0 };
 	struct kpx_hc *hc = NULL;
+	struct kpx_ctstat_check ctc = { 0 };
 	struct kpx_nodewait nw;
 	bool node_ready = false;
 	int64_t ips_ms, cidrs_ms;
@@ -309,6 +314,9 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	for (;;) {
 		int64_t now = kpx_now_ms(), wait = 1000;
 
+		/* "conntrack table full", at most once per CT_FULL_LOG_MS */
+		kpx_ctstat_check(&ctc, KPX_CTSTAT_PATH, NF_CONNTRACK_MAX, now, CT_FULL_LOG_MS);
+
 		/*
 		 * As kube-proxy: the own Node first (nodewait.h), then the
 		 * health and metrics servers, then the first sync.
@@ -340,8 +348,8 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 				due = kpx_sync_due(sync);
 			}
 			wait = due - now > 0 ? due - now : 0;
-			if (wait > INT_MAX)
-				wait = INT_MAX;
+			if (wait > CT_CHECK_MS)
+				wait = CT_CHECK_MS;
 		}
 		r = kpx_k8s_poll(k, efd, (int)wait);
 		if (r < 0) {

@@ -14,6 +14,7 @@
 #include "base/addr.h"
 #include "base/duration.h"
 #include "base/sysctl.h"
+#include "base/ctstat.h"
 #include "http/metrics.h"
 
 /* kube-proxy's buckets: ExponentialBuckets(0.001, 2, 15). */
@@ -564,6 +565,7 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 	      "Frontends refused by the data plane and not programmed, retried every sync-period or when they change",
 	      (double)m->refused);
 	kpx_sysctl_metrics(f);
+	kpx_ctstat_metrics(f, KPX_CTSTAT_PATH);
 	if (st) {
 		gauge(f, "kpx_module_frontends", "Frontends in the module", st->services);
 		gauge(f, "kpx_module_backends", "Backends in the module", st->backends);
