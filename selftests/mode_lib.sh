@@ -49,7 +49,7 @@ require_mode() {
 # (KPX_SVC_A_SCHEDULER values other than random), clusterip-reject
 # (KPX_SVC_F_CLUSTER_IP: undefined ports of a ClusterIP refused) and
 # clusterip-host-ports (a host daemon does not answer on a ClusterIP) and
-# etp-local-shortcut (kpx_case_04: in-cluster clients of an eTP Local LB
+# etp-local-shortcut (case 04: in-cluster clients of an eTP Local LB
 # IP / NodePort served by any endpoint) and affinity-idle-expiry
 # (kpx_case_03: a ClientIP affinity entry expires timeoutSeconds after the
 # client's last connection).
