@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # cases/run.sh [NN...]: the table-driven runner of the shared cases.  For
-# each case NN (default: every testdata/cases/NN with an expect.json, or
-# those in KPX_CASES) it builds the case's pods, starts the test API server
+# each case NN (default: every testdata/cases/NN with an expect.json but
+# those in KPX_CASES_EXCEPT, or those in KPX_CASES) it builds the case's pods, starts the test API server
 # with testdata/cases/NN/objects.json and the real kpx-agent in the proxy
 # mode under test, and walks the phases of testdata/cases/NN/expect.json
 # (format: cases/README.md): restart the agent as another node or with
@@ -21,7 +21,7 @@
 #                           `-- veth -- the case's pods (expect.json "pods")
 . "$(dirname "$0")/../lib.sh"
 . "$SELFTESTS/case_lib.sh"
-TEST_NAME=kpx_cases
+TEST_NAME=${KPX_CASES_NAME:-kpx_cases}
 
 # expect_lines FILE: expect.json as one line per row, fields separated by
 # $US (ASCII unit separator), one jq run per case (an exec costs up to 1 s
@@ -753,7 +753,9 @@ cases=("$@")
 [ ${#cases[@]} -gt 0 ] || read -r -a cases <<<"${KPX_CASES:-}"
 if [ ${#cases[@]} = 0 ]; then
 	for f in "$CASES_DIR"/*/expect.json; do
-		[ -e "$f" ] && cases+=("$(basename "$(dirname "$f")")")
+		[ -e "$f" ] || continue
+		f=$(basename "$(dirname "$f")")
+		[[ " ${KPX_CASES_EXCEPT:-} " == *" $f "* ]] || cases+=("$f")
 	done
 fi
 [ ${#cases[@]} -gt 0 ] || skip "no testdata/cases/*/expect.json"
