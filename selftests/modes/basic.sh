@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # modes/basic.sh MODE: the behaviour every fallback proxy mode must have,
-# with kpx-agent --proxy-mode MODE (nftables or iptables) against the test
-# API server; what only MODE has, and how its rules are read, is in
-# modes/MODE.sh (hooks mode_*).  The kpx module holds no frontend.  Checks:
+# with kpx-agent --proxy-mode MODE (nftables, iptables or ipvs) against the
+# test API server; what only MODE has, and how its rules are read, is in
+# modes/MODE.sh (hooks mode_*; mode_topology, mode_objects, which adds
+# object files to MODE_OBJECTS, and mode_before_cleanup are optional).  The kpx module holds no frontend.  Checks:
 # the endpoint rules of the first sync; a dual-stack ClusterIP reaches both
 # pods from the cli netns (masqueraded: the client is outside the cluster
 # CIDR) and from the node; hairpin is masqueraded, pod -> other pod is not;
@@ -23,7 +24,7 @@
 . "$SELFTESTS/agent_lib.sh"
 . "$SELFTESTS/fallback_fixture.sh"
 
-MODE=${1:?usage: modes/basic.sh nftables|iptables}
+MODE=${1:?usage: modes/basic.sh nftables|iptables|ipvs}
 TEST_NAME=kpx_modes-$MODE
 NODE_A=192.0.2.11
 LB=198.51.100.40
@@ -34,7 +35,10 @@ AGENT_FLAGS=(--proxy-mode "$MODE" --hostname-override node-a
 T0=${EPOCHREALTIME/./}
 # tick WHAT: a timing note (ms since the start; no fork).
 tick() { log "t=$(((${EPOCHREALTIME/./} - T0) / 1000)) ms: $*"; }
+MODE_OBJECTS=()
 . "$SELFTESTS/modes/$MODE.sh" || skip "no modes/$MODE.sh"
+# hook NAME: call mode_NAME if the mode has it.
+hook() { ! declare -F "mode_$1" >/dev/null || "mode_$1"; }
 
 # wait_eps N [SECONDS]: poll until there are N IPv4 endpoint rules.
 wait_eps() {
@@ -76,14 +80,15 @@ expect_refused() {
 require_mode kpx
 mode_require
 setup_trap 'tick exit trap; agent_lib_stop; mode_exit; tick agent and API server stopped'
-fallback_topology || skip "topology setup failed"
+fallback_topology && hook topology || skip "topology setup failed"
 mode_banner
 
 OBJ=$TMPD/objects.json
 fallback_objects "$OBJ" || skip "objects.json is not valid JSON"
+hook objects
 
 tick "topology ready"
-kpx_api_start --objects "$OBJ"
+kpx_api_start --objects "$OBJ" "${MODE_OBJECTS[@]}"
 kpx_agent_start "${AGENT_FLAGS[@]}" "${MODE_FLAGS[@]}"
 # web v4 ClusterIP + NodePort (2+2), sticky (2), lb ClusterIP, LB IP and NodePort (2+2+2)
 wait_eps 12 60
@@ -145,6 +150,7 @@ tick "restart done"
 
 # --- cleanup ---------------------------------------------------------------------------
 kpx_agent_stop
+hook before_cleanup
 assert_rc "kpx-agent --cleanup" 0 "$KPX_AGENT" --cleanup
 mode_cleanup
 client cli -n 1 -t 500 10.96.0.80:80
