@@ -522,7 +522,7 @@ svc_counter() {
 be_counter() { mode_is kpx || { echo "$MODE_NA"; return; }; echo "${KS["$1 $2 $3 $4 $5 conns"]:-none}"; }
 
 # stats_read [NS]: "kpxctl stats --json" into ST (services backends conns
-# rejects drops filtered); stats_mark [NS] keeps a copy in ST0; stats_delta FIELD
+# rejects drops filtered invalid_drops); stats_mark [NS] keeps a copy in ST0; stats_delta FIELD
 # [NS] reads again and prints a total's change (totals count since load).
 declare -A ST ST0
 stats_read() {
@@ -530,15 +530,15 @@ stats_read() {
 
 	ST=()
 	if ! mode_is kpx; then
-		for n in services backends conns rejects drops filtered; do
+		for n in services backends conns rejects drops filtered invalid_drops; do
 			ST[$n]=$MODE_NA
 		done
 		return
 	fi
-	read -r ST[services] ST[backends] ST[conns] ST[rejects] ST[drops] ST[filtered] < <(
+	read -r ST[services] ST[backends] ST[conns] ST[rejects] ST[drops] ST[filtered] ST[invalid_drops] < <(
 		in_ns "${1:-}" "$KPXCTL" stats --json |
-		jq -r '"\(.services) \(.backends) \(.conns) \(.rejects) \(.drops) \(.filtered)"')
-	for n in services backends conns rejects drops filtered; do
+		jq -r '"\(.services) \(.backends) \(.conns) \(.rejects) \(.drops) \(.filtered) \(.invalid_drops)"')
+	for n in services backends conns rejects drops filtered invalid_drops; do
 		[[ "${ST[$n]:-}" =~ ^[0-9]+$ ]] || ST[$n]=none
 	done
 }

@@ -52,7 +52,11 @@ require_mode() {
 # etp-local-shortcut (case 04: in-cluster clients of an eTP Local LB
 # IP / NodePort served by any endpoint) and affinity-idle-expiry
 # (kpx_case_03: a ClientIP affinity entry expires timeoutSeconds after the
-# client's last connection).
+# client's last connection) and invalid-drop (case 30: a forwarded reply
+# segment of a Service flow that conntrack marks INVALID is dropped, not
+# left untranslated), invalid-drop-local (the same for a reply sent by the
+# node itself) and invalid-scoped (an INVALID packet of a flow that is no
+# Service's is forwarded as without the proxy).
 declare -A MODE_LACKS=(
 	["nftables sched-rr"]="nftables mode schedules with numgen random only (kube-proxy's nftables mode)"
 	["nftables sched-wrr"]="nftables mode schedules with numgen random only (kube-proxy's nftables mode)"
@@ -69,6 +73,12 @@ declare -A MODE_LACKS=(
 	["nftables etp-local-shortcut"]="in-cluster clients of an eTP Local LB IP/NodePort reach any endpoint only in kpx mode"
 	["iptables etp-local-shortcut"]="in-cluster clients of an eTP Local LB IP/NodePort reach any endpoint only in kpx mode"
 	["ipvs etp-local-shortcut"]="in-cluster clients of an eTP Local LB IP/NodePort reach any endpoint only in kpx mode"
+	["nftables invalid-drop"]="kube-proxy's nftables mode installs no drop of conntrack INVALID packets (kubernetes#122663): a reply segment conntrack marks INVALID leaves untranslated; --conntrack-tcp-be-liberal avoids the out-of-window case"
+	["nftables invalid-drop-local"]="kube-proxy's nftables mode installs no drop of conntrack INVALID packets (kubernetes#122663)"
+	["iptables invalid-drop"]="the iptables mode installs no drop of conntrack INVALID packets (kube-proxy's KUBE-FORWARD rule, kubernetes#74840, is not implemented): a reply segment conntrack marks INVALID leaves untranslated"
+	["iptables invalid-drop-local"]="the iptables mode installs no drop of conntrack INVALID packets (kube-proxy's would be in the forward path only, kubernetes#117924)"
+	["ipvs invalid-drop"]="the ipvs mode installs no drop of conntrack INVALID packets (kube-proxy's KUBE-FORWARD rule, kubernetes#74840, is not implemented): a reply segment conntrack marks INVALID leaves untranslated"
+	["ipvs invalid-drop-local"]="the ipvs mode installs no drop of conntrack INVALID packets (kube-proxy's would be in the forward path only, kubernetes#117924)"
 )
 
 # require_feature FEATURE...: skip when the mode under test lacks one.

@@ -41,7 +41,10 @@ expect_lines() {
 	(.phases[] |
 		(["phase", .desc, (.node // ""), (if .flags == null then "=" else (.flags | words) end),
 		  (.step // ""), (.restore | list), (.apply | words), (.delete | list),
-		  (if .step_first then "1" else "" end)] | row),
+		  (if .step_first then "1" else "" end), (.agent // ""), (.kill_ms // "")] | row),
+		(.module // empty | ["module", .] | row),
+		(.set_sysctl // {} | to_entries | map("\(.key)=\(.value)") | join(" ") |
+			if . == "" then empty else ["setsysctl", .] | row end),
 		((.addrs // [])[] | ["addr", .] | row),
 		(.pause_s // empty | ["pause", .] | row),
 		(if .agent_running then ["running"] | row else empty end),
@@ -83,7 +86,12 @@ expect_lines() {
 			 (.field // "conns"), .delta, (.requires // "")] | row),
 		((.health // [])[] |
 			["health", .address, .status, (.service // ""), (.local_endpoints // "" | tostring)] | row),
-		((.conntrack // [])[] | ["ct", .desc, .match, .count] | row),
+		((.conntrack // [])[] |
+			["ct", (.desc // .match), .match, (.count // ""), (.min // ""), (.wait // "")] | row),
+		((.invalid // [])[] | select(inmode) |
+			["invalid", .from, .destination, (.stray // "dropped"),
+			 (.counters // {} | to_entries | map("\(.key)=\(.value)") | join(" ")),
+			 (.requires // "")] | row),
 		(.neighbour_loopback // empty |
 			["neighbour", .destination, (.count // 2), (.timeout_ms // 1000)] | row),
 		((.hold_end // [])[] | ["hold_end", .name, (.ident // "")] | row),
@@ -323,9 +331,19 @@ health() {
 	[ -z "$4" ] || assert_eq "health check $1 body localEndpoints" "$4" "${got##* }"
 }
 
-# ct_check DESC ERE COUNT: conntrack entries matching ERE (ct_count).
+# ct_check DESC ERE COUNT [MIN [WAIT]]: conntrack entries matching ERE
+# (ct_count): exactly COUNT (polled up to WAIT s, for a cleanup that runs
+# after the sync), and/or at least MIN.
 ct_check() {
-	assert_eq "$1: conntrack entries" "$3" "$(ct_count "$2")"
+	local n t0=$SECONDS
+
+	n=$(ct_count "$2")
+	while [ -n "$3" ] && [ "$n" != "$3" ] && ((SECONDS - t0 < ${5:-0})); do
+		sleep 0.5
+		n=$(ct_count "$2")
+	done
+	[ -z "$3" ] || assert_eq "$1: conntrack entries" "$3" "$n"
+	[ -z "${4:-}" ] || assert_ge "$1: conntrack entries" "$4" "$n"
 }
 
 # delta_mark: the module's totals and kpxctl list's counters before the
@@ -582,14 +600,139 @@ check_listeners() {
 	assert_eq "TCP listeners on port $1${3:+ (IPv$3)}" "$2" "$n"
 }
 
-# phase DESC NODE FLAGS STEP RESTORE APPLY DELETE STEP_FIRST: the agent as
-# NODE with FLAGS ("=" the former ones), then steps up to STEP (before the
-# agent's start with STEP_FIRST), the objects RESTORE
+# ct_stat FIELD: a column of /proc/net/stat/nf_conntrack (the kernel's
+# per-CPU conntrack statistics, hex), summed over the CPUs.
+ct_stat() {
+	local -a v
+	local i c="" sum=0 first=1
+
+	while read -r -a v; do
+		if [ "$first" = 1 ]; then
+			first=0
+			for i in "${!v[@]}"; do
+				[ "${v[i]}" != "$1" ] || c=$i
+			done
+			[ -n "$c" ] || { echo none; return; }
+			continue
+		fi
+		sum=$((sum + 0x${v[c]}))
+	done </proc/net/stat/nf_conntrack
+	echo "$sum"
+}
+
+# invalid FROM DST STRAY COUNTERS REQUIRES: kpx_invalid from FROM through
+# DST (a TCP Service address, or a pod's own for a flow without NAT): the
+# backend's namespace sends a reply segment 2^30 beyond its sequence
+# number, which conntrack marks INVALID (asserted: the kernel's invalid
+# statistic grew).  STRAY "dropped": it never reaches the client with the
+# backend's address; "delivered": it reaches the client as sent (not
+# Service traffic, not the proxy's to drop).  Either way the client sends
+# no RST to the backend and the connection still echoes.  COUNTERS as for
+# probes (kpxctl stats, kpx mode).
+invalid() {
+	local from=$1 dst=$2 stray=$3 counters=$4 req=$5 what="stray INVALID reply on $2 from $1"
+	local -a args=()
+	local p a out ct0 kv leaked rsts alive
+
+	if [ -n "$req" ] && [ -n "${MODE_LACKS["$KPX_PROXY_MODE $req"]:-}" ]; then
+		skip_assert "$what: $stray" "${MODE_LACKS["$KPX_PROXY_MODE $req"]}"
+		return
+	fi
+	for p in "${!POD_IP[@]}"; do
+		args+=(-n "${POD_IP[$p]}=/run/netns/$p")
+	done
+	for a in $NODE_A 192.0.2.12 192.0.2.13 $NODE4; do
+		args+=(-n "$a=/proc/$$/ns/net")
+	done
+	stats_mark
+	ct0=$(ct_stat invalid)
+	out=$(in_ns "$from" "$SELFTESTS/tools/kpx_invalid" "${args[@]}" "$dst" 2>&1)
+	log "kpx_invalid $dst from $from: $out"
+	assert_ge "$what: conntrack's invalid statistic grew by" 1 $(($(ct_stat invalid) - ct0))
+	leaked=$(sed -n 's/.* leaked=\([0-9]*\).*/\1/p' <<<"$out")
+	rsts=$(sed -n 's/.* rsts=\([0-9]*\).*/\1/p' <<<"$out")
+	alive=$(sed -n 's/.* alive=\([0-9]*\).*/\1/p' <<<"$out")
+	case "$stray" in
+	dropped) assert_eq "$what: segments from the backend's own address at the client" 0 "$leaked" ;;
+	delivered) assert_eq "$what: the stray segment delivered as sent" 1 "$leaked" ;;
+	*) _fail "expect.json: unknown stray '$stray'" ;;
+	esac
+	assert_eq "$what: RSTs from the client to the backend" 0 "$rsts"
+	assert_eq "$what: the connection still echoes" 1 "$alive"
+	for kv in $counters; do
+		assert_ge "$what: module counter ${kv%%=*} grew by" "${kv#*=}" \
+			"$(stats_delta "${kv%%=*}")"
+	done
+}
+
+# agent_op OP [KILL_MS]: the phase's "agent": stop (SIGTERM), kill
+# (SIGKILL), start (again, waiting for its first sync); kill-busy: SIGKILL
+# KILL_MS ms after the phase's changes were applied (it is handling them).
+# A stopped agent stays down until a phase starts it.
+AGENT_DOWN=
+agent_op() {
+	local n
+
+	case "$1" in
+	stop)
+		agent_stop
+		AGENT_DOWN=1
+		log "agent stopped (SIGTERM)" ;;
+	kill|kill-busy)
+		[ "$1" = kill ] || sleep "$(awk -v m="${2:-0}" 'BEGIN { print m / 1000 }')"
+		if [ -n "$AGENT_PID" ]; then
+			kill -KILL "$AGENT_PID" 2>/dev/null
+			wait "$AGENT_PID" 2>/dev/null
+		fi
+		AGENT_PID="" AGENT_DOWN=1
+		log "agent killed (SIGKILL)" ;;
+	start)
+		n=$(agent_syncs)
+		AGENT_DOWN=
+		# shellcheck disable=SC2086
+		agent_start $CUR_FLAGS
+		log "agent started again: first sync after $(wait_agent_synced $((${n:-0} + 1))) s" ;;
+	*) _fail "expect.json: unknown agent operation '$1'" ;;
+	esac
+}
+
+# module_op reload: the kpx module unloaded and loaded again while the
+# agent runs (kpx mode; skipped elsewhere): its frontends and settings are
+# gone until the agent programs it again.
+module_op() {
+	if ! mode_is kpx; then
+		skip_assert "module $1" "the $KPX_PROXY_MODE mode uses no kpx module"
+		return
+	fi
+	[ "$1" = reload ] || { _fail "expect.json: unknown module operation '$1'"; return; }
+	assert_rc "rmmod kpx" 0 rmmod kpx
+	assert_rc "insmod $KPX_KO" 0 insmod "$KPX_KO"
+	log "kpx reloaded: $("$KPXCTL" stats --json 2>&1 | tr -d '\n')"
+}
+
+# set_sysctl NAME=VALUE...: node sysctls (dotted names) for the rest of the
+# case; the values they had are restored when the case ends.
+declare -A SYSCTL0
+set_sysctl() {
+	local kv name
+
+	for kv in $1; do
+		name=${kv%%=*}
+		[ -n "${SYSCTL0[$name]+x}" ] || SYSCTL0[$name]=$(sysctl -n "$name")
+		assert_rc "sysctl $kv" 0 sysctl -q -w "$kv"
+	done
+}
+
+# phase DESC NODE FLAGS STEP RESTORE APPLY DELETE STEP_FIRST AGENT KILL_MS:
+# the agent as NODE with FLAGS ("=" the former ones), then steps up to STEP
+# (before the agent's start with STEP_FIRST), the objects RESTORE
 # ("KIND NS NAME STEP,...": objects.json's version of that step, again),
 # the files APPLY (space separated, in the case's folder), the objects
-# DELETE ("KIND NS NAME,...").
+# DELETE ("KIND NS NAME,..."); AGENT (agent_op) before them, or for
+# kill-busy after them.
 phase() {
 	local desc=$1 node=${2:-${CUR_NODE:-node-a}} flags=$3 upto=$4 file obj
+	local aop=$9 kill_ms=${10}
 	local -a dels=() restores=()
 
 	log "--- case $CASE: $desc"
@@ -600,7 +743,12 @@ phase() {
 		STEP=$((STEP + 1))
 		step "$STEP"
 	done
-	if [ -z "$CUR_NODE" ]; then
+	case "$aop" in
+	stop|kill|start) agent_op "$aop" ;;
+	esac
+	if [ -n "$AGENT_DOWN" ]; then
+		:
+	elif [ -z "$CUR_NODE" ]; then
 		CUR_NODE=$node CUR_FLAGS=$flags AGENT_NODE=$node
 		# shellcheck disable=SC2086
 		agent_start $flags
@@ -624,6 +772,7 @@ phase() {
 		# shellcheck disable=SC2086
 		assert_rc "delete $obj" 0 apictl delete $obj
 	done
+	[ "$aop" != kill-busy ] || agent_op kill-busy "$kill_ms"
 }
 
 # restore_obj KIND NS NAME STEP: apply objects.json's version of the object
@@ -644,7 +793,7 @@ run_case() {
 	local fails0=$FAILS checks0=$CHECKS npids=${#PIDS[@]}
 	local -a fes=() pods=()
 
-	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=() POD_IP6=()
+	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=() POD_IP6=() AGENT_DOWN=
 	# a case may make the agent set it (localhost NodePorts): put back after
 	localnet=$(sysctl -n net.ipv4.conf.all.route_localnet)
 	OBJECTS=$CASES_DIR/$CASE/objects.json
@@ -677,7 +826,10 @@ run_case() {
 		case "$kind" in
 		phase)
 			fes=()
-			phase "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
+			phase "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" ;;
+		module) module_op "$a" ;;
+		setsysctl) set_sysctl "$a" ;;
+		invalid) invalid "$a" "$b" "$c" "$d" "$e" ;;
 		pause)
 			sleep "$a" ;;
 		running)
@@ -710,7 +862,7 @@ run_case() {
 		hold) hold_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
 		hold_end) hold_check "$a" ;;
 		health) health "$a" "$b" "$c" "$d" ;;
-		ct) ct_check "$a" "$b" "$c" ;;
+		ct) ct_check "$a" "$b" "$c" "$d" "$e" ;;
 		mark) delta_mark ;;
 		until) until_verdict "$a" "$b" "$c" "$d" "$e" "$f" ;;
 		churn) churn_start "$a" "$b" "$c" "$d" ;;
@@ -735,6 +887,10 @@ run_case() {
 	done
 	clean_dataplane
 	sysctl -q -w net.ipv4.conf.all.route_localnet="$localnet"
+	for i in "${!SYSCTL0[@]}"; do
+		sysctl -q -w "$i=${SYSCTL0[$i]}"
+	done
+	SYSCTL0=()
 	log "case $CASE: $((FAILS - fails0)) of $((CHECKS - checks0)) checks failed"
 }
 
