@@ -238,6 +238,8 @@ int main(void)
 
 	ok(kpx_ct_max(&d, 2) == 131072, "2 CPUs: max(32768 x 2, 131072) = 131072");
 	ok(kpx_ct_max(&d, 8) == 262144, "8 CPUs: 32768 x 8 = 262144");
+	ok(kpx_ct_max(&d, 96) == 3145728 && kpx_ct_max(&d, 96) / 4 == 786432,
+	   "96 CPUs (case 39's node-a): 32768 x 96 = 3145728 entries, hash size 786432");
 	s = d;
 	s.min = 0;
 	s.max_per_core = 1000;
