@@ -161,6 +161,12 @@ bench-agent-scrape: agent
 bench-mh: deps
 	./bench/mh/run.sh
 
+# Conntrack cleanup cost in the VM: a sync of 1,000 UDP frontends against
+# 500,000 conntrack entries, walks counted (bench/ct/run.sh [REV...]; results
+# in bench/results/).  Not part of check or check-all: run by hand.
+bench-ct: deps
+	./bench/ct/run.sh
+
 # Side-by-side VM benchmark (issue 7): kpx, the fallback modes and the
 # no-proxy floor; results in bench/results/ (bench/run.sh).  bench-quick:
 # fewer N, shorter runs, under 10 minutes.
@@ -181,4 +187,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
-	vm-check vm-check-6.12 vm-check-long vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh clean
+	vm-check vm-check-6.12 vm-check-long vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh bench-ct clean
