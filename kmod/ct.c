@@ -49,7 +49,6 @@
 
 #include "ct.h"
 #include "svc.h"
-#include "pernet.h"
 
 /* Most keys queued per namespace; further ones are cleaned at once. */
 #define KPX_CT_PENDING_MAX	65536
@@ -177,8 +176,7 @@ static bool ct_stale(struct kpx_net *kn, const struct ct_key *e,
 	if (!(what & CT_STALE_BE))
 		return false;
 	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
-	memset(&be, 0, sizeof(be));
-	memcpy(be.bytes, &r->src.u3, family == AF_INET ? 4 : 16);
+	kpx_addr_from_nf(&be, family, &r->src.u3);
 	return !set_has(set, &be, r->src.u.all) &&
 	       !set_has(cset, &be, r->src.u.all);
 }
@@ -196,8 +194,7 @@ static int ct_iter(struct nf_conn *ct, void *data)
 		return 0;
 	if (o->src.l3num != AF_INET && o->src.l3num != AF_INET6)
 		return 0;
-	kpx_key_init(&key, o->src.l3num, o->dst.protonum, &o->dst.u3,
-		     o->dst.u.all);
+	kpx_key_from_tuple(&key, o);
 	if (w->table)
 		e = table_find(w->table, &key);
 	else

@@ -31,7 +31,6 @@
 #include <linux/kpx.h>
 
 #include "hook.h"
-#include "pernet.h"
 #include "lb.h"
 #include "svc.h"
 #include "ranges.h"
@@ -102,11 +101,11 @@ static struct kpx_svc *sched_svc(struct kpx_net *kn, struct kpx_svc *svc,
 				 const struct nf_hook_state *state)
 {
 	struct kpx_svc *csvc = kpx_svc_cluster(kn, svc);
-	union kpx_addr src = {};
+	union kpx_addr src;
 
 	if (!csvc || state->hook == NF_INET_LOCAL_OUT)
 		return csvc ? csvc : svc;
-	memcpy(src.bytes, &t->src.u3, svc->key.family == AF_INET ? 4 : 16);
+	kpx_addr_from_nf(&src, svc->key.family, &t->src.u3);
 	if (kpx_nscfg_src_local(rcu_dereference(kn->cfg), svc->key.family,
 				&src, state->in))
 		return csvc;
@@ -149,8 +148,7 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	}
 	if (martian_loopback(t, state))
 		return NF_DROP;
-	kpx_key_init(&key, t->src.l3num, t->dst.protonum, &t->dst.u3,
-		     t->dst.u.all);
+	kpx_key_from_tuple(&key, t);
 
 	/* Netfilter hooks run under rcu_read_lock(). */
 	svc = kpx_svc_lookup(kn, &key);

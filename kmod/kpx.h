@@ -14,6 +14,11 @@
 #include <linux/mutex.h>
 #include <linux/list.h>
 #include <linux/workqueue.h>
+#include <linux/string.h>
+#include <linux/socket.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/netfilter/nf_conntrack_tuple.h>
 
 struct kpx_cidrs;
 struct kpx_nscfg;
@@ -33,7 +38,7 @@ union kpx_addr {
 
 /*
  * Frontend key, hashed and compared as raw bytes: no padding, and every
- * unused byte zero (build it with kpx_key_init()).
+ * unused byte zero (build it with kpx_key_init() or kpx_key_from_tuple()).
  */
 struct kpx_key {
 	u8 family;		/* AF_INET or AF_INET6 */
@@ -81,6 +86,50 @@ struct kpx_bset {
 	struct kpx_backend *be[] __counted_by(count);
 };
 
+/**
+ * kpx_key_init - build a frontend key
+ * @key: the key to fill; every unused byte is zeroed
+ * @family: AF_INET or AF_INET6
+ * @protocol: IPPROTO_*
+ * @addr: 4 (AF_INET) or 16 (AF_INET6) bytes, network order
+ * @port: network order
+ */
+static inline void kpx_key_init(struct kpx_key *key, u8 family, u8 protocol,
+				const void *addr, __be16 port)
+{
+	memset(key, 0, sizeof(*key));
+	key->family = family;
+	key->protocol = protocol;
+	key->port = port;
+	memcpy(key->addr.bytes, addr, family == AF_INET ? 4 : 16);
+}
+
+/**
+ * kpx_addr_from_nf - an address of a conntrack tuple as a union kpx_addr
+ * @addr: filled with @family's bytes of @u3, the rest zero
+ * @family: AF_INET or AF_INET6 (the tuple's src.l3num)
+ * @u3: the tuple's address, network order
+ */
+static inline void kpx_addr_from_nf(union kpx_addr *addr, u8 family,
+				    const union nf_inet_addr *u3)
+{
+	memset(addr, 0, sizeof(*addr));
+	memcpy(addr->bytes, u3, family == AF_INET ? 4 : 16);
+}
+
+/**
+ * kpx_key_from_tuple - the frontend key a connection is addressed to
+ * @key: the key to fill, as kpx_key_init() does
+ * @t: the connection's original-direction tuple (IPv4 or IPv6): its
+ *	family, protocol, destination address and port
+ */
+static inline void kpx_key_from_tuple(struct kpx_key *key,
+				      const struct nf_conntrack_tuple *t)
+{
+	kpx_key_init(key, t->src.l3num, t->dst.protonum, &t->dst.u3,
+		     t->dst.u.all);
+}
+
 /* The weight of backend @i of @set. */
 static inline u32 kpx_bset_weight(const struct kpx_bset *set, u32 i)
 {
@@ -125,7 +174,7 @@ struct kpx_svc {
 	u64 seq;			/* unique in its namespace, never reused */
 };
 
-/* Per-network-namespace state (net_generic(net, kpx_net_id)). */
+/* Per-network-namespace state (kpx_net()). */
 struct kpx_net {
 	struct mutex lock;		/* serializes every writer */
 	struct rhashtable svcs;		/* struct kpx_svc by struct kpx_key */
@@ -149,6 +198,14 @@ struct kpx_net {
 	struct rhashtable vips;
 	struct kpx_ct *ct;		/* conntrack cleanup queue (ct.c) */
 };
+
+extern unsigned int kpx_net_id;	/* pernet.c */
+
+/* The kpx state of namespace @net; exists from its init to its exit. */
+static inline struct kpx_net *kpx_net(const struct net *net)
+{
+	return net_generic(net, kpx_net_id);
+}
 
 /*
  * The KPX_SVC_F_* flags this module implements; a request with any other

@@ -58,7 +58,6 @@
 #include "maglev.h"
 #include "affinity.h"
 #include "svc.h"
-#include "pernet.h"
 
 /*
  * A table starts with AFF_CAP0 entries (or max if smaller) and grows by
@@ -761,7 +760,7 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 				 const struct nf_conntrack_tuple *t)
 {
 	struct kpx_backend *be = NULL;
-	union kpx_addr client = {};
+	union kpx_addr client;
 	struct kpx_aff_entry copy;
 	const struct kpx_afft *tab;
 	struct kpx_affk *aff;
@@ -772,8 +771,7 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 
 	if (!set || !set->count)
 		return NULL;
-	memcpy(client.bytes, &t->src.u3,
-	       t->src.l3num == NFPROTO_IPV4 ? 4 : 16);
+	kpx_addr_from_nf(&client, t->src.l3num, &t->src.u3);
 	aff = rcu_dereference(svc->aff);
 	if (!aff)
 		return set->be[pick(svc, set, client.bytes)];
@@ -917,7 +915,7 @@ static void lc_count(struct nf_conn *ct, u32 pass)
 	const struct nf_conntrack_tuple *o, *r;
 	struct kpx_backend *be;
 	struct kpx_svc *svc;
-	union kpx_addr ra = {};
+	union kpx_addr ra;
 	struct kpx_net *kn;
 	struct kpx_key key;
 
@@ -936,9 +934,8 @@ static void lc_count(struct nf_conn *ct, u32 pass)
 	if (!READ_ONCE(kn->lc_on))
 		return;
 	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
-	kpx_key_init(&key, o->src.l3num, o->dst.protonum, &o->dst.u3,
-		     o->dst.u.all);
-	memcpy(ra.bytes, &r->src.u3, o->src.l3num == NFPROTO_IPV4 ? 4 : 16);
+	kpx_key_from_tuple(&key, o);
+	kpx_addr_from_nf(&ra, o->src.l3num, &r->src.u3);
 	svc = kpx_svc_lookup(kn, &key);
 	/*
 	 * The frontend's own backend, or one of its ClusterIP frontend's: a

@@ -45,7 +45,6 @@
 
 #include "masq.h"
 #include "nsconfig.h"
-#include "pernet.h"
 #include "svc.h"
 
 static int be_cmp(const struct kpx_backend *be, const union kpx_addr *addr,
@@ -99,15 +98,12 @@ static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	o = &ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
 	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
-	kpx_key_init(&key, o->src.l3num, o->dst.protonum, &o->dst.u3,
-		     o->dst.u.all);
+	kpx_key_from_tuple(&key, o);
 	svc = kpx_svc_lookup(kn, &key);
 	if (!svc)
 		return NF_ACCEPT;
-	memset(&be, 0, sizeof(be));
-	memset(&src, 0, sizeof(src));
-	memcpy(be.bytes, &r->src.u3, key.family == AF_INET ? 4 : 16);
-	memcpy(src.bytes, &o->src.u3, key.family == AF_INET ? 4 : 16);
+	kpx_addr_from_nf(&be, key.family, &r->src.u3);
+	kpx_addr_from_nf(&src, key.family, &o->src.u3);
 	node = !skb->skb_iif;	/* locally generated: LOCAL_OUT in hook.c */
 	in = node ? NULL : state->in;
 

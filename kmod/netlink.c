@@ -25,7 +25,6 @@
 #include <linux/kpx.h>
 
 #include "netlink.h"
-#include "pernet.h"
 #include "svc.h"
 #include "backend.h"
 #include "ranges.h"

@@ -13,7 +13,6 @@
 
 #include "nsconfig.h"
 #include "netlink.h"
-#include "pernet.h"
 
 const struct nla_policy kpx_cfg_policy[KPX_CFG_A_MAX + 1] = {
 	[KPX_CFG_A_LOCAL_CIDRS] = NLA_POLICY_NESTED(kpx_cidrs_policy),

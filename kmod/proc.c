@@ -34,7 +34,6 @@
 #include <net/net_namespace.h>
 
 #include "proc.h"
-#include "pernet.h"
 #include "stats.h"
 #include "svc.h"
 

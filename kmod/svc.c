@@ -29,24 +29,6 @@ static const struct rhashtable_params svc_params = {
 	.automatic_shrinking = true,
 };
 
-/**
- * kpx_key_init - build a frontend key
- * @key: the key to fill; every unused byte is zeroed
- * @family: AF_INET or AF_INET6
- * @protocol: IPPROTO_*
- * @addr: 4 (AF_INET) or 16 (AF_INET6) bytes, network order
- * @port: network order
- */
-void kpx_key_init(struct kpx_key *key, u8 family, u8 protocol,
-		  const void *addr, __be16 port)
-{
-	memset(key, 0, sizeof(*key));
-	key->family = family;
-	key->protocol = protocol;
-	key->port = port;
-	memcpy(key->addr.bytes, addr, family == AF_INET ? 4 : 16);
-}
-
 int kpx_svc_table_init(struct kpx_net *kn)
 {
 	int err;

@@ -5,8 +5,6 @@
 
 #include "kpx.h"
 
-void kpx_key_init(struct kpx_key *key, u8 family, u8 protocol,
-		  const void *addr, __be16 port);
 int kpx_svc_table_init(struct kpx_net *kn);
 void kpx_svc_table_destroy(struct kpx_net *kn);
 struct kpx_svc *kpx_svc_lookup(struct kpx_net *kn, const struct kpx_key *key);
