@@ -19,10 +19,10 @@
 #include "backend.h"
 #include "lb.h"
 
-static int be_cmp(const union kpx_addr *a1, __be16 p1,
-		  const union kpx_addr *a2, __be16 p2)
+/* The order of a set: by address (16 bytes), then port, host order. */
+static int be_cmp(const u8 *a1, __be16 p1, const u8 *a2, __be16 p2)
 {
-	int r = memcmp(a1->bytes, a2->bytes, sizeof(a1->bytes));
+	int r = memcmp(a1, a2, sizeof_field(union kpx_addr, bytes));
 
 	if (r)
 		return r;
@@ -33,7 +33,39 @@ static int cfg_cmp(const void *a, const void *b)
 {
 	const struct kpx_be_cfg *x = a, *y = b;
 
-	return be_cmp(&x->addr, x->port, &y->addr, y->port);
+	return be_cmp(x->addr.bytes, x->port, y->addr.bytes, y->port);
+}
+
+/**
+ * kpx_bset_find - find a backend of a set by address and port
+ * @set: the set (a published one under rcu_read_lock(), or one the
+ *	caller owns), or NULL
+ * @addr16: the address, 16 bytes in network order, as in union kpx_addr
+ *	(an IPv4 address in the first four, the rest zero); any alignment
+ * @port: network order
+ *
+ * A binary search of the sorted set: O(log n), no lock, any context.
+ *
+ * Return: the backend, or NULL if @set has none with that address and port.
+ */
+struct kpx_backend *kpx_bset_find(const struct kpx_bset *set,
+				  const u8 *addr16, __be16 port)
+{
+	u32 lo = 0, hi = set ? set->count : 0;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+		struct kpx_backend *be = set->be[mid];
+		int r = be_cmp(be->addr.bytes, be->port, addr16, port);
+
+		if (!r)
+			return be;
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 /**
@@ -178,8 +210,8 @@ struct kpx_bset *kpx_bset_build(const struct kpx_bset *old,
 
 		while (old && j < old->count) {
 			be = old->be[j];
-			r = be_cmp(&be->addr, be->port, &cfg[i].addr,
-				   cfg[i].port);
+			r = be_cmp(be->addr.bytes, be->port,
+				   cfg[i].addr.bytes, cfg[i].port);
 			if (r >= 0)
 				break;
 			j++;

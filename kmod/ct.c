@@ -49,6 +49,7 @@
 
 #include "ct.h"
 #include "svc.h"
+#include "backend.h"
 
 /* Most keys queued per namespace; further ones are cleaned at once. */
 #define KPX_CT_PENDING_MAX	65536
@@ -121,28 +122,6 @@ static void table_add(struct hlist_head *table, struct ct_key *e)
 		       &table[hash_min(key_hash(&e->key), KPX_CT_HASH_BITS)]);
 }
 
-static bool set_has(const struct kpx_bset *set, const union kpx_addr *addr,
-		    __be16 port)
-{
-	u32 lo = 0, hi = set ? set->count : 0;
-
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-		const struct kpx_backend *be = set->be[mid];
-		int r = memcmp(be->addr.bytes, addr->bytes, sizeof(*addr));
-
-		if (!r)
-			r = (int)ntohs(be->port) - (int)ntohs(port);
-		if (!r)
-			return true;
-		if (r < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 static bool set_empty(const struct kpx_bset *set)
 {
 	return !set || !set->count;
@@ -177,8 +156,8 @@ static bool ct_stale(struct kpx_net *kn, const struct ct_key *e,
 		return false;
 	r = &ct->tuplehash[IP_CT_DIR_REPLY].tuple;
 	kpx_addr_from_nf(&be, family, &r->src.u3);
-	return !set_has(set, &be, r->src.u.all) &&
-	       !set_has(cset, &be, r->src.u.all);
+	return !kpx_bset_find(set, be.bytes, r->src.u.all) &&
+	       !kpx_bset_find(cset, be.bytes, r->src.u.all);
 }
 
 static int ct_iter(struct nf_conn *ct, void *data)
@@ -404,7 +383,8 @@ static bool lost_backend(const struct kpx_bset *old,
 	u32 i;
 
 	for (i = 0; old && i < old->count; i++)
-		if (!set_has(set, &old->be[i]->addr, old->be[i]->port))
+		if (!kpx_bset_find(set, old->be[i]->addr.bytes,
+				   old->be[i]->port))
 			return true;
 	return false;
 }

@@ -58,6 +58,7 @@
 #include "maglev.h"
 #include "affinity.h"
 #include "svc.h"
+#include "backend.h"
 
 /*
  * A table starts with AFF_CAP0 entries (or max if smaller) and grows by
@@ -582,37 +583,9 @@ struct kpx_affk *kpx_aff_prepare(const struct kpx_svc *svc,
 	return affk_alloc(scfg->aff_timeout, scfg->aff_max);
 }
 
-static int be_cmp(const u8 *a1, __be16 p1, const u8 *a2, __be16 p2)
-{
-	int r = memcmp(a1, a2, 16);
-
-	return r ? r : (int)ntohs(p1) - (int)ntohs(p2);
-}
-
-/* Binary search of the sorted set for a backend. */
-static struct kpx_backend *set_find(const struct kpx_bset *set,
-				    const u8 *addr16, __be16 port)
-{
-	u32 lo = 0, hi = set ? set->count : 0;
-
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-		struct kpx_backend *be = set->be[mid];
-		int r = be_cmp(be->addr.bytes, be->port, addr16, port);
-
-		if (!r)
-			return be;
-		if (r < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 static bool keep_in_set(const void *ctx, const u8 *addr16, u16 port)
 {
-	return set_find(ctx, addr16, (__force __be16)port);
+	return kpx_bset_find(ctx, addr16, (__force __be16)port);
 }
 
 /**
@@ -785,7 +758,8 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 	/* another CPU may have refreshed it with a later clock reading */
 	if (hit && (copy.last_ms >= now ||
 		    now - copy.last_ms < aff_refresh_ms(&tab->t))) {
-		be = set_find(set, copy.be_addr, (__force __be16)copy.be_port);
+		be = kpx_bset_find(set, copy.be_addr,
+				   (__force __be16)copy.be_port);
 		if (be)
 			return be;
 	}
@@ -799,8 +773,8 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 		be = NULL;
 		e = kpx_aff_lookup(at, client.bytes, now);
 		if (e) {
-			be = set_find(set, e->be_addr,
-				      (__force __be16)e->be_port);
+			be = kpx_bset_find(set, e->be_addr,
+					   (__force __be16)e->be_port);
 			if (!be)
 				kpx_aff_forget(at, client.bytes);
 		}
@@ -906,7 +880,7 @@ static struct kpx_backend *lc_backend(const struct kpx_bset *set,
 {
 	if (!set || !set->sd || set->sd->id != KPX_SCHED_LC)
 		return NULL;
-	return set_find(set, addr->bytes, port);
+	return kpx_bset_find(set, addr->bytes, port);
 }
 
 /* One entry of the walk: its bucket's lock and rcu_read_lock() held. */

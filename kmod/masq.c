@@ -46,36 +46,7 @@
 #include "masq.h"
 #include "nsconfig.h"
 #include "svc.h"
-
-static int be_cmp(const struct kpx_backend *be, const union kpx_addr *addr,
-		  __be16 port)
-{
-	int r = memcmp(be->addr.bytes, addr->bytes, sizeof(be->addr.bytes));
-
-	if (r)
-		return r;
-	return (int)ntohs(be->port) - (int)ntohs(port);
-}
-
-/* Is (@addr, @port) in @set (sorted by address, then port)?  RCU. */
-static bool set_has(const struct kpx_bset *set, const union kpx_addr *addr,
-		    __be16 port)
-{
-	u32 lo = 0, hi = set ? set->count : 0;
-
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-		int r = be_cmp(set->be[mid], addr, port);
-
-		if (!r)
-			return true;
-		if (r < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
+#include "backend.h"
 
 static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
 				const struct nf_hook_state *state)
@@ -109,8 +80,10 @@ static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
 
 	/* a backend of the frontend or of its ClusterIP frontend (hook.c) */
 	csvc = kpx_svc_cluster(kn, svc);
-	if (!set_has(rcu_dereference(svc->bset), &be, r->src.u.all) &&
-	    !(csvc && set_has(rcu_dereference(csvc->bset), &be, r->src.u.all)))
+	if (!kpx_bset_find(rcu_dereference(svc->bset), be.bytes,
+			   r->src.u.all) &&
+	    !(csvc && kpx_bset_find(rcu_dereference(csvc->bset), be.bytes,
+				    r->src.u.all)))
 		return NF_ACCEPT;
 	/* the same choice as hook.c's sched_svc(): whose flags apply */
 	if (csvc && (node || kpx_nscfg_src_local(rcu_dereference(kn->cfg),
