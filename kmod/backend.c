@@ -17,7 +17,6 @@
 #include <linux/workqueue.h>
 
 #include "backend.h"
-#include "lb.h"
 
 /* The order of a set: by address (16 bytes), then port, host order. */
 static int be_cmp(const u8 *a1, __be16 p1, const u8 *a2, __be16 p2)
@@ -137,7 +136,8 @@ void kpx_free_after_rcu(struct rcu_work *rwork, work_func_t fn)
 
 /**
  * kpx_bset_free - free a set that no reader can see any more
- * @set: the set, or NULL
+ * @set: the set, or NULL; its owner has freed @set->sd already (the
+ *	scheduler data hung on it, lb.c)
  *
  * Drops the set's reference on each backend.  Process context: it
  * reschedules every BSET_STEP backends.
@@ -154,25 +154,8 @@ void kpx_bset_free(struct kpx_bset *set)
 		if (!((i + 1) % BSET_STEP))
 			cond_resched();
 	}
-	kpx_sched_data_free(set->sd);
+	WARN_ON_ONCE(set->sd);
 	kvfree(set);
-}
-
-static void bset_free_work(struct work_struct *work)
-{
-	kpx_bset_free(container_of(to_rcu_work(work), struct kpx_bset, rwork));
-}
-
-/**
- * kpx_bset_free_rcu - free a set once readers are done with it
- * @set: the set, or NULL, already unpublished (replaced or unlinked)
- *
- * Frees it from a work item after an RCU grace period.
- */
-void kpx_bset_free_rcu(struct kpx_bset *set)
-{
-	if (set)
-		kpx_free_after_rcu(&set->rwork, bset_free_work);
 }
 
 /**

@@ -11,7 +11,6 @@ struct kpx_bset *kpx_bset_build(const struct kpx_bset *old,
 struct kpx_backend *kpx_bset_find(const struct kpx_bset *set,
 				  const u8 *addr16, __be16 port);
 void kpx_bset_free(struct kpx_bset *set);
-void kpx_bset_free_rcu(struct kpx_bset *set);
 int kpx_free_wq_init(void);
 void kpx_free_wq_exit(void);
 void kpx_free_after_rcu(struct rcu_work *rwork, work_func_t fn);

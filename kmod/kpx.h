@@ -79,7 +79,7 @@ struct kpx_backend {
  * much work for an RCU callback).
  */
 struct kpx_bset {
-	struct rcu_work rwork;
+	struct rcu_work rwork;		/* its deferred free (svc.c) */
 	struct kpx_sched_data *sd;	/* scheduler tables, lb.c */
 	u32 *weight;			/* count entries, after be[] */
 	u32 count;

@@ -25,6 +25,7 @@
 #include <linux/kpx.h>
 
 #include "netlink.h"
+#include "pernet.h"
 #include "svc.h"
 #include "backend.h"
 #include "ranges.h"
@@ -409,8 +410,8 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 		kvfree(cfg);
 		return err;
 	}
-	err = kpx_svc_set(kn, &key, flags, cfg, n, ranges, &scfg,
-			  has_cluster ? &cluster : NULL);
+	err = kpx_net_svc_set(kn, &key, flags, cfg, n, ranges, &scfg,
+			      has_cluster ? &cluster : NULL);
 	if (err == -ENOSPC)
 		NL_SET_ERR_MSG(info->extack,
 			       "namespace limit reached (KPX_SERVICES_MAX frontends or KPX_NS_BACKENDS_MAX backends)");
@@ -634,7 +635,7 @@ static bool svc_done(const struct kpx_svc *svc, const struct kpx_bset *set,
  * generation is still @gen (no frontend came or went); after a change the
  * dump resumes by index (O(n) once, and its next message says
  * NLM_F_DUMP_INTR anyway).  A frontend in the table is always on the list
- * too (kpx_svc_set() links it there first), so the walk can go on from it.
+ * too (__kpx_svc_set() links it there first), so the walk can go on from it.
  */
 struct kpx_dump_ctx {
 	u32 idx;		/* frontends done, in list order */

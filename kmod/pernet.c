@@ -20,6 +20,7 @@
 #include "stats.h"
 #include "backend.h"
 #include "ct.h"
+#include "ranges.h"
 
 unsigned int kpx_net_id __read_mostly;
 
@@ -48,13 +49,11 @@ free_stats:
 	return err;
 }
 
-/**
- * kpx_net_hooks_enable - switch translation on in a namespace, once
- * @kn: the namespace's state; kn->lock held
- *
- * Return: 0 or the errno of kpx_hooks_register().
+/*
+ * Switches translation on in a namespace, once; kn->lock held.  Return: 0
+ * or the errno of kpx_hooks_register() or kpx_masq_register().
  */
-int kpx_net_hooks_enable(struct kpx_net *kn)
+static int net_hooks_enable(struct kpx_net *kn)
 {
 	int err;
 
@@ -71,6 +70,43 @@ int kpx_net_hooks_enable(struct kpx_net *kn)
 	}
 	kn->hooks_on = true;
 	return 0;
+}
+
+/**
+ * kpx_net_svc_set - create or replace a frontend (KPX_CMD_SET_SERVICE)
+ * @kn: the namespace's state
+ * @key: built with kpx_key_init()
+ * @flags: KPX_SVC_F_*, already validated
+ * @cfg: validated backends of @key's family, sorted by kpx_be_cfg_sort()
+ * @n: number of entries in @cfg, at most KPX_BACKENDS_MAX
+ * @ranges: the new source ranges (NULL: none), always taken over
+ * @scfg: scheduler and affinity settings
+ * @cluster: the ClusterIP frontend key of a KPX_SVC_F_EXT_LOCAL frontend,
+ *	else NULL; copied
+ *
+ * Under kn->lock: the namespace's first SET switches its NAT hooks on
+ * (they stay on, whatever follows), then __kpx_svc_set() changes the
+ * table.
+ *
+ * Return: 0, an errno of the hooks' registration (nothing changed), or
+ * one of __kpx_svc_set().
+ */
+int kpx_net_svc_set(struct kpx_net *kn, const struct kpx_key *key,
+		    u32 flags, struct kpx_be_cfg *cfg, u32 n,
+		    struct kpx_cidrs *ranges, const struct kpx_sched_cfg *scfg,
+		    const struct kpx_key *cluster)
+{
+	int err;
+
+	mutex_lock(&kn->lock);
+	err = net_hooks_enable(kn);
+	if (err)
+		kpx_cidrs_free(ranges);
+	else
+		err = __kpx_svc_set(kn, key, flags, cfg, n, ranges, scfg,
+				    cluster);
+	mutex_unlock(&kn->lock);
+	return err;
 }
 
 static void __net_exit kpx_net_pre_exit(struct net *net)

@@ -15,7 +15,6 @@
 
 #include "svc.h"
 #include "backend.h"
-#include "pernet.h"
 #include "lb.h"
 #include "ranges.h"
 #include "ct.h"
@@ -103,13 +102,35 @@ static void gen_bump(struct kpx_net *kn)
 	WRITE_ONCE(kn->gen, gen ? gen : 1);
 }
 
+/* A set and its scheduler data, once no reader can see them. */
+static void svc_bset_free(struct kpx_bset *set)
+{
+	if (!set)
+		return;
+	kpx_sched_data_free(set->sd);
+	set->sd = NULL;
+	kpx_bset_free(set);
+}
+
+static void svc_bset_free_work(struct work_struct *work)
+{
+	svc_bset_free(container_of(to_rcu_work(work), struct kpx_bset, rwork));
+}
+
+/* Frees an unpublished set (replaced) from a work item after RCU. */
+static void svc_bset_free_rcu(struct kpx_bset *set)
+{
+	if (set)
+		kpx_free_after_rcu(&set->rwork, svc_bset_free_work);
+}
+
 /* Frees a frontend after its grace period, in process context. */
 static void svc_free_work(struct work_struct *work)
 {
 	struct kpx_svc *svc = container_of(to_rcu_work(work), struct kpx_svc,
 					   rwork);
 
-	kpx_bset_free(rcu_dereference_raw(svc->bset));
+	svc_bset_free(rcu_dereference_raw(svc->bset));
 	kpx_cidrs_free(rcu_dereference_raw(svc->ranges));
 	kfree(rcu_dereference_raw(svc->cluster));
 	kpx_aff_release(svc);
@@ -135,8 +156,8 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
 }
 
 /**
- * kpx_svc_set - create or replace a frontend and its whole backend set
- * @kn: the namespace's state
+ * __kpx_svc_set - create or replace a frontend and its whole backend set
+ * @kn: the namespace's state; kn->lock held, its NAT hooks on
  * @key: built with kpx_key_init()
  * @flags: KPX_SVC_F_*, already validated
  * @cfg: validated backends of @key's family, sorted by kpx_be_cfg_sort()
@@ -150,22 +171,21 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  * object and counter.  Every step that can fail (allocations of the
  * frontend, the set, its scheduler tables, the affinity table, the
  * ClusterIP reference, the table insertion) runs before the first change
- * readers can see; the commit that follows cannot fail.  The namespace's
- * first SET also switches its NAT hooks on.  On error nothing has changed
- * (except the hooks, which stay).  A UDP or SCTP frontend's stale
+ * readers can see; the commit that follows cannot fail.  On error nothing
+ * has changed.  A UDP or SCTP frontend's stale
  * conntrack entries are deleted afterwards (kpx_ct_after_set()).
  * KPX_SVC_F_CLUSTER_IP frontends hold a reference on their address in the
  * ClusterIP set (vip.c).  Allocations are charged to the caller's memory
  * cgroup.
  *
  * Return: 0, -ENOMEM, -ENOSPC (the namespace would pass KPX_SERVICES_MAX
- * frontends or KPX_NS_BACKENDS_MAX backends), an rhashtable insertion
- * error, or an error of kpx_net_hooks_enable().
+ * frontends or KPX_NS_BACKENDS_MAX backends), or an rhashtable insertion
+ * error.
  */
-int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
-		struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
-		const struct kpx_sched_cfg *scfg,
-		const struct kpx_key *cluster)
+int __kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
+		  struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
+		  const struct kpx_sched_cfg *scfg,
+		  const struct kpx_key *cluster)
 {
 	struct kpx_ckey *ck = NULL, *old_ck;
 	struct kpx_affk *fresh = NULL;
@@ -175,6 +195,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	bool vip_got = false;
 	int err = 0;
 
+	lockdep_assert_held(&kn->lock);
 	if (cluster) {
 		ck = kmalloc(sizeof(*ck), GFP_KERNEL_ACCOUNT);
 		if (!ck) {
@@ -183,10 +204,6 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		}
 		ck->key = *cluster;
 	}
-	mutex_lock(&kn->lock);
-	err = kpx_net_hooks_enable(kn);
-	if (err)
-		goto out;
 	svc = svc_find(kn, key);
 	if (svc)
 		old = rcu_dereference_protected(svc->bset,
@@ -226,7 +243,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 			err = PTR_ERR(fresh);
 	}
 	if (err) {
-		kpx_bset_free(set);
+		svc_bset_free(set);
 		goto out;
 	}
 
@@ -255,7 +272,7 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		gen_bump(kn);
 		if (kpx_ct_wants_cleanup(key))
 			kpx_ct_after_set(kn->net, key, old, set, false);
-		kpx_bset_free_rcu(old);
+		svc_bset_free_rcu(old);
 		goto out;
 	}
 
@@ -295,7 +312,6 @@ int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 out:
 	if (vip_got)
 		kpx_vip_put(kn, key);
-	mutex_unlock(&kn->lock);
 	if (nsvc)
 		kpx_stats_free(nsvc->stats);
 	kfree(nsvc);

@@ -8,10 +8,10 @@
 int kpx_svc_table_init(struct kpx_net *kn);
 void kpx_svc_table_destroy(struct kpx_net *kn);
 struct kpx_svc *kpx_svc_lookup(struct kpx_net *kn, const struct kpx_key *key);
-int kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
-		struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
-		const struct kpx_sched_cfg *scfg,
-		const struct kpx_key *cluster);
+int __kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
+		  struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
+		  const struct kpx_sched_cfg *scfg,
+		  const struct kpx_key *cluster);
 struct kpx_svc *kpx_svc_cluster(struct kpx_net *kn,
 				const struct kpx_svc *svc);
 int kpx_svc_del(struct kpx_net *kn, const struct kpx_key *key);
@@ -19,7 +19,7 @@ void kpx_svc_flush(struct kpx_net *kn);
 
 #ifdef KPX_TEST_HOOKS
 /*
- * Test builds only (kmod/tests/Kbuild): kpx_svc_set() calls it, with
+ * Test builds only (kmod/tests/Kbuild): __kpx_svc_set() calls it, with
  * kn->lock held, for a new frontend once it is on the dump list (@step 1)
  * and once it is in the table too, before the generation changes (@step 2),
  * so a test can hold a creation in either state while dumps run.

@@ -824,7 +824,7 @@ static void nl_weights_per_set_test(struct kunit *test)
 
 /*
  * Dumps while frontends come and go, with each creation held (the test
- * hook in kpx_svc_set(), test builds only) while the new frontend is on
+ * hook in __kpx_svc_set(), test builds only) while the new frontend is on
  * the dump list but not in the table, and again once it is in the table
  * but the generation has not moved: a dump that stops before it resumes
  * by its key in either state.  A dump that resumed onto a frontend in the
@@ -1036,7 +1036,7 @@ static int race_set(struct kpx_net *kn, u32 i)
 		cfg[j].pos = j;
 	}
 	kpx_sched_cfg_default(&scfg);
-	return kpx_svc_set(kn, &key, 0, cfg, RACE_BE, NULL, &scfg, NULL);
+	return kpx_net_svc_set(kn, &key, 0, cfg, RACE_BE, NULL, &scfg, NULL);
 }
 
 static void nl_dump_race_test(struct kunit *test)

@@ -174,7 +174,7 @@ static int set_one(struct table_ctx *c, u32 i, u32 v)
 	if (kpx_be_cfg_sort(cfg, N_BE, &dup))
 		return -EINVAL;
 	kpx_sched_cfg_default(&scfg);
-	return kpx_svc_set(c->kn, &c->keys[i], 0, cfg, N_BE, NULL, &scfg,
+	return kpx_net_svc_set(c->kn, &c->keys[i], 0, cfg, N_BE, NULL, &scfg,
 			   NULL);
 }
 
@@ -329,7 +329,7 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	be_of(&cfg[0], 7, 0, 0);
 	be_of(&cfg[1], 7, 1, 0);
 	KUNIT_ASSERT_EQ(test, kpx_be_cfg_sort(cfg, 2, &dup), 0);
-	KUNIT_ASSERT_EQ(test, kpx_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg,
+	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg,
 					  NULL), 0);
 	mutex_lock(&kn->lock);
 	rcu_read_lock();
@@ -344,7 +344,7 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	be_of(&cfg[0], 7, 1, 0);
 	be_of(&cfg[1], 7, 2, 0);
 	KUNIT_ASSERT_EQ(test, kpx_be_cfg_sort(cfg, 2, &dup), 0);
-	KUNIT_ASSERT_EQ(test, kpx_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg,
+	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg,
 					  NULL), 0);
 	mutex_lock(&kn->lock);
 	rcu_read_lock();
@@ -399,7 +399,7 @@ static int mh_set(struct kpx_net *kn, u32 i, u32 n, u32 w0)
 	}
 	if (kpx_be_cfg_sort(cfg, n, &dup))
 		return -EINVAL;
-	return kpx_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL);
+	return kpx_net_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL);
 }
 
 /*
