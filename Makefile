@@ -26,7 +26,12 @@ tools: deps
 	$(MAKE) -C selftests
 
 # Style: clang-format on the agent's listed files, checkpatch on kmod/ and
-# uapi/ (scripts/style.sh); style-diff: clang-format on the agent lines
+# uapi/ (scripts/style.sh); # sparse (C=2) over kmod/ against each installed kernel's headers, in a
+# scratch copy (scripts/sparse.sh); any warning fails it.
+sparse: deps
+	./scripts/sparse.sh
+
+style-diff: clang-format on the agent lines
 # changed since BASE.
 BASE ?= main
 style: deps
@@ -119,7 +124,7 @@ vm-check-6.12: all
 	./selftests/qemu/check-kernel.sh $(KVER_6_12) kpx_clusterip
 
 # What CI runs (.ci/run), within its 90-minute budget on a fresh 2-core machine.
-check: style unit dkms-build test-packaging vm-check vm-check-6.12 kunit
+check: style sparse unit dkms-build test-packaging vm-check vm-check-6.12 kunit
 
 # The genetlink fuzzer for long (selftests/tools/kpx_fuzz.c): 15 minutes
 # in the VM suite on Debian's kernel (kpx_fuzz), then 10 minutes on the
@@ -186,5 +191,5 @@ clean:
 	$(MAKE) -C agent clean
 	$(MAKE) -C selftests clean
 
-.PHONY: all deps module agent tools unit dkms-build dkms-install packages test-packaging \
+.PHONY: all deps module agent tools style sparse style-diff unit dkms-build dkms-install packages test-packaging \
 	vm-check vm-check-6.12 vm-check-long vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh bench-ct clean

@@ -234,6 +234,7 @@ static void mh_tab_put(struct kpx_mh_tab *mt)
 	}
 	if (!refcount_dec_and_lock_irqsave(&mt->ref, &c->lock, &flags))
 		return;
+	__acquire(&c->lock);	/* for sparse: taken on true */
 	hlist_del(&mt->node);
 	spin_unlock_irqrestore(&c->lock, flags);
 	mh_tab_free(mt);
@@ -949,6 +950,7 @@ static void lc_ct_walk(u32 pass)
 		lockp = &nf_conntrack_locks[i % CONNTRACK_LOCKS];
 		local_bh_disable();
 		nf_conntrack_lock(lockp);
+		__acquire(lockp);	/* for sparse: not annotated */
 		if (i >= nf_conntrack_htable_size) {
 			spin_unlock(lockp);
 			local_bh_enable();
