@@ -50,6 +50,34 @@
  *           KPX_BE_A_ADDR: binary, same length as the frontend's family
  *           KPX_BE_A_PORT: be16, target port, not 0
  *           KPX_BE_A_WEIGHT: u32, optional, 1..KPX_WEIGHT_MAX, default 1
+ *       KPX_SVC_A_SOURCE_RANGES: nest of KPX_CIDRS_A_CIDR, optional, at most
+ *           KPX_SOURCE_RANGES_MAX with the top-level KPX_A_SOURCE_RANGES;
+ *           when present and not empty, new connections from other sources
+ *           are dropped (Service.spec.loadBalancerSourceRanges, which has
+ *           no limit of its own); prefixes may overlap or repeat; matched
+ *           in O(log n) per new connection
+ *       KPX_SVC_A_SCHEDULER: string, optional, "random" (default), "rr",
+ *           "wrr", "lc", "sh" (source hash), "mh" (Maglev), as IPVS names
+ *           them; unknown names are rejected with EINVAL
+ *       KPX_SVC_A_MH_SIZE: u32, optional, largest Maglev lookup table size,
+ *           a prime in KPX_MH_SIZE_MIN..KPX_MH_SIZE_MAX, default 65537; the
+ *           table has the smallest of a list of primes (251, 509, ...,
+ *           1048573, each about twice the last) above 100 x the backends,
+ *           at most this; only with "mh"
+ *       KPX_SVC_A_AFFINITY_TIMEOUT: u32, optional, seconds; 0 (default) =
+ *           no session affinity; else ClientIP affinity with this timeout
+ *           (Service.spec.sessionAffinityConfig.clientIP.timeoutSeconds,
+ *           1..86400): a client address keeps its backend while it opens
+ *           new connections within the timeout of its last new connection
+ *       KPX_SVC_A_AFFINITY_MAX: u32, optional, most affinity entries kept
+ *           for the frontend (default KPX_AFFINITY_MAX_DEFAULT); the oldest
+ *           entry is evicted to make room
+ *       KPX_SVC_A_CLUSTER_ADDR: binary, 4 or 16 bytes (the frontend's
+ *           family), network order, and KPX_SVC_A_CLUSTER_PORT: be16, not
+ *           0: the key (with the frontend's family and protocol) of the
+ *           Service's ClusterIP frontend.  Both are required with
+ *           KPX_SVC_F_EXT_LOCAL and refused without it, and must not name
+ *           the frontend itself.
  *     KPX_A_BACKENDS: NLA_NESTED, optional, may repeat; same layout as
  *                     KPX_SVC_A_BACKENDS, whose entries it extends.  One
  *                     attribute holds at most 64 KiB (about 2000 IPv6
@@ -63,8 +91,7 @@
  *                     (a list of more than about 1,600 IPv6 prefixes does
  *                     not fit one attribute); at most
  *                     KPX_SOURCE_RANGE_LISTS_MAX of them, none empty, and
- *                     KPX_SOURCE_RANGES_MAX prefixes in all.  Added after
- *                     version 1's first attributes.
+ *                     KPX_SOURCE_RANGES_MAX prefixes in all.
  *
  * KPX_CMD_DEL_SERVICE (doit; CAP_NET_ADMIN in the initial user ns)
  *   Deletes the frontend named by the four key attributes of KPX_A_SERVICE.
@@ -76,10 +103,19 @@
  *
  * KPX_CMD_GET_SERVICE (dumpit; no privilege needed)
  *   Dumps every frontend of the namespace, one message each, carrying
- *   KPX_A_SERVICE with all the SET attributes plus the read-only counters:
+ *   KPX_A_SERVICE with every SET attribute (the optional ones with their
+ *   value or default; KPX_SVC_A_CLUSTER_* only with KPX_SVC_F_EXT_LOCAL)
+ *   plus the read-only counters:
  *       KPX_SVC_A_CONNS: u64, new connections scheduled to a backend
  *       KPX_SVC_A_REJECTS: u64, new connections refused for want of a backend
+ *       KPX_SVC_A_FILTERED: u64, new connections dropped by
+ *           KPX_SVC_A_SOURCE_RANGES
+ *       KPX_SVC_A_AFFINITY_EVICTIONS: u64, affinity entries evicted for room
  *       KPX_BE_A_CONNS (in each backend): u64, new connections sent to it
+ *       KPX_BE_A_ACTIVE (in each backend): u32, connections to it that are
+ *           still open (used by "lc"): a new connection counts at once, a
+ *           closed one stops counting at the next conntrack recount, about
+ *           a second later
  *   A frontend whose source ranges or backends do not fit one message is
  *   dumped as several consecutive messages with the same key: first the
  *   source ranges, each message with a further part of
@@ -108,7 +144,8 @@
  *                          namespace, whoever sends it.  A writer that
  *                          counts its own changes can tell from it that
  *                          nobody else changed the table, without a dump.
- *                          Never 0; absent from modules before it.
+ *                          Never 0.  A module without it leaves the
+ *                          attribute out.
  *       KPX_STATS_A_INVALID_DROPS: u64, packets dropped because conntrack
  *                          marked them INVALID (a TCP segment outside the
  *                          window, say) while they belong to a flow kpx
@@ -119,7 +156,7 @@
  *                          Other INVALID packets are not touched.  The
  *                          counterpart of kube-proxy's
  *                          kubeproxy_iptables_ct_state_invalid_dropped_packets_total.
- *                          Absent from modules before it.
+ *                          A module without it leaves the attribute out.
  *
  * KPX_CMD_FLUSH (doit; CAP_NET_ADMIN in the initial user ns)
  *   Deletes every frontend of the namespace.
@@ -150,46 +187,7 @@
  *   change has been answered, batched (one conntrack walk for every change
  *   made meanwhile, after an RCU grace period); a client that must see the
  *   stale entries gone (kpxctl, tests) sends this after its changes.  No
- *   attributes.  Added after KPX_CMD_GET_CONFIG; older modules answer
- *   EOPNOTSUPP.
- *
- * Frontend attributes added after version 1's first commands (all optional
- * in SET, all present in dumps):
- *   KPX_SVC_A_SCHEDULER: string, "random" (default), "rr", "wrr", "lc",
- *       "sh" (source hash), "mh" (Maglev), as IPVS names them; unknown
- *       names are rejected with EINVAL
- *   KPX_SVC_A_MH_SIZE: u32, largest Maglev lookup table size, a prime in
- *       KPX_MH_SIZE_MIN..KPX_MH_SIZE_MAX, default 65537; the table has the
- *       smallest of a list of primes (251, 509, ..., 1048573, each about
- *       twice the last) above 100 x the backends, at most this; only with
- *       "mh"
- *   KPX_SVC_A_AFFINITY_TIMEOUT: u32, seconds; 0 (default) = no session
- *       affinity; else ClientIP affinity with this timeout
- *       (Service.spec.sessionAffinityConfig.clientIP.timeoutSeconds,
- *       1..86400): a client address keeps its backend while it opens new
- *       connections within the timeout of its last new connection
- *   KPX_SVC_A_AFFINITY_MAX: u32, most affinity entries kept for the
- *       frontend (default KPX_AFFINITY_MAX_DEFAULT); the oldest entry is
- *       evicted to make room
- *   KPX_SVC_A_AFFINITY_EVICTIONS: u64, read-only, entries evicted for room
- *   KPX_SVC_A_SOURCE_RANGES: nest of KPX_CIDRS_A_CIDR, at most
- *       KPX_SOURCE_RANGES_MAX with the top-level KPX_A_SOURCE_RANGES; when
- *       present and not empty, new connections from other sources are
- *       dropped (Service.spec.loadBalancerSourceRanges, which has no limit
- *       of its own); prefixes may overlap or repeat; matched in
- *       O(log n) per new connection
- *   KPX_SVC_A_FILTERED: u64, read-only, new connections dropped by
- *       KPX_SVC_A_SOURCE_RANGES
- *   KPX_BE_A_ACTIVE (in each backend): u32, read-only, connections to it
- *       that are still open (used by "lc"): a new connection counts at
- *       once, a closed one stops counting at the next conntrack recount,
- *       about a second later
- *   KPX_SVC_A_CLUSTER_ADDR: binary, 4 or 16 bytes (the frontend's family),
- *       network order, and KPX_SVC_A_CLUSTER_PORT: be16, not 0: the key
- *       (with the frontend's family and protocol) of the Service's
- *       ClusterIP frontend.  Both are required with KPX_SVC_F_EXT_LOCAL and
- *       refused without it, and must not name the frontend itself; dumped
- *       when the flag is set.
+ *   attributes.  A module without this command answers EOPNOTSUPP.
  *
  * A CIDR (KPX_CIDRS_A_CIDR nest):
  *   KPX_CIDR_A_FAMILY: u16, AF_INET or AF_INET6
@@ -219,8 +217,8 @@
  *   EMSGSIZE  a reply does not fit the reader's buffer; with a buffer of
  *           at least NLMSG_GOODSIZE every reply fits.
  *   EOPNOTSUPP  an unknown command, or a doit command sent as a dump or
- *           the reverse (the genetlink core); KPX_CMD_CT_SYNC of a module
- *           older than it.
+ *           the reverse (the genetlink core); KPX_CMD_CT_SYNC sent to a
+ *           module without it.
  * The first SET of a namespace also registers kpx's netfilter hooks there
  * and passes on an error of theirs (ENOMEM, or an errno of
  * nf_ct_netns_get(), such as ENOENT when conntrack's modules cannot be
@@ -353,7 +351,6 @@ enum kpx_svc_flags {
 	 * ICMP/ICMPv6 port unreachable instead of being left to time out
 	 * (kube-proxy's nftables mode rejects traffic to an undefined port of
 	 * a ClusterIP; kubernetes#122692).  Counted in KPX_STATS_A_REJECTS.
-	 * Added after version 1's first flags.
 	 */
 	KPX_SVC_F_CLUSTER_IP = 1U << 3,
 	/*
@@ -368,7 +365,7 @@ enum kpx_svc_flags {
 	 * node itself is always masqueraded (kube-proxy short-circuits such
 	 * traffic to the Service's cluster chain; kubernetes#65387,
 	 * kubernetes#131765).  If that frontend does not exist, this one is
-	 * used as for any other client.  Added after KPX_SVC_F_CLUSTER_IP.
+	 * used as for any other client.
 	 */
 	KPX_SVC_F_EXT_LOCAL = 1U << 4,
 	__KPX_SVC_F_ALL = KPX_SVC_F_DROP_EMPTY | KPX_SVC_F_MASQ_NONLOCAL |
