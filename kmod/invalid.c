@@ -35,7 +35,6 @@
 #include <net/netfilter/nf_conntrack_zones.h>
 
 #include "invalid.h"
-#include "pernet.h"
 #include "stats.h"
 #include "svc.h"
 
@@ -48,8 +47,7 @@ static bool kpx_flow(struct kpx_net *kn, const struct nf_conn *ct)
 	if (!test_bit(IPS_DST_NAT_BIT, &ct->status))
 		return false;
 	t = &ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
-	kpx_key_init(&key, t->src.l3num, t->dst.protonum, &t->dst.u3,
-		     t->dst.u.all);
+	kpx_key_from_tuple(&key, t);
 	return kpx_svc_lookup(kn, &key);
 }
 
