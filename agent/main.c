@@ -39,11 +39,12 @@
 
 #ifndef KPX_VERSION
 #define KPX_VERSION "0.1.0"
+#endif
+
 /* The conntrack statistics' check (ctstat.h): how often, and the log's interval. */
 #define CT_CHECK_MS 10000
 #define CT_FULL_LOG_MS 60000
 #define NF_CONNTRACK_MAX "/proc/sys/net/netfilter/nf_conntrack_max"
-#endif
 
 static int usage_error(const char *msg)
 {
@@ -260,6 +261,7 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	struct servers sv = { 0 };
 	struct kpx_hc *hc = NULL;
 	struct kpx_ctstat_check ctc = { 0 };
+	int64_t ct_next = 0;
 	struct kpx_nodewait nw;
 	bool node_ready = false;
 	int64_t ips_ms, cidrs_ms;
@@ -315,7 +317,11 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 		int64_t now = kpx_now_ms(), wait = 1000;
 
 		/* "conntrack table full", at most once per CT_FULL_LOG_MS */
-		kpx_ctstat_check(&ctc, KPX_CTSTAT_PATH, NF_CONNTRACK_MAX, now, CT_FULL_LOG_MS);
+		if (now >= ct_next) {
+			kpx_ctstat_check(&ctc, KPX_CTSTAT_PATH, NF_CONNTRACK_MAX, now,
+					 CT_FULL_LOG_MS);
+			ct_next = now + CT_CHECK_MS;
+		}
 
 		/*
 		 * As kube-proxy: the own Node first (nodewait.h), then the

@@ -110,6 +110,12 @@ void kpx_ctstat_metrics(FILE *f, const char *path)
 		st.invalid);
 }
 
+/* A counter's growth; one lower than before was reset (nf_conntrack reloaded). */
+static uint64_t growth(uint64_t now, uint64_t before)
+{
+	return now >= before ? now - before : now;
+}
+
 bool kpx_ctstat_check(struct kpx_ctstat_check *c, const char *path,
 		      const char *max_path, int64_t now_ms, int64_t interval_ms)
 {
@@ -119,8 +125,8 @@ bool kpx_ctstat_check(struct kpx_ctstat_check *c, const char *path,
 
 	if (kpx_ctstat_read(path, &st))
 		return false;
-	grew = c->have ? (st.drop - c->last.drop) +
-				 (st.early_drop - c->last.early_drop) :
+	grew = c->have ? growth(st.drop, c->last.drop) +
+				 growth(st.early_drop, c->last.early_drop) :
 			 0;
 	c->last = st;
 	c->have = true;

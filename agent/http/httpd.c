@@ -132,10 +132,15 @@ struct kpx_httpd *kpx_httpd_start(const char *bind_addr, kpx_http_handler h,
 	 * or ::) listens on both families, as kube-proxy's (Go's
 	 * net.Listen("tcp", ...) opens one IPv6 socket with IPV6_V6ONLY 0
 	 * for a wildcard): a dual-stack node answers /healthz on its IPv6
-	 * addresses too.  IPv4 alone when the host has no IPv6.
+	 * addresses too.  IPv4 alone when the host has no IPv6 (EAFNOSUPPORT,
+	 * EADDRNOTAVAIL).
 	 */
-	if (unspecified(fam, a))
+	if (unspecified(fam, a)) {
 		d->fd = dual_stack_fd(port);
+		/* only a host without IPv6 falls back; EADDRINUSE is an error */
+		if (d->fd < 0 && errno != EAFNOSUPPORT && errno != EADDRNOTAVAIL)
+			goto fail;
+	}
 	if (d->fd < 0) {
 		d->fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (d->fd < 0)

@@ -26,6 +26,31 @@ static int mode_gauge(const struct kpx_metricsd *md, struct kpx_http_reply *rep)
 	return rep->body ? 0 : -ENOMEM;
 }
 
+static int dump_module(struct kpx_metricsd *md, struct kpx_service **v, size_t *n)
+{
+	return md->per_backend ? kpx_nl_dump(md->nl, v, n) :
+				 kpx_nl_dump_frontends(md->nl, v, n);
+}
+
+/*
+ * A module unloaded and loaded again registers its generic netlink family
+ * under a new id: the socket opened before resolves the old one and every
+ * request fails.  Opens the socket again (the family resolved anew); 0 on
+ * success, else a negative errno with the old socket kept.
+ */
+static int reopen(struct kpx_metricsd *md)
+{
+	struct kpx_nl *nl;
+	int r;
+
+	r = kpx_nl_open(&nl);
+	if (r)
+		return r;
+	kpx_nl_close(md->nl);
+	md->nl = nl;
+	return 0;
+}
+
 int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 {
 	struct kpx_metricsd *md = ctx;
@@ -59,14 +84,15 @@ int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 		return rep->body ? 0 : -ENOMEM;
 	}
 	if (md->nl) {
-		r = md->per_backend ? kpx_nl_dump(md->nl, &v, &n) :
-				      kpx_nl_dump_frontends(md->nl, &v, &n);
+		r = dump_module(md, &v, &n);
+		if (r && r != -ENOMEM && !reopen(md))
+			r = dump_module(md, &v, &n);
 		if (r) {
 			kpx_warn("metrics", "dumping the module: %s", strerror(-r));
 			v = NULL;
 			n = 0;
 		}
-		if (!kpx_nl_stats(md->nl, &st))
+		if (md->nl && !kpx_nl_stats(md->nl, &st))
 			stp = &st;
 	}
 	rep->content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -138,6 +138,8 @@ int main(void)
 	   "check: after the interval: logged again");
 	ok(!kpx_ctstat_check(&c, stat_file(9, 10), maxp, 200000, 60000),
 	   "check: no drops since: nothing");
+	ok(!kpx_ctstat_check(&c, stat_file(0, 0), maxp, 300000, 60000),
+	   "check: counters back to 0 (nf_conntrack reloaded): not a table full");
 	close(fd);
 	kpx_log_set_fd(2);
 	ok(count_lines(logp, "conntrack table full") == 2 &&

@@ -161,7 +161,7 @@ static int kpx_events(struct kpx_dp *dp)
 {
 	struct dp_kpx *k = to_kpx(dp);
 	struct kpx_nl *nl;
-	int ev, r;
+	int ev, r, replaced = 0;
 
 	if (!k->notify)
 		return 0;
@@ -177,11 +177,13 @@ static int kpx_events(struct kpx_dp *dp)
 		} else {
 			kpx_nl_close(k->nl);
 			k->nl = nl;
+			replaced = 1;
 			kpx_info("dataplane", "the kpx module was loaded (generic netlink family \"%s\" registered): programming it from scratch",
 				 KPX_GENL_NAME);
 		}
 	}
-	return ev & KPX_NL_FAMILY_NEW ? 1 : 0;
+	/* a sync on the old socket would only fail: none until a reopen works */
+	return replaced;
 }
 
 static int kpx_cleanup(struct kpx_dp *dp)
