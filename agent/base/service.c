@@ -34,6 +34,18 @@ int kpx_service_key_cmp(const struct kpx_service *a,
 	return cmp_num(a->port, b->port);
 }
 
+struct kpx_service kpx_service_key(const struct kpx_service *s)
+{
+	struct kpx_service k;
+
+	memset(&k, 0, sizeof(k));
+	k.family = s->family;
+	k.protocol = s->protocol;
+	memcpy(&k.addr, &s->addr, kpx_addr_len(s->family));
+	k.port = s->port;
+	return k;
+}
+
 /*
  * All 16 bytes of the address union are compared: an IPv4 backend must have
  * the rest zeroed, which kpx_service_normalize() and the parsers ensure.

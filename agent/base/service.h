@@ -90,6 +90,9 @@ struct kpx_ns_config {
 
 /* Orders frontends by key (family, protocol, addr, port); for sorting and diffs. */
 int kpx_service_key_cmp(const struct kpx_service *a, const struct kpx_service *b);
+/* The key fields of @s (family, protocol, addr, port), every other field
+ * zero: a key to look up, owning nothing. */
+struct kpx_service kpx_service_key(const struct kpx_service *s);
 /* Orders backends by (addr, port). */
 int kpx_backend_cmp(const void *a, const void *b);
 /* True when two frontends with the same key need no update (flags, backends, weights,

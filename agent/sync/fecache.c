@@ -3,8 +3,6 @@
  * The per-Service frontend cache of incremental syncs; see
  * fecache.h.  Two chained hash tables: Services by "namespace/name" with
  * their sorted frontends, and frontend keys with the Services claiming them.
- * Just over 600 lines as one concern: the two tables are updated together
- * and read by both the partial (kpx_fecache_ops()) and the full sync.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -119,19 +117,6 @@ static uint32_t key_hash(const struct kpx_service *s)
 	return fnv(h, &s->port, sizeof(s->port));
 }
 
-/* The key fields of @s only. */
-static struct kpx_service key_of(const struct kpx_service *s)
-{
-	struct kpx_service k;
-
-	memset(&k, 0, sizeof(k));
-	k.family = s->family;
-	k.protocol = s->protocol;
-	memcpy(&k.addr, &s->addr, kpx_addr_len(s->family));
-	k.port = s->port;
-	return k;
-}
-
 static struct fe_svc *svc_find(const struct kpx_fecache *c, const char *name)
 {
 	uint32_t h = fnv(2166136261u, name, strlen(name));
@@ -166,7 +151,7 @@ static int claim(struct kpx_fecache *c, struct fe_svc *svc,
 		k = calloc(1, sizeof(*k));
 		if (!k)
 			return -ENOMEM;
-		k->key = key_of(s);
+		k->key = kpx_service_key(s);
 		k->l.hash = key_hash(s);
 		if (tab_add(&c->keys, &k->l)) {
 			free(k);
@@ -257,7 +242,7 @@ static int keyvec_add(struct keyvec *kv, const struct kpx_service *v, size_t n)
 		kv->cap = cap;
 	}
 	for (i = 0; i < n; i++)
-		kv->v[kv->n++] = key_of(&v[i]);
+		kv->v[kv->n++] = kpx_service_key(&v[i]);
 	return 0;
 }
 
@@ -551,57 +536,26 @@ int kpx_fecache_healthchecks(const struct kpx_fecache *c,
 	return 0;
 }
 
-int kpx_fecache_desired(const struct kpx_fecache *c, struct kpx_service **out,
-			size_t *n)
+int kpx_fecache_keys(const struct kpx_fecache *c, struct kpx_service **out,
+		     size_t *n)
 {
-	struct kpx_service *v = calloc(c->keys.n ? c->keys.n : 1, sizeof(*v));
-	const struct kpx_service *w;
+	struct kpx_service *v = NULL;
 	struct link *l;
 	size_t i, k = 0;
 
 	*out = NULL;
 	*n = 0;
+	if (!c->keys.n)
+		return 0;
+	v = malloc(c->keys.n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (i = 0; i < c->keys.nb; i++) {
-		for (l = c->keys.b[i]; l; l = l->next) {
-			w = winner((const struct fe_key *)l);
-			if (!w)
-				continue;
-			if (kpx_frontend_copy(&v[k], w)) {
-				kpx_services_free(v, k);
-				return -ENOMEM;
-			}
-			k++;
-		}
-	}
-	if (k)
-		qsort(v, k, sizeof(*v), fe_cmp);
+	for (i = 0; i < c->keys.nb; i++)
+		for (l = c->keys.b[i]; l; l = l->next)
+			if (winner((const struct fe_key *)l))
+				v[k++] = ((const struct fe_key *)l)->key;
+	qsort(v, k, sizeof(*v), fe_cmp);
 	*out = v;
 	*n = k;
 	return 0;
-}
-
-long kpx_fecache_ops(const struct kpx_fecache *c,
-		     const struct kpx_service *keys, size_t nkeys,
-		     const struct kpx_service *actual, size_t nactual,
-		     struct kpx_op **ops)
-{
-	struct kpx_op *v = malloc((nkeys + 1) * sizeof(*v));
-	const struct kpx_service *want, *have;
-	size_t i, n = 0;
-
-	*ops = v;
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < nkeys; i++) {
-		want = kpx_fecache_get(c, &keys[i]);
-		have = nactual ? bsearch(&keys[i], actual, nactual,
-					 sizeof(*actual), fe_cmp) : NULL;
-		if (want && (!have || !kpx_service_same_config(want, have)))
-			v[n++] = (struct kpx_op){ KPX_OP_SET, want };
-		else if (!want && have)
-			v[n++] = (struct kpx_op){ KPX_OP_DEL, have };
-	}
-	return (long)n;
 }

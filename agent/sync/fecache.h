@@ -8,8 +8,9 @@
  * is the claimant first by "namespace/name", as in kpx_model_desired(); when
  * it goes, the next claimant takes the key.  kpx_fecache_sync() recomputes
  * the Services the model marked dirty (kpx_model_take_dirty()), or all of
- * them, and tells which keys may have changed; kpx_fecache_ops() turns those
- * into changes against the programmed state.
+ * them, and tells which keys may have changed; the sync's one diff
+ * (kpx_reconcile(), reconcile.h) reads the desired frontend of each key
+ * from kpx_fecache_get().
  *
  * Per Service it also keeps what is published after each sync: the
  * no-local-endpoints counts (model_nolocal.h) and the health-check server
@@ -23,7 +24,6 @@
 #include <stddef.h>
 #include "model/model.h"
 #include "model/model_nolocal.h"
-#include "sync/reconcile.h"
 #include "base/service.h"
 
 struct kpx_fecache;
@@ -79,24 +79,11 @@ int kpx_fecache_healthchecks(const struct kpx_fecache *c,
 			     struct kpx_hc_service **out, size_t *n);
 
 /*
- * The whole desired state, as kpx_model_desired() would compute it: deep
- * copies sorted by kpx_service_key_cmp() into *out (never NULL on success;
- * kpx_services_free()).  O(frontends).  Returns 0 or -ENOMEM.
+ * The key of every desired frontend (key fields only), sorted by
+ * kpx_service_key_cmp(), for a full sync's diff: *out malloc'd (free();
+ * NULL when *n is 0).  O(k log k).  Returns 0 or -ENOMEM.
  */
-int kpx_fecache_desired(const struct kpx_fecache *c, struct kpx_service **out,
-			size_t *n);
-
-/*
- * The changes for the frontends @keys (from kpx_fecache_sync()) against
- * @actual (the programmed state, sorted): a SET (pointing into @c) where
- * the desired frontend is missing or differs (kpx_service_same_config()),
- * a DEL (pointing into @actual) where a programmed one is no longer
- * desired; in key order.  *ops malloc'd (free()).  Returns the number of
- * ops, or -ENOMEM.
- */
-long kpx_fecache_ops(const struct kpx_fecache *c,
-		     const struct kpx_service *keys, size_t nkeys,
-		     const struct kpx_service *actual, size_t nactual,
-		     struct kpx_op **ops);
+int kpx_fecache_keys(const struct kpx_fecache *c, struct kpx_service **out,
+		     size_t *n);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Desired vs actual frontends: one merge walk over two sorted arrays; and
- * applying a list of changes to the sorted actual state.
+ * The one diff of every sync (reconcile.h): each candidate key's desired
+ * frontend against the programmed one; and a list of changes applied to
+ * the sorted record of the programmed state.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,42 +10,74 @@
 
 #include "sync/reconcile.h"
 
-long kpx_reconcile(const struct kpx_service *desired, size_t ndesired,
+static int key_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(a, b);
+}
+
+/* The frontend with @key's key in @v[0..n-1] (sorted), or NULL. */
+static const struct kpx_service *lookup(const struct kpx_service *v, size_t n,
+					const struct kpx_service *key)
+{
+	return n ? bsearch(key, v, n, sizeof(*v), key_cmp) : NULL;
+}
+
+bool kpx_reconcile_one(const struct kpx_service *want,
+		       const struct kpx_service *have, struct kpx_op *op)
+{
+	if (want && (!have || !kpx_service_same_config(want, have)))
+		*op = (struct kpx_op){ KPX_OP_SET, want };
+	else if (!want && have)
+		*op = (struct kpx_op){ KPX_OP_DEL, have };
+	else
+		return false;
+	return true;
+}
+
+long kpx_reconcile(kpx_desired_fn *want, const void *src,
+		   const struct kpx_service *keys, size_t nkeys,
 		   const struct kpx_service *actual, size_t nactual,
 		   struct kpx_op **ops)
 {
-	size_t i = 0, j = 0, n = 0;
-	struct kpx_op *v;
+	struct kpx_op *v = malloc((nkeys + 1) * sizeof(*v));	/* +1: no malloc(0) */
+	size_t i, n = 0;
 
-	/* At most one op per frontend of either side; +1 avoids malloc(0). */
-	v = malloc((ndesired + nactual + 1) * sizeof(*v));
+	*ops = v;
 	if (!v)
 		return -ENOMEM;
-
-	while (i < ndesired || j < nactual) {
-		int c;
-
-		if (i == ndesired)
-			c = 1;
-		else if (j == nactual)
-			c = -1;
-		else
-			c = kpx_service_key_cmp(&desired[i], &actual[j]);
-
-		if (c < 0) {
-			v[n++] = (struct kpx_op){ KPX_OP_SET, &desired[i++] };
-		} else if (c > 0) {
-			v[n++] = (struct kpx_op){ KPX_OP_DEL, &actual[j++] };
-		} else {
-			if (!kpx_service_same_config(&desired[i], &actual[j]))
-				v[n++] = (struct kpx_op){ KPX_OP_SET,
-							  &desired[i] };
-			i++;
-			j++;
-		}
-	}
-	*ops = v;
+	for (i = 0; i < nkeys; i++)
+		n += kpx_reconcile_one(want(src, &keys[i]),
+				       lookup(actual, nactual, &keys[i]), &v[n]);
 	return (long)n;
+}
+
+int kpx_reconcile_keys(const struct kpx_service *a, size_t na,
+		       const struct kpx_service *b, size_t nb,
+		       struct kpx_service **keys, size_t *n)
+{
+	struct kpx_service *v = NULL;
+	size_t i = 0, j = 0, k = 0;
+
+	*keys = NULL;
+	*n = 0;
+	if (!na && !nb)
+		return 0;
+	v = malloc((na + nb) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	while (i < na || j < nb) {
+		const struct kpx_service *next;
+
+		if (j == nb || (i < na && kpx_service_key_cmp(&a[i], &b[j]) <= 0))
+			next = &a[i++];
+		else
+			next = &b[j++];
+		if (!k || kpx_service_key_cmp(&v[k - 1], next))
+			v[k++] = kpx_service_key(next);
+	}
+	*keys = v;
+	*n = k;
+	return 0;
 }
 
 int kpx_frontend_copy(struct kpx_service *dst, const struct kpx_service *src)
@@ -83,17 +116,11 @@ static void free_all(struct kpx_service *v, size_t n)
 	free(v);
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-	return kpx_service_key_cmp(a, b);
-}
-
 /* The index of @key in @v[0..n-1], or -1. */
 static long find(const struct kpx_service *v, size_t n,
 		 const struct kpx_service *key)
 {
-	const struct kpx_service *p = n ? bsearch(key, v, n, sizeof(*v),
-						  key_cmp) : NULL;
+	const struct kpx_service *p = lookup(v, n, key);
 
 	return p ? p - v : -1;
 }

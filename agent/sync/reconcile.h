@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Difference between desired and actual frontends, as the list of changes
- * to send.  Pure: unit-tested without a kernel.
+ * The one diff of every sync, full or partial, in every proxy mode: the
+ * desired frontends against the programmed ones, as the list of changes
+ * to send; and those changes applied to the record of the programmed
+ * state.  Pure: unit-tested without a kernel.
  */
 #ifndef KPX_RECONCILE_H
 #define KPX_RECONCILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "base/service.h"
 
 enum kpx_op_type {
-	KPX_OP_SET,	/* create or replace: service points into desired */
+	KPX_OP_SET,	/* create or replace: service points at the desired one */
 	KPX_OP_DEL,	/* delete: service points into actual */
 };
 
@@ -19,15 +22,43 @@ struct kpx_op {
 	const struct kpx_service *service;
 };
 
+/* Where the desired state is read: the desired frontend with @key's key
+ * (only its key fields are read), or NULL when none is desired. */
+typedef const struct kpx_service *kpx_desired_fn(const void *src,
+						 const struct kpx_service *key);
+
 /*
- * Both inputs sorted by kpx_service_key_cmp().  Writes into *ops (malloc'd,
- * free()) the SETs for frontends missing or differing in actual and the DELs
- * for frontends not desired, in key order; a frontend that is already right
- * yields nothing.  Returns the number of ops, or -ENOMEM.
+ * The change that makes one key's programmed frontend @have (NULL: none)
+ * the desired @want (NULL: none) into *op: a SET of @want when @have is
+ * missing or differs (kpx_service_same_config()), a DEL of @have when
+ * nothing is desired.  Returns false when @have is already right.
  */
-long kpx_reconcile(const struct kpx_service *desired, size_t ndesired,
+bool kpx_reconcile_one(const struct kpx_service *want,
+		       const struct kpx_service *have, struct kpx_op *op);
+
+/*
+ * The changes at @keys (sorted by kpx_service_key_cmp(), unique; key
+ * fields only are read): kpx_reconcile_one() of @want(@src, key) and the
+ * frontend with that key in @actual (sorted), in key order.  A partial
+ * sync passes the keys its changed Services had or have, a full sync
+ * every key desired or programmed (kpx_reconcile_keys()).  *ops malloc'd
+ * (free(); NULL on failure).  O(nkeys log nactual) and the @want calls.
+ * Returns the number of ops, or -ENOMEM.
+ */
+long kpx_reconcile(kpx_desired_fn *want, const void *src,
+		   const struct kpx_service *keys, size_t nkeys,
 		   const struct kpx_service *actual, size_t nactual,
 		   struct kpx_op **ops);
+
+/*
+ * The keys of a full sync: those of @a and of @b (each sorted by
+ * kpx_service_key_cmp()), once each, sorted, key fields only
+ * (kpx_service_key()).  *keys malloc'd (free(); NULL when *n is 0).
+ * O(na + nb).  Returns 0 or -ENOMEM.
+ */
+int kpx_reconcile_keys(const struct kpx_service *a, size_t na,
+		       const struct kpx_service *b, size_t nb,
+		       struct kpx_service **keys, size_t *n);
 
 /*
  * Deep copy of @src into @dst (own backends and source ranges; @dst's old

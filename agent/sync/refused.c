@@ -169,7 +169,7 @@ long sync_refused_retry(struct kpx_sync *s, struct kpx_op **ops, long nops,
 			  int64_t now)
 {
 	const struct kpx_service *want, *have;
-	struct kpx_op *v, *extra;
+	struct kpx_op *v, *extra, op;
 	size_t i = 0, n = 0;
 
 	if (!s->nrefused)
@@ -188,12 +188,12 @@ long sync_refused_retry(struct kpx_sync *s, struct kpx_op **ops, long nops,
 		want = kpx_fecache_get(s->fc, &e->fe);
 		have = s->nactual ? bsearch(&e->fe, s->actual, s->nactual,
 					    sizeof(*s->actual), fe_key_cmp) : NULL;
-		if (!want || (have && kpx_service_same_config(want, have))) {
-			refused_drop(s, i);
+		if (!kpx_reconcile_one(want, have, &op) || op.type == KPX_OP_DEL) {
+			refused_drop(s, i);	/* right, or no longer desired */
 			continue;
 		}
 		if (now - e->at >= s->period)
-			extra[n++] = (struct kpx_op){ KPX_OP_SET, want };
+			extra[n++] = op;
 		i++;
 	}
 	if (!n) {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Sync scheduling and the desired -> reconcile -> netlink apply step.  A
- * full sync diffs the whole desired state against the dumped one; a
- * partial sync only the frontends of the Services that changed since the
- * last sync (fecache.h).
+ * Sync scheduling and the desired -> reconcile -> data plane step.  Both
+ * kinds of sync diff with kpx_reconcile(): a full sync at every key
+ * desired or dumped, a partial sync only at the frontends of the Services
+ * that changed since the last sync (fecache.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -357,45 +357,47 @@ static int service_qsort_cmp(const void *a, const void *b)
 	return kpx_service_key_cmp(a, b);
 }
 
-/*
- * The changes of this sync into *ops: after a full recompute of the cache
- * (@full, or the model marked everything dirty) the whole desired state
- * (*desired, owned by the caller) against s->actual; else only the keys of
- * the Services that changed (*desired NULL).  Returns the number of ops or
- * a negative errno (logged).
- */
-static long plan(struct kpx_sync *s, bool full, struct kpx_service **desired,
-		 size_t *ndesired, struct kpx_op **ops)
+/* The desired state, for kpx_reconcile(): the cache's winner of a key. */
+static const struct kpx_service *desired_get(const void *fc,
+					     const struct kpx_service *key)
 {
-	struct kpx_service *keys;
-	size_t nkeys;
-	long nops = 0;
+	return kpx_fecache_get(fc, key);
+}
+
+/*
+ * The changes of this sync into *ops, by the one diff (kpx_reconcile())
+ * of the cache against s->actual: after a full recompute of the cache
+ * (@full, or the model marked everything dirty; *all then true) at every
+ * key desired or programmed, else at the keys of the Services that
+ * changed.  Returns the number of ops or a negative errno (logged).
+ */
+static long plan(struct kpx_sync *s, bool full, bool *all, struct kpx_op **ops)
+{
+	struct kpx_service *keys, *want;
+	size_t nkeys, nwant;
+	long nops;
 	int r;
 
-	*desired = NULL;
-	*ndesired = 0;
 	*ops = NULL;
 	r = kpx_fecache_sync(s->fc, s->model, full, &keys, &nkeys);
-	if (r == 1)
-		r = kpx_fecache_desired(s->fc, desired, ndesired);
-	else if (!r)
-		nops = kpx_fecache_ops(s->fc, keys, nkeys, s->actual,
-				       s->nactual, ops);
-	free(keys);
+	*all = r == 1;
+	if (r == 1) {
+		r = kpx_fecache_keys(s->fc, &want, &nwant);
+		if (!r) {
+			r = kpx_reconcile_keys(want, nwant, s->actual,
+					       s->nactual, &keys, &nkeys);
+			free(want);
+		}
+	}
 	if (r) {
 		kpx_err("sync", "computing the desired state: %s", strerror(-r));
 		return r;
 	}
-	if (*desired)
-		nops = kpx_reconcile(*desired, *ndesired, s->actual,
-				     s->nactual, ops);
-	if (nops < 0) {
+	nops = kpx_reconcile(desired_get, s->fc, keys, nkeys, s->actual,
+			     s->nactual, ops);
+	free(keys);
+	if (nops < 0)
 		kpx_err("sync", "reconcile: %s", strerror((int)-nops));
-		kpx_services_free(*desired, *ndesired);
-		*desired = NULL;
-		free(*ops);
-		*ops = NULL;
-	}
 	return nops;
 }
 
@@ -407,10 +409,9 @@ int kpx_sync_run(struct kpx_sync *s)
 	bool have_g0 = dp_generation(s, &g0);
 	bool periodic = t0 - s->last_full >= s->period;
 	bool full = wants_dump(s, periodic, have_g0, g0);
-	struct kpx_service *desired = NULL;
-	size_t ndesired = 0, nunexpected, i;
+	size_t ndesired, nunexpected, i;
 	struct kpx_op *ops = NULL, *done = NULL;
-	bool *applied = NULL;
+	bool *applied = NULL, all;
 	unsigned int sets = 0, dels = 0, errors = 0, refusals = 0;
 	unsigned int nserr;
 	size_t ndone = 0;
@@ -429,20 +430,19 @@ int kpx_sync_run(struct kpx_sync *s)
 			return sync_failed(s, t0, r, t0s, full);
 		}
 		/* Table order (the module's: insertion) is not key order,
-		 * and kpx_reconcile() merges two sorted arrays. */
+		 * and kpx_reconcile() looks keys up in sorted arrays. */
 		qsort(cur, ncur, sizeof(*cur), service_qsort_cmp);
 		kpx_services_free(s->actual, s->nactual);
 		s->actual = cur;
 		s->nactual = ncur;
 	}
 	nserr = sync_ns_config(s) ? 1 : 0;
-	nops = plan(s, full, &desired, &ndesired, &ops);
+	nops = plan(s, full, &all, &ops);
 	if (nops >= 0 && s->dp) {
 		long n = sync_refused_retry(s, &ops, nops, t0);
 
 		if (n < 0) {
 			kpx_err("sync", "planning the refused frontends' retries: %s", strerror(ENOMEM));
-			kpx_services_free(desired, ndesired);
 			free(ops);
 		}
 		nops = n;
@@ -491,17 +491,9 @@ int kpx_sync_run(struct kpx_sync *s)
 	 * refused (the data plane keeps what it had for that frontend): only
 	 * the applied changes are recorded.
 	 */
-	if (desired && done && ndone == (size_t)nops) {
-		kpx_services_free(s->actual, s->nactual);
-		s->actual = desired;
-		s->nactual = ndesired;
-	} else if (!done ||
-		   kpx_reconcile_apply(&s->actual, &s->nactual, done, ndone)) {
+	if (!done || kpx_reconcile_apply(&s->actual, &s->nactual, done, ndone)) {
 		kpx_err("sync", "recording the changes: %s", strerror(ENOMEM));
 		errors++;	/* s->actual is stale: the next sync is full */
-		kpx_services_free(desired, ndesired);
-	} else {
-		kpx_services_free(desired, ndesired);
 	}
 	free(done);
 	ndesired = kpx_fecache_count(s->fc);
@@ -526,7 +518,7 @@ int kpx_sync_run(struct kpx_sync *s)
 					       nl.external);
 	}
 	/* in a dry run s->actual is the desired state; unchanged if no op */
-	if (!s->dp && s->metrics && (desired || nops))
+	if (!s->dp && s->metrics && (all || nops))
 		kpx_metrics_set_frontends(s->metrics, s->actual, s->nactual);
 	free(ops);
 	s->synced = true;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/addr.h"
 #include "fakedp.h"
 #include "dp/kpx/nl.h"
 
@@ -178,6 +179,32 @@ static int f_set_config(struct kpx_dp *dp, const struct kpx_ns_config *c)
 	return injected(f, KPX_FAKEDP_SET_CONFIG, "set_config") ? -EIO : 0;
 }
 
+/* One line of @journal (fakedp.h). */
+static void journal(struct kpx_fakedp *f, const char *op,
+		    const struct kpx_service *s)
+{
+	char key[KPX_SERVICE_STRLEN], be[KPX_HOSTPORT_STRLEN];
+	size_t i;
+
+	if (!f->journal)
+		return;
+	kpx_strbuf_printf(f->journal, "%s %s", op,
+			  kpx_service_str(s, key, sizeof(key)));
+	if (!strcmp(op, "set")) {
+		kpx_strbuf_printf(f->journal, " flags=0x%x backends=[",
+				  (unsigned int)s->flags);
+		for (i = 0; i < s->nbackends; i++)
+			kpx_strbuf_printf(f->journal, "%s%s@%u", i ? " " : "",
+					  kpx_hostport_str(s->family, &s->backends[i].addr,
+							   s->backends[i].port,
+							   be, sizeof(be)),
+					  (unsigned int)s->backends[i].weight);
+		kpx_strbuf_printf(f->journal, "]");
+	}
+	kpx_strbuf_printf(f->journal, "\n");
+}
+
+
 static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
 {
 	struct kpx_fakedp *f = F(dp);
@@ -203,6 +230,7 @@ static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
 		return kpx_dp_fail(dp, -ENOMEM, "fake: set: out of memory");
 	f->pending_changed = true;
 	f->generation++;
+	journal(f, "set", s);
 	return 0;
 }
 
@@ -218,6 +246,7 @@ static int f_del(struct kpx_dp *dp, const struct kpx_service *key)
 		f->pending_changed = true;
 		f->generation++;
 	}
+	journal(f, "del", key);
 	return 0;
 }
 

@@ -5,7 +5,8 @@
  * test_model_incremental) and for bench/agent/bench_sync.  No kernel state.
  *
  * What it records: the number of calls of each op (failed ones included)
- * and the key of the last set_service().  What it holds: @table, sorted by
+ * and the key of the last set_service(), and on request the changes in
+ * order (@journal).  What it holds: @table, sorted by
  * kpx_service_key_cmp(), what dump() returns:
  *   - by default the frontends given to kpx_fakedp_load() (none after
  *     init()); set/del/commit only count.  Costs a few stores per op, so
@@ -46,6 +47,7 @@
 
 #include "dp/dataplane.h"
 #include "base/service.h"
+#include "base/strbuf.h"
 
 /* The ops, for @fail. */
 enum kpx_fakedp_call {
@@ -84,6 +86,11 @@ struct kpx_fakedp {
 	/* The last set_service()'s frontend, its pointers NULL: the key,
 	 * flags and nbackends. */
 	struct kpx_service last_set;
+	/* When not NULL, each set_service() and del_service() that
+	 * succeeds is appended as one line, "set KEY flags=0xF
+	 * backends=[ADDR:PORT@WEIGHT ...]" or "del KEY": the changes
+	 * sent, for tests that compare two syncs'. */
+	struct kpx_strbuf *journal;
 
 	/* What dump() returns (owned, sorted by key); read-only for tests. */
 	struct kpx_service *table;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kpx_reconcile(): desired vs actual frontends -> SET/DEL ops.  TAP output.
+ * diff(), the one diff of full and partial syncs: desired vs actual
+ * frontends -> SET/DEL ops, at every key (a full sync's keys,
+ * kpx_reconcile_keys()) or at some (a partial sync's).  TAP output.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -36,6 +38,36 @@ static int svc_cmp(const void *a, const void *b)
 	return kpx_service_key_cmp(a, b);
 }
 
+/* The desired state of these tests: a sorted array. */
+struct desired {
+	const struct kpx_service *v;
+	size_t n;
+};
+
+static const struct kpx_service *in_desired(const void *src,
+					    const struct kpx_service *key)
+{
+	const struct desired *d = src;
+
+	return d->n ? bsearch(key, d->v, d->n, sizeof(*d->v), svc_cmp) : NULL;
+}
+
+/* A full sync's diff: kpx_reconcile() at every key of @d and @a. */
+static long diff(const struct kpx_service *d, size_t nd,
+		 const struct kpx_service *a, size_t na, struct kpx_op **ops)
+{
+	struct desired src = { d, nd };
+	struct kpx_service *keys;
+	size_t nkeys;
+	long n;
+
+	if (kpx_reconcile_keys(d, nd, a, na, &keys, &nkeys))
+		return -1;
+	n = kpx_reconcile(in_desired, &src, keys, nkeys, a, na, ops);
+	free(keys);
+	return n;
+}
+
 /* Three frontends, sorted, normalized: the base state of most tests. */
 static void base_state(struct kpx_service *v)
 {
@@ -63,7 +95,7 @@ static void test_identical(void)
 
 	base_state(d);
 	base_state(a);
-	n = kpx_reconcile(d, 3, a, 3, &ops);
+	n = diff(d, 3, a, 3, &ops);
 	ok(n == 0, "identical states give 0 ops (got %ld)", n);
 	free(ops);
 	free_all(d, 3);
@@ -76,19 +108,19 @@ static void test_empty(void)
 	struct kpx_op *ops;
 	long n;
 
-	n = kpx_reconcile(NULL, 0, NULL, 0, &ops);
+	n = diff(NULL, 0, NULL, 0, &ops);
 	ok(n == 0, "empty vs empty gives 0 ops");
 	free(ops);
 
 	base_state(a);
-	n = kpx_reconcile(NULL, 0, a, 3, &ops);
+	n = diff(NULL, 0, a, 3, &ops);
 	ok(n == 3 && ops[0].type == KPX_OP_DEL && ops[0].service == &a[0] &&
 	   ops[1].type == KPX_OP_DEL && ops[1].service == &a[1] &&
 	   ops[2].type == KPX_OP_DEL && ops[2].service == &a[2],
 	   "nothing desired deletes all 3 in key order");
 	free(ops);
 
-	n = kpx_reconcile(a, 3, NULL, 0, &ops);
+	n = diff(a, 3, NULL, 0, &ops);
 	ok(n == 3 && ops[0].type == KPX_OP_SET && ops[0].service == &a[0] &&
 	   ops[2].type == KPX_OP_SET && ops[2].service == &a[2],
 	   "nothing present sets all 3 in key order");
@@ -118,7 +150,7 @@ static void test_backend_removed(void)
 	/* Drop the middle backend 10.244.2.3. */
 	d[k].backends[1] = d[k].backends[2];
 	d[k].nbackends = 2;
-	n = kpx_reconcile(d, 3, a, 3, &ops);
+	n = diff(d, 3, a, 3, &ops);
 	ok(n == 1, "one backend removed gives exactly one op (got %ld)", n);
 	ok(n >= 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[k],
 	   "the op is a SET of the desired frontend");
@@ -145,7 +177,7 @@ static void test_frontend_gone(void)
 	k = find_port(d, 3, 53, IPPROTO_UDP);
 	kpx_service_free(&d[k]);
 	memmove(&d[k], &d[k + 1], (size_t)(2 - k) * sizeof(*d));
-	n = kpx_reconcile(d, 2, a, 3, &ops);
+	n = diff(d, 2, a, 3, &ops);
 	ok(n == 1 && ops[0].type == KPX_OP_DEL,
 	   "a frontend gone gives one DEL (got %ld ops)", n);
 	ok(n == 1 && ops[0].service == &a[find_port(a, 3, 53, IPPROTO_UDP)] &&
@@ -167,7 +199,7 @@ static void test_weight_change(void)
 	base_state(a);
 	k = find_port(d, 3, 80, IPPROTO_TCP);
 	d[k].backends[0].weight = 5;
-	n = kpx_reconcile(d, 3, a, 3, &ops);
+	n = diff(d, 3, a, 3, &ops);
 	ok(n == 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[k] &&
 	   ops[0].service->backends[0].weight == 5,
 	   "weight change gives one SET with weight 5");
@@ -185,7 +217,7 @@ static void test_flags_change(void)
 	base_state(d);
 	base_state(a);
 	d[2].flags = 1;
-	n = kpx_reconcile(d, 3, a, 3, &ops);
+	n = diff(d, 3, a, 3, &ops);
 	ok(n == 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[2],
 	   "flags change gives one SET");
 	free(ops);
@@ -207,7 +239,7 @@ static void test_counters_only(void)
 		for (size_t j = 0; j < a[i].nbackends; j++)
 			a[i].backends[j].conns = 42 + j;
 	}
-	n = kpx_reconcile(d, 3, a, 3, &ops);
+	n = diff(d, 3, a, 3, &ops);
 	ok(n == 0, "counters (conns, rejects) differing only give no op "
 	   "(got %ld)", n);
 	free(ops);
@@ -242,7 +274,7 @@ static void test_unsorted_backends(void)
 	   ntohl(d[k].backends[2].addr.v4.s_addr) == 0x0af40304 &&
 	   d[k].backends[2].weight == 2,
 	   "unsorted input normalized to 3 sorted backends, dup kept at weight 2");
-	n = kpx_reconcile(d, 3, a, 3, &ops);
+	n = diff(d, 3, a, 3, &ops);
 	ok(n == 0, "normalized unsorted input gives 0 ops (got %ld)", n);
 	free(ops);
 	free_all(d, 3);
@@ -269,7 +301,7 @@ static void test_mixed(void)
 	a[1] = fx_service(AF_INET, IPPROTO_UDP, "10.96.0.20", 53, b4, 1);
 	qsort(d, 2, sizeof(*d), svc_cmp);
 	qsort(a, 2, sizeof(*a), svc_cmp);
-	n = kpx_reconcile(d, 2, a, 2, &ops);
+	n = diff(d, 2, a, 2, &ops);
 	ok(n == 2, "mixed change gives 2 ops (got %ld)", n);
 	ok(n == 2 && ops[0].type == KPX_OP_DEL &&
 	   ops[0].service->protocol == IPPROTO_UDP &&
@@ -278,6 +310,39 @@ static void test_mixed(void)
 	free(ops);
 	free_all(d, 2);
 	free_all(a, 2);
+}
+
+/* A partial sync's diff, at some keys only, and the keys of a full one. */
+static void test_keys(void)
+{
+	struct kpx_service d[3], a[3], *keys;
+	struct desired src = { d, 3 };
+	struct kpx_op *ops;
+	size_t nkeys;
+	int k;
+	long n;
+
+	base_state(d);
+	base_state(a);
+	k = find_port(d, 3, 80, IPPROTO_TCP);
+	d[k].backends[0].weight = 5;
+	d[2].flags = 1;
+	n = kpx_reconcile(in_desired, &src, &d[k], 1, a, 3, &ops);
+	ok(n == 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[k],
+	   "at one key: only that key's change (got %ld)", n);
+	free(ops);
+	n = kpx_reconcile(in_desired, &src, NULL, 0, a, 3, &ops);
+	ok(n == 0, "at no key: nothing (got %ld)", n);
+	free(ops);
+	ok(!kpx_reconcile_keys(d, 2, &a[1], 2, &keys, &nkeys) && nkeys == 3 &&
+	   !kpx_service_key_cmp(&keys[0], &d[0]) && !kpx_service_key_cmp(&keys[2], &a[2]) &&
+	   keys[1].nbackends == 0 && keys[1].backends == NULL,
+	   "the keys of two overlapping sets: 3, once each, sorted, key fields only");
+	free(keys);
+	ok(!kpx_reconcile_keys(NULL, 0, NULL, 0, &keys, &nkeys) && nkeys == 0 && !keys,
+	   "no keys: none");
+	free_all(d, 3);
+	free_all(a, 3);
 }
 
 int main(void)
@@ -292,5 +357,6 @@ int main(void)
 	test_counters_only();
 	test_unsorted_backends();
 	test_mixed();
+	test_keys();
 	return tap_done();
 }

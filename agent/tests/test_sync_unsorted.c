@@ -3,10 +3,11 @@
  * A full sync against a data plane whose dump is not in key order (the
  * kpx module dumps in insertion order: a Service added after others with
  * greater keys comes last) must see that everything is already right and
- * send nothing.  Regression test: kpx_reconcile() merges two sorted arrays,
- * so an unsorted dump made every full sync delete and re-add frontends
- * (found by selftests/kpx_agent_faults.sh).  The fake data plane (fakedp.h)
- * holds the desired state and dumps it in reverse key order.  TAP.
+ * send nothing.  Regression test: kpx_reconcile() looks keys up in the
+ * sorted dump, so an unsorted one made every full sync delete and re-add
+ * frontends (found by selftests/kpx_agent_faults.sh).  The fake data plane
+ * (fakedp.h) holds the desired state and dumps it in reverse key order.
+ * TAP.
  */
 #include <errno.h>
 #include <stdlib.h>
