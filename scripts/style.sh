@@ -7,7 +7,8 @@
 #     clang-format cannot write the tab-aligned trailing comments and macro
 #     continuations the agent uses everywhere, so formatting the whole tree
 #     would rewrite about 2,500 lines and their history; the list holds the
-#     files that follow it, and a new file joins it.  "make style-diff"
+#     files that follow it, and a new file joins it; a file that follows it
+#     but is not listed fails the check.  "make style-diff"
 #     checks the lines changed since BASE (default main) with
 #     git clang-format instead.
 #   - kmod/ and uapi/: the kernel's checkpatch.pl (--no-tree),
@@ -37,6 +38,17 @@ for f in $files; do
 done
 rm -f /tmp/style.$$
 [ $fail = 0 ] && echo "style: $n agent files follow agent/.clang-format"
+# Every agent file that already follows it is listed, so that it keeps to it.
+unlisted=0
+for f in $(cd agent && { git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' | sed 's|^\./||'; }); do
+	case " $(echo $files) " in *" $f "*) continue ;; esac
+	if clang-format --dry-run --Werror --style=file "agent/$f" 2>/dev/null; then
+		echo "style: agent/$f follows agent/.clang-format but is not in agent/.clang-format-files" >&2
+		unlisted=$((unlisted + 1))
+		fail=1
+	fi
+done
+[ $unlisted = 0 ] && echo "style: every agent file that follows agent/.clang-format is listed"
 
 # ---- kmod, uapi: checkpatch
 find_checkpatch() {

@@ -13,8 +13,8 @@
 #include "base/service.h"
 
 enum kpx_op_type {
-	KPX_OP_SET,	/* create or replace: service points at the desired one */
-	KPX_OP_DEL,	/* delete: service points into actual */
+	KPX_OP_SET, /* create or replace: service points at the desired one */
+	KPX_OP_DEL, /* delete: service points into actual */
 };
 
 struct kpx_op {

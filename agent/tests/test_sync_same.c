@@ -20,6 +20,7 @@
 #include "sync/sync.h"
 #include "testlib_model.h"
 
+/* clang-format off */
 #define SVC "{'apiVersion':'v1','kind':'Service','metadata':{'name':'%s','namespace':'default'," \
 	"'uid':'u-%s','resourceVersion':'%d'},'spec':{'type':'ClusterIP','clusterIP':'10.96.0.10'," \
 	"'clusterIPs':['10.96.0.10'],'ipFamilies':['IPv4'],'ports':[{'name':'http','protocol':'TCP','port':%d," \
@@ -31,6 +32,7 @@
 #define EP(ip) "{'addresses':['" ip "'],'conditions':{'ready':true}}"
 #define NODE "{'apiVersion':'v1','kind':'Node','metadata':{'name':'node-a','uid':'n1','resourceVersion':'1'}," \
 	"'status':{'addresses':[{'type':'InternalIP','address':'192.0.2.11'}]}}"
+/* clang-format on */
 
 /* One model, its syncer and its fake, journaled. */
 struct side {
@@ -60,9 +62,10 @@ static void side_free(struct side *d)
 }
 
 /* Applies one event to both models (J() objects are consumed: made twice). */
-#define BOTH(kind, ev, ...) do {					\
-		apply(part.m, kind, ev, J(__VA_ARGS__));		\
-		apply(full.m, kind, ev, J(__VA_ARGS__));		\
+#define BOTH(kind, ev, ...)                              \
+	do {                                             \
+		apply(part.m, kind, ev, J(__VA_ARGS__)); \
+		apply(full.m, kind, ev, J(__VA_ARGS__)); \
 	} while (0)
 
 static struct side part, full;
@@ -80,9 +83,11 @@ static void sync_both(const char *want, const char *desc)
 	ok(r == 0 && full.f.dumps == dumps + 1 && part.f.dumps == pdumps,
 	   "%s: the full sync dumped, the partial one did not (dumps %ld, %ld)",
 	   desc, full.f.dumps, part.f.dumps);
-	ok_str(part.journal.s ? part.journal.s : "", full.journal.s ? full.journal.s : "",
+	ok_str(part.journal.s ? part.journal.s : "",
+	       full.journal.s ? full.journal.s : "",
 	       "  the partial sync sends what the full sync sends");
-	ok_str(full.journal.s ? full.journal.s : "", want, "  and that is the change");
+	ok_str(full.journal.s ? full.journal.s : "", want,
+	       "  and that is the change");
 }
 
 int main(void)
@@ -92,27 +97,35 @@ int main(void)
 	side_init(&full, 0);
 	BOTH(KPX_KIND_NODE, KPX_EV_ADDED, NODE);
 	BOTH(KPX_KIND_SERVICE, KPX_EV_ADDED, SVC, "web", "web", 1, 80);
-	BOTH(KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, EPS, "web", "web", 1, "web", EP("10.244.1.2"));
-	ok(!kpx_sync_run(part.s) && !kpx_sync_run(full.s) && part.f.ntable == 1 &&
-	   full.f.ntable == 1, "first syncs: one frontend each");
+	BOTH(KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, EPS, "web", "web", 1, "web",
+	     EP("10.244.1.2"));
+	ok(!kpx_sync_run(part.s) && !kpx_sync_run(full.s) &&
+		   part.f.ntable == 1 && full.f.ntable == 1,
+	   "first syncs: one frontend each");
 
-	BOTH(KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED, EPS, "web", "web", 2, "web",
-	     EP("10.244.1.2") "," EP("10.244.1.3"));
-	sync_both("set 10.96.0.10:80/tcp flags=0xa backends=[10.244.1.2:8080@1 10.244.1.3:8080@1]\n",
-		  "an endpoint added");
+	BOTH(KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED, EPS, "web", "web", 2,
+	     "web", EP("10.244.1.2") "," EP("10.244.1.3"));
+	sync_both(
+		"set 10.96.0.10:80/tcp flags=0xa backends=[10.244.1.2:8080@1 10.244.1.3:8080@1]\n",
+		"an endpoint added");
 
 	BOTH(KPX_KIND_SERVICE, KPX_EV_MODIFIED, SVC, "web", "web", 2, 81);
-	sync_both("del 10.96.0.10:80/tcp\n"
-		  "set 10.96.0.10:81/tcp flags=0xa backends=[10.244.1.2:8080@1 10.244.1.3:8080@1]\n",
-		  "the port renumbered");
+	sync_both(
+		"del 10.96.0.10:80/tcp\n"
+		"set 10.96.0.10:81/tcp flags=0xa backends=[10.244.1.2:8080@1 10.244.1.3:8080@1]\n",
+		"the port renumbered");
 
 	BOTH(KPX_KIND_SERVICE, KPX_EV_ADDED, SVC, "zz", "zz", 1, 81);
-	BOTH(KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, EPS, "zz", "zz", 1, "zz", EP("10.244.9.9"));
-	sync_both("", "a second Service on the same ClusterIP and port (loses the key)");
+	BOTH(KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, EPS, "zz", "zz", 1, "zz",
+	     EP("10.244.9.9"));
+	sync_both(
+		"",
+		"a second Service on the same ClusterIP and port (loses the key)");
 
 	BOTH(KPX_KIND_SERVICE, KPX_EV_DELETED, SVC, "web", "web", 3, 81);
-	sync_both("set 10.96.0.10:81/tcp flags=0xa backends=[10.244.9.9:8080@1]\n",
-		  "the first claimant deleted (the second takes the key)");
+	sync_both(
+		"set 10.96.0.10:81/tcp flags=0xa backends=[10.244.9.9:8080@1]\n",
+		"the first claimant deleted (the second takes the key)");
 
 	BOTH(KPX_KIND_SERVICE, KPX_EV_DELETED, SVC, "zz", "zz", 2, 81);
 	sync_both("del 10.96.0.10:81/tcp\n", "the last Service deleted");
