@@ -88,6 +88,30 @@ static void sched_json(struct json_object *o, const struct kpx_service *s)
 	json_object_object_add(o, "affinity", a);
 }
 
+/* The counters of @obj, one member each (kpx_nl_*_counters[], nl.h). */
+static void counters_json(struct json_object *o,
+			  const struct kpx_nl_counter *c, const void *obj)
+{
+	for (; c->name; c++)
+		json_object_object_add(o, c->name, json_object_new_uint64(
+					       kpx_nl_counter_get(c, obj)));
+}
+
+/* The table's counter columns of @obj (or their headers, @obj NULL),
+ * each after a space. */
+static void counters_row(const struct kpx_nl_counter *c, const void *obj)
+{
+	for (; c->name; c++) {
+		if (!c->column)
+			continue;
+		if (obj)
+			printf(" %*llu", c->width,
+			       (unsigned long long)kpx_nl_counter_get(c, obj));
+		else
+			printf(" %*s", c->width, c->column);
+	}
+}
+
 static void list_json(const struct kpx_service *v, size_t n)
 {
 	struct json_object *root = json_object_new_object();
@@ -110,10 +134,7 @@ static void list_json(const struct kpx_service *v, size_t n)
 		json_object_object_add(o, "source_ranges",
 				       cidrs_json(s->source_ranges,
 						  s->nsource_ranges));
-		json_object_object_add(o, "conns",
-				       json_object_new_uint64(s->conns));
-		json_object_object_add(o, "rejects",
-				       json_object_new_uint64(s->rejects));
+		counters_json(o, kpx_nl_frontend_counters, s);
 		sched_json(o, s);
 		/* "cluster": the ClusterIP frontend of ext-local */
 		if (s->cluster_port)
@@ -132,10 +153,7 @@ static void list_json(const struct kpx_service *v, size_t n)
 					       json_object_new_int(b->port));
 			json_object_object_add(bo, "weight",
 					       json_object_new_uint64(b->weight));
-			json_object_object_add(bo, "conns",
-					       json_object_new_uint64(b->conns));
-			json_object_object_add(bo, "active",
-					       json_object_new_uint64(b->active));
+			counters_json(bo, kpx_nl_backend_counters, b);
 			json_object_array_add(bes, bo);
 		}
 		json_object_object_add(o, "backends", bes);
@@ -146,17 +164,21 @@ static void list_json(const struct kpx_service *v, size_t n)
 	json_object_put(root);
 }
 
-/* Column layout shared by the headers and the rows. */
-#define SVC_FMT "%-4s %-30s %-10s %12s %10s  %s\n"
-#define BE_FMT  "  -> %-30s %-10s %12s\n"
+/* Column layout shared by the headers and the rows; the counters'
+ * columns (counters_row()) between. */
+#define SVC_FMT "%-4s %-30s %-10s"
+#define BE_FMT  "  -> %-30s %-10s"
 
 static void list_table(const struct kpx_service *v, size_t n)
 {
-	char hp[KPX_HOSTPORT_STRLEN], proto[16], c1[24], c2[24];
+	char hp[KPX_HOSTPORT_STRLEN], proto[16];
 
-	printf(SVC_FMT, "Prot", "LocalAddress:Port", "Flags", "Conns",
-	       "Rejects", "Scheduler");
-	printf(BE_FMT, "RemoteAddress:Port", "Weight", "Conns");
+	printf(SVC_FMT, "Prot", "LocalAddress:Port", "Flags");
+	counters_row(kpx_nl_frontend_counters, NULL);
+	printf("  %s\n", "Scheduler");
+	printf(BE_FMT, "RemoteAddress:Port", "Weight");
+	counters_row(kpx_nl_backend_counters, NULL);
+	printf("\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct kpx_service *s = &v[i];
 		char flags[32], sched[64 + KPX_HOSTPORT_STRLEN];
@@ -183,24 +205,23 @@ static void list_table(const struct kpx_service *v, size_t n)
 			snprintf(flags, sizeof(flags), "drop-empty");
 		else
 			snprintf(flags, sizeof(flags), "0x%x", s->flags);
-		snprintf(c1, sizeof(c1), "%llu", (unsigned long long)s->conns);
-		snprintf(c2, sizeof(c2), "%llu",
-			 (unsigned long long)s->rejects);
 		printf(SVC_FMT, proto,
 		       kpx_hostport_str(s->family, &s->addr, s->port, hp,
 					sizeof(hp)),
-		       flags, c1, c2, sched);
+		       flags);
+		counters_row(kpx_nl_frontend_counters, s);
+		printf("  %s\n", sched);
 		for (size_t j = 0; j < s->nbackends; j++) {
 			const struct kpx_backend *b = &s->backends[j];
 			char w[16];
 
 			snprintf(w, sizeof(w), "%u", b->weight);
-			snprintf(c1, sizeof(c1), "%llu",
-				 (unsigned long long)b->conns);
 			printf(BE_FMT,
 			       kpx_hostport_str(s->family, &b->addr, b->port,
 						hp, sizeof(hp)),
-			       w, c1);
+			       w);
+			counters_row(kpx_nl_backend_counters, b);
+			printf("\n");
 		}
 	}
 }

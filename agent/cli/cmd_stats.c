@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kpxctl stats: the module's counters (KPX_CMD_GET_STATS).
+ * kpxctl stats: the module's counters (KPX_CMD_GET_STATS), in the order
+ * and with the names of kpx_nl_stats_counters[] (nl.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 {
+	const struct kpx_nl_counter *c;
 	struct kpx_nl_stats st;
 	struct kpx_nl *nl;
 	int json, err;
@@ -36,34 +38,18 @@ int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 	if (json) {
 		struct json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "services",
-				       json_object_new_uint64(st.services));
-		json_object_object_add(o, "backends",
-				       json_object_new_uint64(st.backends));
-		json_object_object_add(o, "conns",
-				       json_object_new_uint64(st.conns));
-		json_object_object_add(o, "rejects",
-				       json_object_new_uint64(st.rejects));
-		json_object_object_add(o, "drops",
-				       json_object_new_uint64(st.drops));
-		json_object_object_add(o, "filtered",
-				       json_object_new_uint64(st.filtered));
-		json_object_object_add(
-			o, "invalid_drops",
-			json_object_new_uint64(st.invalid_drops));
-		json_object_object_add(o, "generation",
-				       json_object_new_uint64(st.generation));
+		for (c = kpx_nl_stats_counters; c->name; c++) {
+			uint64_t v = kpx_nl_counter_get(c, &st);
+
+			json_object_object_add(o, c->name,
+					       json_object_new_uint64(v));
+		}
 		print_json(o);
 		json_object_put(o);
 	} else {
-		printf("services: %u\nbackends: %u\nconns: %llu\n"
-		       "rejects: %llu\ndrops: %llu\nfiltered: %llu\n"
-		       "invalid_drops: %llu\ngeneration: %u\n",
-		       st.services, st.backends, (unsigned long long)st.conns,
-		       (unsigned long long)st.rejects,
-		       (unsigned long long)st.drops,
-		       (unsigned long long)st.filtered,
-		       (unsigned long long)st.invalid_drops, st.generation);
+		for (c = kpx_nl_stats_counters; c->name; c++)
+			printf("%s: %llu\n", c->name,
+			       (unsigned long long)kpx_nl_counter_get(c, &st));
 	}
 	return 0;
 }

@@ -423,21 +423,19 @@ static void frontends_put(FILE *f, const struct kpx_service *v, size_t n,
 			  bool per_backend)
 {
 	char vip[INET6_ADDRSTRLEN], be[INET6_ADDRSTRLEN];
+	const struct kpx_nl_counter *c;
 	size_t i, j;
 
-	head(f, "kpx_frontend_connections_total", "counter",
-	     "New connections the kpx module scheduled for a frontend");
-	for (i = 0; i < n; i++) {
-		inet_ntop(v[i].family, &v[i].addr, vip, sizeof(vip));
-		fprintf(f, "kpx_frontend_connections_total{protocol=\"%s\",vip=\"%s\",port=\"%u\"} %" PRIu64 "\n",
-			kpx_proto_name(v[i].protocol), vip, v[i].port, v[i].conns);
-	}
-	head(f, "kpx_frontend_rejects_total", "counter",
-	     "Connections the kpx module rejected for a frontend without backends");
-	for (i = 0; i < n; i++) {
-		inet_ntop(v[i].family, &v[i].addr, vip, sizeof(vip));
-		fprintf(f, "kpx_frontend_rejects_total{protocol=\"%s\",vip=\"%s\",port=\"%u\"} %" PRIu64 "\n",
-			kpx_proto_name(v[i].protocol), vip, v[i].port, v[i].rejects);
+	for (c = kpx_nl_frontend_counters; c->name; c++) {
+		if (!c->metric)
+			continue;
+		head(f, c->metric, c->type, c->help);
+		for (i = 0; i < n; i++) {
+			inet_ntop(v[i].family, &v[i].addr, vip, sizeof(vip));
+			fprintf(f, "%s{protocol=\"%s\",vip=\"%s\",port=\"%u\"} %" PRIu64 "\n",
+				c->metric, kpx_proto_name(v[i].protocol), vip, v[i].port,
+				kpx_nl_counter_get(c, &v[i]));
+		}
 	}
 	head(f, "kpx_frontend_backends", "gauge", "Backends of a frontend");
 	for (i = 0; i < n; i++) {
@@ -447,15 +445,20 @@ static void frontends_put(FILE *f, const struct kpx_service *v, size_t n,
 	}
 	if (!per_backend)
 		return;
-	head(f, "kpx_backend_connections_total", "counter",
-	     "New connections the kpx module scheduled to a backend");
-	for (i = 0; i < n; i++) {
-		inet_ntop(v[i].family, &v[i].addr, vip, sizeof(vip));
-		for (j = 0; j < v[i].nbackends; j++) {
-			inet_ntop(v[i].family, &v[i].backends[j].addr, be, sizeof(be));
-			fprintf(f, "kpx_backend_connections_total{protocol=\"%s\",vip=\"%s\",port=\"%u\",backend_ip=\"%s\",backend_port=\"%u\"} %" PRIu64 "\n",
-				kpx_proto_name(v[i].protocol), vip, v[i].port, be,
-				v[i].backends[j].port, v[i].backends[j].conns);
+	for (c = kpx_nl_backend_counters; c->name; c++) {
+		if (!c->metric)
+			continue;
+		head(f, c->metric, c->type, c->help);
+		for (i = 0; i < n; i++) {
+			inet_ntop(v[i].family, &v[i].addr, vip, sizeof(vip));
+			for (j = 0; j < v[i].nbackends; j++) {
+				const struct kpx_backend *b = &v[i].backends[j];
+
+				inet_ntop(v[i].family, &b->addr, be, sizeof(be));
+				fprintf(f, "%s{protocol=\"%s\",vip=\"%s\",port=\"%u\",backend_ip=\"%s\",backend_port=\"%u\"} %" PRIu64 "\n",
+					c->metric, kpx_proto_name(v[i].protocol), vip,
+					v[i].port, be, b->port, kpx_nl_counter_get(c, b));
+			}
 		}
 	}
 }
@@ -474,6 +477,7 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 {
 	uint64_t counts[4][NETPROG_NB + 1];
 	struct kpx_metrics snap, *orig = m;
+	const struct kpx_nl_counter *c;
 	struct frontends *dry;
 	char *buf = NULL;
 	FILE *f;
@@ -566,17 +570,13 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 	      (double)m->refused);
 	kpx_sysctl_metrics(f);
 	kpx_ctstat_metrics(f, KPX_CTSTAT_PATH);
-	if (st) {
-		gauge(f, "kpx_module_frontends", "Frontends in the module", st->services);
-		gauge(f, "kpx_module_backends", "Backends in the module", st->backends);
-		counter(f, "kpx_module_connections_total", "New connections the module scheduled",
-			st->conns);
-		counter(f, "kpx_module_rejects_total", "Connections the module rejected",
-			st->rejects);
-		counter(f, "kpx_module_drops_total", "Packets the module dropped", st->drops);
-		counter(f, "kpx_ct_state_invalid_dropped_packets_total",
-			"Packets of flows the module translated that conntrack marked INVALID, dropped instead of leaving untranslated (kube-proxy: kubeproxy_iptables_ct_state_invalid_dropped_packets_total)",
-			st->invalid_drops);
+	for (c = kpx_nl_stats_counters; st && c->name; c++) {
+		if (!c->metric)
+			continue;
+		if (!strcmp(c->type, "gauge"))
+			gauge(f, c->metric, c->help, (double)kpx_nl_counter_get(c, st));
+		else
+			counter(f, c->metric, c->help, kpx_nl_counter_get(c, st));
 	}
 	if (v)
 		frontends_put(f, v, n, flags & KPX_METRICS_PER_BACKEND);

@@ -8,6 +8,7 @@
 #define KPX_NL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "base/service.h"
 
 struct kpx_nl;
@@ -19,6 +20,38 @@ struct kpx_nl_stats {
 	uint64_t filtered;	/* KPX_STATS_A_FILTERED; 0: an older module */
 	uint64_t invalid_drops;	/* KPX_STATS_A_INVALID_DROPS; 0: an older module */
 };
+
+/*
+ * One counter the module reports, in KPX_CMD_GET_STATS (struct
+ * kpx_nl_stats), per frontend (struct kpx_service, a dump's
+ * KPX_SVC_A_*) or per backend (struct kpx_backend, KPX_BE_A_*): the one
+ * list that the parsers, kpxctl (stats, list) and /metrics read.
+ */
+struct kpx_nl_counter {
+	const char *name;	/* kpxctl's: the JSON key, "name: value" line */
+	const char *column;	/* kpxctl list's column header, or NULL */
+	int width;		/* that column's width */
+	int attr;		/* KPX_STATS_A_*, KPX_SVC_A_* or KPX_BE_A_* */
+	size_t offset;		/* of the value in its struct */
+	unsigned int size;	/* of the value: 4 (u32) or 8 (u64) bytes */
+	const char *metric;	/* its /metrics series, or NULL: none */
+	const char *type;	/* the series' "counter" or "gauge" */
+	const char *help;	/* the series' HELP text */
+};
+
+/* The tables, each ended by a row whose name is NULL, in output order. */
+extern const struct kpx_nl_counter kpx_nl_stats_counters[];
+extern const struct kpx_nl_counter kpx_nl_frontend_counters[];
+extern const struct kpx_nl_counter kpx_nl_backend_counters[];
+
+/* The value of @c in @obj (a struct kpx_nl_stats, kpx_service or
+ * kpx_backend, as @c's table says). */
+uint64_t kpx_nl_counter_get(const struct kpx_nl_counter *c, const void *obj);
+
+/* Stores netlink attribute @nla's value (of @c's size) into @obj's field. */
+struct nlattr;
+void kpx_nl_counter_parse(const struct kpx_nl_counter *c, void *obj,
+			  const struct nlattr *nla);
 
 /*
  * Opens a socket in the caller's network namespace and resolves the family.

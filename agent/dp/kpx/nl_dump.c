@@ -138,6 +138,7 @@ static int parse_backends(struct kpx_service *s, struct nlattr *list,
 	nla_for_each_nested(a, list, rem) {
 		struct nlattr *tb[KPX_BE_A_MAX + 1];
 		struct kpx_backend *b = &s->backends[s->nbackends];
+		const struct kpx_nl_counter *c;
 
 		if (nla_type(a) != KPX_BACKENDS_A_BACKEND)
 			continue;
@@ -150,10 +151,9 @@ static int parse_backends(struct kpx_service *s, struct nlattr *list,
 		b->port = ntohs(nla_get_u16(tb[KPX_BE_A_PORT]));
 		b->weight = tb[KPX_BE_A_WEIGHT] ?
 			    nla_get_u32(tb[KPX_BE_A_WEIGHT]) : 1;
-		if (tb[KPX_BE_A_CONNS])
-			b->conns = nla_get_u64(tb[KPX_BE_A_CONNS]);
-		if (tb[KPX_BE_A_ACTIVE])
-			b->active = nla_get_u32(tb[KPX_BE_A_ACTIVE]);
+		for (c = kpx_nl_backend_counters; c->name; c++)
+			if (tb[c->attr])
+				kpx_nl_counter_parse(c, b, tb[c->attr]);
 		s->nbackends++;
 	}
 	return 0;
@@ -169,6 +169,7 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 {
 	struct nlattr *tb[KPX_A_MAX + 1], *stb[KPX_SVC_A_MAX + 1];
 	struct kpx_nl_dumpbuf *d = arg;
+	const struct kpx_nl_counter *c;
 	struct kpx_service s = { 0 }, *cur;
 	struct nlattr *a;
 	size_t alen;
@@ -194,10 +195,9 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 	s.port = ntohs(nla_get_u16(stb[KPX_SVC_A_PORT]));
 	if (stb[KPX_SVC_A_FLAGS])
 		s.flags = nla_get_u32(stb[KPX_SVC_A_FLAGS]);
-	if (stb[KPX_SVC_A_CONNS])
-		s.conns = nla_get_u64(stb[KPX_SVC_A_CONNS]);
-	if (stb[KPX_SVC_A_REJECTS])
-		s.rejects = nla_get_u64(stb[KPX_SVC_A_REJECTS]);
+	for (c = kpx_nl_frontend_counters; c->name; c++)
+		if (stb[c->attr])
+			kpx_nl_counter_parse(c, &s, stb[c->attr]);
 	if (stb[KPX_SVC_A_SCHEDULER])
 		nla_strlcpy(s.scheduler, stb[KPX_SVC_A_SCHEDULER],
 			    sizeof(s.scheduler));

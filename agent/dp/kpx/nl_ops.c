@@ -135,28 +135,16 @@ int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
 {
 	struct nlattr *tb[KPX_A_MAX + 1], *st[KPX_STATS_A_MAX + 1];
 	struct kpx_nl_stats *out = arg;
+	const struct kpx_nl_counter *c;
 
 	if (genlmsg_parse(nlh, 0, tb, KPX_A_MAX, NULL) < 0 ||
 	    !tb[KPX_A_STATS] ||
 	    nla_parse_nested(st, KPX_STATS_A_MAX, tb[KPX_A_STATS],
 			     stats_policy) < 0)
 		return -EBADMSG;
-	if (st[KPX_STATS_A_SERVICES])
-		out->services = nla_get_u32(st[KPX_STATS_A_SERVICES]);
-	if (st[KPX_STATS_A_BACKENDS])
-		out->backends = nla_get_u32(st[KPX_STATS_A_BACKENDS]);
-	if (st[KPX_STATS_A_CONNS])
-		out->conns = nla_get_u64(st[KPX_STATS_A_CONNS]);
-	if (st[KPX_STATS_A_REJECTS])
-		out->rejects = nla_get_u64(st[KPX_STATS_A_REJECTS]);
-	if (st[KPX_STATS_A_DROPS])
-		out->drops = nla_get_u64(st[KPX_STATS_A_DROPS]);
-	if (st[KPX_STATS_A_GENERATION])
-		out->generation = nla_get_u32(st[KPX_STATS_A_GENERATION]);
-	if (st[KPX_STATS_A_FILTERED])
-		out->filtered = nla_get_u64(st[KPX_STATS_A_FILTERED]);
-	if (st[KPX_STATS_A_INVALID_DROPS])
-		out->invalid_drops = nla_get_u64(st[KPX_STATS_A_INVALID_DROPS]);
+	for (c = kpx_nl_stats_counters; c->name; c++)
+		if (st[c->attr])
+			kpx_nl_counter_parse(c, out, st[c->attr]);
 	return 0;
 }
 
