@@ -46,6 +46,52 @@ struct kpx_service kpx_service_key(const struct kpx_service *s)
 	return k;
 }
 
+int kpx_service_copy(struct kpx_service *dst, const struct kpx_service *src)
+{
+	*dst = *src;
+	dst->backends = NULL;
+	dst->source_ranges = NULL;
+	if (src->nbackends) {
+		dst->backends = malloc(src->nbackends * sizeof(*src->backends));
+		if (!dst->backends)
+			goto nomem;
+		memcpy(dst->backends, src->backends,
+		       src->nbackends * sizeof(*src->backends));
+	}
+	if (src->nsource_ranges) {
+		dst->source_ranges = malloc(src->nsource_ranges *
+					    sizeof(*src->source_ranges));
+		if (!dst->source_ranges)
+			goto nomem;
+		memcpy(dst->source_ranges, src->source_ranges,
+		       src->nsource_ranges * sizeof(*src->source_ranges));
+	}
+	return 0;
+nomem:
+	free(dst->backends);
+	memset(dst, 0, sizeof(*dst));
+	return -ENOMEM;
+}
+
+long kpx_service_find(const struct kpx_service *v, size_t n,
+		      const struct kpx_service *key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = kpx_service_key_cmp(&v[mid], key);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
 /*
  * All 16 bytes of the address union are compared: an IPv4 backend must have
  * the rest zeroed, which kpx_service_normalize() and the parsers ensure.

@@ -115,6 +115,20 @@ const char *kpx_service_str(const struct kpx_service *s, char *buf, size_t len);
  */
 int kpx_backend_parse(const char *s, int *family, struct kpx_backend *be);
 
+/*
+ * A deep copy of @src into @dst, with backends and source ranges of its own
+ * (@dst's old contents are not freed).  0, or -ENOMEM with @dst zeroed.
+ */
+int kpx_service_copy(struct kpx_service *dst, const struct kpx_service *src);
+
+/*
+ * Where @key's key is in @v[0..n-1] (sorted by kpx_service_key_cmp(), keys
+ * unique): its index, or -(the index it would be inserted at) - 1.
+ * O(log n).
+ */
+long kpx_service_find(const struct kpx_service *v, size_t n,
+		      const struct kpx_service *key);
+
 /* Frees @n frontends (kpx_service_free() each) and the array @v; NULL is a no-op. */
 void kpx_services_free(struct kpx_service *v, size_t n);
 

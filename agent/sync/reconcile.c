@@ -10,16 +10,13 @@
 
 #include "sync/reconcile.h"
 
-static int key_cmp(const void *a, const void *b)
-{
-	return kpx_service_key_cmp(a, b);
-}
-
 /* The frontend with @key's key in @v[0..n-1] (sorted), or NULL. */
 static const struct kpx_service *lookup(const struct kpx_service *v, size_t n,
 					const struct kpx_service *key)
 {
-	return n ? bsearch(key, v, n, sizeof(*v), key_cmp) : NULL;
+	long i = kpx_service_find(v, n, key);
+
+	return i >= 0 ? &v[i] : NULL;
 }
 
 bool kpx_reconcile_one(const struct kpx_service *want,
@@ -80,33 +77,6 @@ int kpx_reconcile_keys(const struct kpx_service *a, size_t na,
 	return 0;
 }
 
-int kpx_frontend_copy(struct kpx_service *dst, const struct kpx_service *src)
-{
-	*dst = *src;
-	dst->backends = NULL;
-	dst->source_ranges = NULL;
-	if (src->nbackends) {
-		dst->backends = malloc(src->nbackends * sizeof(*src->backends));
-		if (!dst->backends)
-			goto nomem;
-		memcpy(dst->backends, src->backends,
-		       src->nbackends * sizeof(*src->backends));
-	}
-	if (src->nsource_ranges) {
-		dst->source_ranges = malloc(src->nsource_ranges *
-					    sizeof(*src->source_ranges));
-		if (!dst->source_ranges)
-			goto nomem;
-		memcpy(dst->source_ranges, src->source_ranges,
-		       src->nsource_ranges * sizeof(*src->source_ranges));
-	}
-	return 0;
-nomem:
-	free(dst->backends);
-	memset(dst, 0, sizeof(*dst));
-	return -ENOMEM;
-}
-
 static void free_all(struct kpx_service *v, size_t n)
 {
 	size_t i;
@@ -114,15 +84,6 @@ static void free_all(struct kpx_service *v, size_t n)
 	for (i = 0; i < n; i++)
 		kpx_service_free(&v[i]);
 	free(v);
-}
-
-/* The index of @key in @v[0..n-1], or -1. */
-static long find(const struct kpx_service *v, size_t n,
-		 const struct kpx_service *key)
-{
-	const struct kpx_service *p = lookup(v, n, key);
-
-	return p ? p - v : -1;
 }
 
 int kpx_reconcile_apply(struct kpx_service **actual, size_t *nactual,
@@ -136,13 +97,13 @@ int kpx_reconcile_apply(struct kpx_service **actual, size_t *nactual,
 	if (!copies)
 		return -ENOMEM;
 	for (i = 0; i < nops; i++) {
-		at = find(cur, n, ops[i].service);
+		at = kpx_service_find(cur, n, ops[i].service);
 		if (ops[i].type == KPX_OP_DEL) {
 			del += at >= 0;
 			continue;
 		}
 		ins += at < 0;
-		if (kpx_frontend_copy(&copies[i], ops[i].service)) {
+		if (kpx_service_copy(&copies[i], ops[i].service)) {
 			free_all(copies, i);
 			return -ENOMEM;
 		}
@@ -151,7 +112,7 @@ int kpx_reconcile_apply(struct kpx_service **actual, size_t *nactual,
 		for (i = 0; i < nops; i++) {
 			if (ops[i].type != KPX_OP_SET)
 				continue;
-			at = find(cur, n, ops[i].service);
+			at = kpx_service_find(cur, n, ops[i].service);
 			kpx_service_free(&cur[at]);
 			cur[at] = copies[i];
 		}

@@ -61,12 +61,6 @@ int kpx_reconcile_keys(const struct kpx_service *a, size_t na,
 		       struct kpx_service **keys, size_t *n);
 
 /*
- * Deep copy of @src into @dst (own backends and source ranges; @dst's old
- * contents are not freed).  Returns 0 or -ENOMEM (@dst then zeroed).
- */
-int kpx_frontend_copy(struct kpx_service *dst, const struct kpx_service *src);
-
-/*
  * Applies @ops (sorted by key, one per key, as kpx_reconcile()
  * writes them) to *actual (sorted by kpx_service_key_cmp()): a SET's
  * frontend is copied in (replacing the one with its key, or inserted), a

@@ -86,7 +86,7 @@ void sync_refused_add(struct kpx_sync *s, const struct kpx_op *op, int err,
 	kpx_err("sync", "Service %s: frontend %s refused by the %s data plane: %s%s%s; the other Services are programmed, this one is retried every %s or when it changes",
 		name ? name : "(none)", key, s->dp->ops->name, strerror(-err),
 		*msg ? ": " : "", msg, period);
-	if (kpx_frontend_copy(&e.fe, op->service) ||
+	if (kpx_service_copy(&e.fe, op->service) ||
 	    !(e.name = strdup(name ? name : "(none)"))) {
 		kpx_service_free(&e.fe);
 		return;
@@ -147,11 +147,6 @@ void sync_refused_done(struct kpx_sync *s, const struct kpx_op *op)
 	refused_drop(s, i);
 }
 
-static int fe_key_cmp(const void *a, const void *b)
-{
-	return kpx_service_key_cmp(a, b);
-}
-
 static int op_key_cmp(const void *a, const void *b)
 {
 	return kpx_service_key_cmp(((const struct kpx_op *)a)->service,
@@ -171,6 +166,7 @@ long sync_refused_retry(struct kpx_sync *s, struct kpx_op **ops, long nops,
 	const struct kpx_service *want, *have;
 	struct kpx_op *v, *extra, op;
 	size_t i = 0, n = 0;
+	long at;
 
 	if (!s->nrefused)
 		return nops;
@@ -186,8 +182,8 @@ long sync_refused_retry(struct kpx_sync *s, struct kpx_op **ops, long nops,
 			continue;
 		}
 		want = kpx_fecache_get(s->fc, &e->fe);
-		have = s->nactual ? bsearch(&e->fe, s->actual, s->nactual,
-					    sizeof(*s->actual), fe_key_cmp) : NULL;
+		at = kpx_service_find(s->actual, s->nactual, &e->fe);
+		have = at >= 0 ? &s->actual[at] : NULL;
 		if (!kpx_reconcile_one(want, have, &op) || op.type == KPX_OP_DEL) {
 			refused_drop(s, i);	/* right, or no longer desired */
 			continue;

@@ -28,33 +28,6 @@ static bool injected(struct kpx_fakedp *f, enum kpx_fakedp_call call,
 	return true;
 }
 
-/* A malloc'd copy of @len bytes at @p; NULL for none (or on -ENOMEM). */
-static void *dup_bytes(const void *p, size_t len)
-{
-	void *q = len ? malloc(len) : NULL;
-
-	if (q)
-		memcpy(q, p, len);
-	return q;
-}
-
-/* *@dst = @src with arrays of its own.  0 or -ENOMEM (@dst then empty). */
-static int clone_one(struct kpx_service *dst, const struct kpx_service *src)
-{
-	*dst = *src;
-	dst->backends = dup_bytes(src->backends,
-				  src->nbackends * sizeof(*src->backends));
-	dst->source_ranges = dup_bytes(src->source_ranges,
-				       src->nsource_ranges * sizeof(*src->source_ranges));
-	if ((src->nbackends && !dst->backends) ||
-	    (src->nsource_ranges && !dst->source_ranges)) {
-		kpx_service_free(dst);
-		memset(dst, 0, sizeof(*dst));
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /*
  * A deep copy of @v[0..@n) into *@out (malloc'd, never NULL on success),
  * reversed when @reverse.  0 or -ENOMEM.
@@ -68,7 +41,7 @@ static int clone_all(struct kpx_service **out, const struct kpx_service *v,
 	if (!c)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		if (clone_one(&c[i], &v[reverse ? n - 1 - i : i])) {
+		if (kpx_service_copy(&c[i], &v[reverse ? n - 1 - i : i])) {
 			kpx_services_free(c, i);
 			return -ENOMEM;
 		}
@@ -97,18 +70,10 @@ static int replace_all(struct kpx_service **v, size_t *n, size_t *cap,
 static size_t lower_bound(const struct kpx_fakedp *f,
 			  const struct kpx_service *key, bool *found)
 {
-	size_t lo = 0, hi = f->npending;
+	long i = kpx_service_find(f->pending, f->npending, key);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (kpx_service_key_cmp(&f->pending[mid], key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < f->npending && !kpx_service_key_cmp(&f->pending[lo], key);
-	return lo;
+	*found = i >= 0;
+	return (size_t)(i >= 0 ? i : -i - 1);
 }
 
 static int pending_set(struct kpx_fakedp *f, const struct kpx_service *s)
@@ -117,7 +82,7 @@ static int pending_set(struct kpx_fakedp *f, const struct kpx_service *s)
 	bool found;
 	size_t at = lower_bound(f, s, &found);
 
-	if (clone_one(&c, s))
+	if (kpx_service_copy(&c, s))
 		return -ENOMEM;
 	if (found) {
 		kpx_service_free(&f->pending[at]);

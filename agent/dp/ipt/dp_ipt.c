@@ -129,33 +129,12 @@ static void ipt_close(struct kpx_dp *dp)
 	free(d);
 }
 
-/* Deep copy of @s into @o (backends, source ranges); 0 or -ENOMEM. */
+/* A copy of @s into @o: deep, or of the key only; 0 or -ENOMEM. */
 static int svc_copy(struct kpx_service *o, const struct kpx_service *s, bool key_only)
 {
-	*o = *s;
-	o->backends = NULL;
-	o->source_ranges = NULL;
-	if (key_only) {
-		o->nbackends = 0;
-		o->nsource_ranges = 0;
-		return 0;
-	}
-	if (s->nbackends) {
-		o->backends = malloc(s->nbackends * sizeof(*s->backends));
-		if (!o->backends)
-			return -ENOMEM;
-		memcpy(o->backends, s->backends, s->nbackends * sizeof(*s->backends));
-	}
-	if (s->nsource_ranges) {
-		o->source_ranges = malloc(s->nsource_ranges * sizeof(*s->source_ranges));
-		if (!o->source_ranges) {
-			free(o->backends);
-			o->backends = NULL;
-			return -ENOMEM;
-		}
-		memcpy(o->source_ranges, s->source_ranges,
-		       s->nsource_ranges * sizeof(*s->source_ranges));
-	}
+	if (!key_only)
+		return kpx_service_copy(o, s);
+	*o = kpx_service_key(s);
 	return 0;
 }
 
@@ -224,20 +203,9 @@ static int ipt_set_config(struct kpx_dp *dp, const struct kpx_ns_config *c)
 static const struct kpx_service *cur_find(const struct dp_ipt *d,
 					  const struct kpx_service *key)
 {
-	size_t lo = 0, hi = d->ncur;
+	long i = kpx_service_find(d->cur, d->ncur, key);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = kpx_service_key_cmp(&d->cur[mid], key);
-
-		if (!c)
-			return &d->cur[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i >= 0 ? &d->cur[i] : NULL;
 }
 
 static int queue(struct dp_ipt *d, const struct kpx_service *s, bool del)

@@ -22,30 +22,6 @@
 
 /* --- services in memory ---------------------------------------------------- */
 
-static int svc_copy(struct kpx_service *dst, const struct kpx_service *src)
-{
-	*dst = *src;
-	dst->backends = NULL;
-	dst->source_ranges = NULL;
-	if (src->nbackends) {
-		dst->backends = malloc(src->nbackends * sizeof(*dst->backends));
-		if (!dst->backends)
-			return -ENOMEM;
-		memcpy(dst->backends, src->backends, src->nbackends * sizeof(*dst->backends));
-	}
-	if (src->nsource_ranges) {
-		dst->source_ranges = malloc(src->nsource_ranges * sizeof(*dst->source_ranges));
-		if (!dst->source_ranges) {
-			free(dst->backends);
-			dst->backends = NULL;
-			return -ENOMEM;
-		}
-		memcpy(dst->source_ranges, src->source_ranges,
-		       src->nsource_ranges * sizeof(*dst->source_ranges));
-	}
-	return 0;
-}
-
 static int key_cmp(const void *a, const void *b)
 {
 	return kpx_service_key_cmp(a, b);
@@ -54,20 +30,7 @@ static int key_cmp(const void *a, const void *b)
 /* Index of @key in cur, or -(insertion point) - 1. */
 long ipvs_cur_find(struct dp_ipvs *v, const struct kpx_service *key)
 {
-	size_t lo = 0, hi = v->ncur;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = kpx_service_key_cmp(&v->cur[mid], key);
-
-		if (!c)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -(long)lo - 1;
+	return kpx_service_find(v->cur, v->ncur, key);
 }
 
 /* Replaces or inserts a copy of @s in cur. */
@@ -77,7 +40,7 @@ int ipvs_cur_put(struct dp_ipvs *v, const struct kpx_service *s)
 	struct kpx_service c;
 	size_t at;
 
-	if (svc_copy(&c, s))
+	if (kpx_service_copy(&c, s))
 		return -ENOMEM;
 	if (i >= 0) {
 		kpx_service_free(&v->cur[i]);
@@ -150,7 +113,7 @@ int ipvs_pend_push(struct dp_ipvs *v, const struct kpx_service *s, bool del)
 		p->s.protocol = s->protocol;
 		p->s.addr = s->addr;
 		p->s.port = s->port;
-	} else if (svc_copy(&p->s, s)) {
+	} else if (kpx_service_copy(&p->s, s)) {
 		return -ENOMEM;
 	}
 	v->npend++;

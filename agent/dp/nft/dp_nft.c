@@ -257,31 +257,6 @@ static int nft_open(struct kpx_dp **out, unsigned int flags, char *err,
 	return 0;
 }
 
-/* Deep copy of @s (backends, source ranges); counters are not kept. */
-static int svc_copy(struct kpx_service *d, const struct kpx_service *s)
-{
-	*d = *s;
-	d->backends = NULL;
-	d->source_ranges = NULL;
-	if (s->nbackends) {
-		d->backends = malloc(s->nbackends * sizeof(*s->backends));
-		if (!d->backends)
-			goto oom;
-		memcpy(d->backends, s->backends, s->nbackends * sizeof(*s->backends));
-	}
-	if (s->nsource_ranges) {
-		d->source_ranges = malloc(s->nsource_ranges * sizeof(*s->source_ranges));
-		if (!d->source_ranges)
-			goto oom;
-		memcpy(d->source_ranges, s->source_ranges,
-		       s->nsource_ranges * sizeof(*s->source_ranges));
-	}
-	return 0;
-oom:
-	kpx_service_free(d);
-	return -ENOMEM;
-}
-
 /* Forgets what was committed: the next commit starts with fresh tables. */
 static void nft_forget(struct dp_nft *n)
 {
@@ -318,7 +293,7 @@ static int nft_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *nout)
 	if (!v)
 		return -ENOMEM;
 	for (i = 0; i < n->ncur; i++) {
-		if (svc_copy(&v[i], &n->cur[i])) {
+		if (kpx_service_copy(&v[i], &n->cur[i])) {
 			kpx_services_free(v, i);
 			return -ENOMEM;
 		}
@@ -361,13 +336,9 @@ static int queue_op(struct dp_nft *n, const struct kpx_service *s, bool del)
 		n->capops = cap;
 	}
 	op = &n->ops[n->nops];
-	if (del) {
-		memset(&op->svc, 0, sizeof(op->svc));
-		op->svc.family = s->family;
-		op->svc.protocol = s->protocol;
-		op->svc.addr = s->addr;
-		op->svc.port = s->port;
-	} else if (svc_copy(&op->svc, s)) {
+	if (del)
+		op->svc = kpx_service_key(s);
+	else if (kpx_service_copy(&op->svc, s)) {
 		return kpx_dp_fail(&n->dp, -ENOMEM, "out of memory");
 	}
 	op->del = del;
@@ -400,20 +371,9 @@ static int op_cmp(const void *pa, const void *pb)
 static const struct kpx_service *find_cur(const struct dp_nft *n,
 					  const struct kpx_service *key)
 {
-	size_t lo = 0, hi = n->ncur;
+	long i = kpx_service_find(n->cur, n->ncur, key);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int r = kpx_service_key_cmp(&n->cur[mid], key);
-
-		if (!r)
-			return &n->cur[mid];
-		if (r < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i >= 0 ? &n->cur[i] : NULL;
 }
 
 /* Sorts the queue by key and keeps the last op of each key. */
