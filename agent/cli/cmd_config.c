@@ -30,12 +30,8 @@ static int show_config(void)
 	if (open_nl(&nl))
 		return 1;
 	err = kpx_nl_get_config(nl, &c);
-	if (err) {
-		runtime_error(nl, "config", err);
-		kpx_nl_close(nl);
+	if (close_nl(nl, "config", err))
 		return 1;
-	}
-	kpx_nl_close(nl);
 	o = json_object_new_object();
 	json_object_object_add(o, "local_cidrs",
 			       cidrs_json(c.local_cidrs, c.nlocal_cidrs));
@@ -52,7 +48,6 @@ int cmd_config(const struct cmd *cmd, int argc, char **argv)
 {
 	struct kpx_ns_config c;
 	struct kpx_nl *nl;
-	int err, ret = 0;
 
 	if (argc == 2 && !strcmp(argv[1], "--show"))
 		return show_config();
@@ -85,9 +80,5 @@ int cmd_config(const struct cmd *cmd, int argc, char **argv)
 	}
 	if (open_nl(&nl))
 		return 1;
-	err = kpx_nl_set_config(nl, &c);
-	if (err)
-		ret = runtime_error(nl, "config", err);
-	kpx_nl_close(nl);
-	return ret;
+	return close_nl(nl, "config", kpx_nl_set_config(nl, &c));
 }

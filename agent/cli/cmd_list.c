@@ -239,12 +239,8 @@ int cmd_list(const struct cmd *cmd, int argc, char **argv)
 	if (open_nl(&nl))
 		return 1;
 	err = kpx_nl_dump(nl, &v, &n);
-	if (err) {
-		runtime_error(nl, "list", err);
-		kpx_nl_close(nl);
+	if (close_nl(nl, "list", err))
 		return 1;
-	}
-	kpx_nl_close(nl);
 	qsort(v, n, sizeof(*v), svc_qsort_cmp);
 	if (json)
 		list_json(v, n);

@@ -187,14 +187,9 @@ int cmd_set(const struct cmd *cmd, int argc, char **argv)
 	err = kpx_nl_set_service(nl, &s);
 	if (!err)	/* return with its conntrack cleanup done */
 		err = kpx_nl_ct_sync(nl);
-	if (err) {
-		snprintf(what, sizeof(what), "set %s",
-			 kpx_service_str(&s, key, sizeof(key)));
-		runtime_error(nl, what, err);
-	} else {
-		ret = 0;
-	}
-	kpx_nl_close(nl);
+	snprintf(what, sizeof(what), "set %s",
+		 kpx_service_str(&s, key, sizeof(key)));
+	ret = close_nl(nl, what, err);
 out:
 	kpx_service_free(&s);
 	return ret;
@@ -205,7 +200,7 @@ int cmd_del(const struct cmd *cmd, int argc, char **argv)
 	struct kpx_service s = { 0 };
 	char what[KPX_SERVICE_STRLEN + 8], key[KPX_SERVICE_STRLEN];
 	struct kpx_nl *nl;
-	int err, ret = 0;
+	int err;
 
 	if (argc != 3)
 		return usage_error(cmd, "expected PROTO VIP:PORT");
@@ -216,13 +211,9 @@ int cmd_del(const struct cmd *cmd, int argc, char **argv)
 	err = kpx_nl_del_service(nl, &s);
 	if (!err)
 		err = kpx_nl_ct_sync(nl);
-	if (err) {
-		snprintf(what, sizeof(what), "del %s",
-			 kpx_service_str(&s, key, sizeof(key)));
-		ret = runtime_error(nl, what, err);
-	}
-	kpx_nl_close(nl);
-	return ret;
+	snprintf(what, sizeof(what), "del %s",
+		 kpx_service_str(&s, key, sizeof(key)));
+	return close_nl(nl, what, err);
 }
 
 /* ---- flush / stats ---- */
@@ -230,7 +221,7 @@ int cmd_del(const struct cmd *cmd, int argc, char **argv)
 int cmd_flush(const struct cmd *cmd, int argc, char **argv)
 {
 	struct kpx_nl *nl;
-	int err, ret = 0;
+	int err;
 
 	if (argc != 1)
 		return usage_error(cmd, "unexpected argument '%s'", argv[1]);
@@ -239,8 +230,5 @@ int cmd_flush(const struct cmd *cmd, int argc, char **argv)
 	err = kpx_nl_flush(nl);
 	if (!err)
 		err = kpx_nl_ct_sync(nl);
-	if (err)
-		ret = runtime_error(nl, "flush", err);
-	kpx_nl_close(nl);
-	return ret;
+	return close_nl(nl, "flush", err);
 }

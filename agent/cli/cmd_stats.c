@@ -29,12 +29,8 @@ int cmd_stats(const struct cmd *cmd, int argc, char **argv)
 	if (open_nl(&nl))
 		return 1;
 	err = kpx_nl_stats(nl, &st);
-	if (err) {
-		runtime_error(nl, "stats", err);
-		kpx_nl_close(nl);
+	if (close_nl(nl, "stats", err))
 		return 1;
-	}
-	kpx_nl_close(nl);
 	if (json) {
 		struct json_object *o = json_object_new_object();
 

@@ -63,6 +63,14 @@ int open_nl(struct kpx_nl **nl)
 	return 0;
 }
 
+int close_nl(struct kpx_nl *nl, const char *what, int err)
+{
+	if (err)
+		runtime_error(nl, what, err);
+	kpx_nl_close(nl);
+	return err ? 1 : 0;
+}
+
 static void print_cmd_help(const struct cmd *cmd)
 {
 	printf("usage: kpxctl %s\n\n%s\n", cmd->usage, cmd->help);

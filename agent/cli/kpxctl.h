@@ -30,6 +30,11 @@ int usage_error(const struct cmd *cmd, const char *fmt, ...)
 int runtime_error(struct kpx_nl *nl, const char *what, int err);
 /* kpx_nl_open() with its failure explained; 0 or 1. */
 int open_nl(struct kpx_nl **nl);
+/*
+ * Ends the request(s) on @nl: closes it, after runtime_error() when @err
+ * (a negative errno) is not 0.  Returns the exit status: 0, or 1 on @err.
+ */
+int close_nl(struct kpx_nl *nl, const char *what, int err);
 /* Parses "[--json]" for list and stats: 1, 0, or -1 on a usage error. */
 int parse_json_flag(const struct cmd *cmd, int argc, char **argv);
 /* A CIDR list as a JSON array of "ADDR/LEN" strings. */
