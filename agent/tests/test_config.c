@@ -4,6 +4,9 @@
  * ../testdata/config (kubeadm's zero values, every field kpx uses), invalid
  * documents, flags, flags vs --config, CIDR parsing.  TAP.
  * Run from agent/ (make test does).
+ *
+ * Over 600 lines as one concern: the one settings table read from each of
+ * its sources (defaults, files, flags) and their precedence.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -3,6 +3,9 @@
  * Unit tests for model.c: the object cache and the desired frontends, on
  * real API documents (../testdata, paths relative to agent/) and on small
  * inline objects.  TAP output; exits non-zero on any failure.
+ *
+ * Over 600 lines as one concern: the cache's handling of each kind of
+ * object and event, and the frontends it yields.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -13,6 +13,9 @@
  * behaviour as data, also asserted on a node by selftests/cases/run.sh) are
  * asserted from it instead.  Run from agent/.  TAP; exits non-zero on any
  * failure.
+ *
+ * Over 600 lines as one concern: one block of exact assertions per shared
+ * case, the model's side of every scenario.
  */
 #include "testlib_model.h"
 

@@ -5,6 +5,9 @@
  * under the 64 KiB attribute limit), dump parsing (continuations, malformed input), error and
  * extended-ack decoding, stats parsing.  Uses the internals
  * declared in nl_priv.h.  TAP output.
+ *
+ * Over 600 lines as one concern: the client's encoding and decoding of
+ * every message of the kpx family.
  */
 #include <arpa/inet.h>
 #include <errno.h>
