@@ -10,7 +10,7 @@
 #include "dp/kpx/nl_priv.h"
 #include "testlib_model.h"
 
-static struct kpx_nl fake = { .sk = NULL, .family_id = 0x1234 };
+static struct kpx_nl fake = { .g = { .sk = NULL, .family_id = 0x1234 } };
 
 static void test_source_ranges_roundtrip(void)
 {

@@ -24,7 +24,7 @@
 #include "lib/fixtures.h"
 #include "lib/tap.h"
 
-static struct kpx_nl fake = { .sk = NULL, .family_id = 0x1234 };
+static struct kpx_nl fake = { .g = { .sk = NULL, .family_id = 0x1234 } };
 
 /* A TCP frontend with @n generated backends 10.0.0.i / fd00:244::i, :8080. */
 static struct kpx_service mksvc(int family, const char *vip, uint16_t port,
@@ -281,7 +281,7 @@ static void test_build_split(void)
 			if (cases[i].weighted)
 				s.backends[k].weight = 2 + (uint32_t)k % 60000;
 		}
-		fake.errmsg[0] = '\0';
+		fake.g.errmsg[0] = '\0';
 		ret = kpx_nl_build_set(&fake, &s, &msg);
 		ok(ret == 0 && msg, "%s, %zu backends%s: built (%d)", fam,
 		   cases[i].n, cases[i].weighted ? ", weighted" : "", ret);
@@ -591,16 +591,16 @@ static void test_errors(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct nl_msg *msg = error_msg(cases[i].err, cases[i].text,
 					       cases[i].capped, cases[i].miss);
-		struct kpx_nl_request r = { .nl = &fake };
+		struct kpx_genl_req r = { .g = &fake.g };
 		int ret;
 
-		fake.errmsg[0] = '\0';
-		ret = kpx_nl_on_error(NULL, nlmsg_data(nlmsg_hdr(msg)), &r);
+		fake.g.errmsg[0] = '\0';
+		ret = kpx_genl_on_error(NULL, nlmsg_data(nlmsg_hdr(msg)), &r);
 		ok(ret == NL_STOP && r.done && r.err == -cases[i].err &&
-		   !strcmp(fake.errmsg, cases[i].want),
+		   !strcmp(fake.g.errmsg, cases[i].want),
 		   "error %d (%s): errno %d, extack \"%s\"", cases[i].err,
 		   cases[i].capped ? "capped" : "with request", r.err,
-		   fake.errmsg);
+		   fake.g.errmsg);
 		nlmsg_free(msg);
 	}
 }
@@ -610,22 +610,22 @@ static void test_done(void)
 	struct nl_msg *msg = nlmsg_alloc_simple(NLMSG_DONE,
 						NLM_F_MULTI | NLM_F_ACK_TLVS |
 						NLM_F_DUMP_INTR);
-	struct kpx_nl_request r = { .nl = &fake };
+	struct kpx_genl_req r = { .g = &fake.g };
 	int err = -ENOBUFS;
 
 	nlmsg_append(msg, &err, sizeof(err), NLMSG_ALIGNTO);
 	nla_put_string(msg, NLMSGERR_ATTR_MSG, "dump failed");
-	fake.errmsg[0] = '\0';
-	ok(kpx_nl_on_finish(msg, &r) == NL_STOP && r.done && r.err == -ENOBUFS &&
-	   r.intr && !strcmp(fake.errmsg, "dump failed"),
+	fake.g.errmsg[0] = '\0';
+	ok(kpx_genl_on_finish(msg, &r) == NL_STOP && r.done && r.err == -ENOBUFS &&
+	   r.intr && !strcmp(fake.g.errmsg, "dump failed"),
 	   "NLMSG_DONE: error -ENOBUFS, extack, DUMP_INTR seen");
 	nlmsg_free(msg);
 
 	msg = nlmsg_alloc_simple(NLMSG_DONE, NLM_F_MULTI);
 	err = 0;
 	nlmsg_append(msg, &err, sizeof(err), NLMSG_ALIGNTO);
-	r = (struct kpx_nl_request){ .nl = &fake };
-	ok(kpx_nl_on_finish(msg, &r) == NL_STOP && r.done && !r.err && !r.intr,
+	r = (struct kpx_genl_req){ .g = &fake.g };
+	ok(kpx_genl_on_finish(msg, &r) == NL_STOP && r.done && !r.err && !r.intr,
 	   "NLMSG_DONE of a clean dump");
 	nlmsg_free(msg);
 }
@@ -653,11 +653,11 @@ static void test_stats(void)
 
 static void test_errno_map(void)
 {
-	ok(kpx_nl_errno(-NLE_OBJ_NOTFOUND) == -ENOENT &&
-	   kpx_nl_errno(-NLE_PERM) == -EPERM &&
-	   kpx_nl_errno(-NLE_NOMEM) == -ENOMEM &&
-	   kpx_nl_errno(-NLE_MSGSIZE) == -EMSGSIZE &&
-	   kpx_nl_errno(0) == 0 && kpx_nl_errno(-9999) == -EIO,
+	ok(kpx_genl_errno(-NLE_OBJ_NOTFOUND) == -ENOENT &&
+	   kpx_genl_errno(-NLE_PERM) == -EPERM &&
+	   kpx_genl_errno(-NLE_NOMEM) == -ENOMEM &&
+	   kpx_genl_errno(-NLE_MSGSIZE) == -EMSGSIZE &&
+	   kpx_genl_errno(0) == 0 && kpx_genl_errno(-9999) == -EIO,
 	   "libnl errors map to errno");
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * IPVS generic-netlink client (see ipvs_nl.h).  Messages are built and
- * parsed with libnl's attribute helpers; each request gets its own nl_cb
- * whose handlers keep the kernel's exact errno (libnl's own mapping would
- * fold ESRCH and ENOENT together).
+ * parsed with libnl's attribute helpers and exchanged by the data planes'
+ * one genl helper (dp/genl.h), which keeps the kernel's exact errno
+ * (libnl's own mapping would fold ESRCH and ENOENT together).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -19,21 +19,11 @@
 #include <netlink/genl/genl.h>
 #include <netlink/genl/ctrl.h>
 
+#include "dp/genl.h"
 #include "dp/ipvs/ipvs_nl.h"
 
 struct kpx_ipvs {
-	struct nl_sock *sk;
-	int family_id;
-	char errmsg[256];
-};
-
-struct req {
-	struct kpx_ipvs *v;
-	int err;		/* kernel errno, negative */
-	bool done;
-	int (*parse)(struct nlmsghdr *nlh, void *arg);
-	void *arg;
-	int parse_err;
+	struct kpx_genl g;	/* the "IPVS" family */
 };
 
 /* A growing array for dumps. */
@@ -56,156 +46,45 @@ static void *vec_push(struct vec *a)
 	return memset((char *)a->v + a->n++ * a->size, 0, a->size);
 }
 
-static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
-{
-	struct req *r = arg;
-	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-	int len = (int)nlh->nlmsg_len - NLMSG_HDRLEN, off;
-
-	(void)who;
-	r->err = e->error < 0 ? e->error : -e->error;
-	r->done = true;
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return NL_STOP;
-	off = (nlh->nlmsg_flags & NLM_F_CAPPED) ? (int)sizeof(*e) :
-		(int)(sizeof(*e) - sizeof(e->msg) + NLMSG_ALIGN(e->msg.nlmsg_len));
-	if (len - off > 0 &&
-	    !nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)e + off),
-		       len - off, NULL) && tb[NLMSGERR_ATTR_MSG])
-		snprintf(r->v->errmsg, sizeof(r->v->errmsg), "%.*s",
-			 (int)strnlen(nla_data(tb[NLMSGERR_ATTR_MSG]),
-				      (size_t)nla_len(tb[NLMSGERR_ATTR_MSG])),
-			 (const char *)nla_data(tb[NLMSGERR_ATTR_MSG]));
-	return NL_STOP;
-}
-
-static int on_done(struct nl_msg *msg, void *arg)
-{
-	struct req *r = arg;
-	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-
-	r->done = true;
-	if (nlh->nlmsg_type == NLMSG_DONE && nlmsg_datalen(nlh) >= (int)sizeof(int)) {
-		int err = *(int *)nlmsg_data(nlh);
-
-		if (err)
-			r->err = err < 0 ? err : -err;
-	}
-	return NL_STOP;
-}
-
-static int on_valid(struct nl_msg *msg, void *arg)
-{
-	struct req *r = arg;
-	int err;
-
-	if (r->parse && !r->parse_err) {
-		err = r->parse(nlmsg_hdr(msg), r->arg);
-		if (err)
-			r->parse_err = err;
-	}
-	return NL_SKIP;
-}
-
 /* Sends @msg (consumed), reads up to the ACK / error / end of dump. */
-static int transact(struct kpx_ipvs *v, struct nl_msg *msg, struct req *r)
+static int transact(struct kpx_ipvs *v, struct nl_msg *msg,
+		    struct kpx_genl_req *r)
 {
-	struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
-	int ret;
-
-	r->v = v;
-	v->errmsg[0] = '\0';
-	if (!cb) {
-		nlmsg_free(msg);
-		return -ENOMEM;
-	}
-	nl_cb_err(cb, NL_CB_CUSTOM, on_error, r);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_done, r);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_done, r);
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, r);
-	ret = nl_send_auto(v->sk, msg);
-	nlmsg_free(msg);
-	if (ret < 0) {
-		ret = -EIO;
-		goto out;
-	}
-	ret = 0;
-	while (!r->done) {
-		ret = nl_recvmsgs(v->sk, cb);
-		if (r->err || ret < 0)
-			break;
-	}
-	if (r->err)
-		ret = r->err;
-	else if (ret < 0)
-		ret = ret == -NLE_NOMEM ? -ENOMEM : -EIO;
-	else
-		ret = r->parse_err;
-out:
-	nl_cb_put(cb);
-	return ret;
+	return kpx_genl_transact(&v->g, msg, r);
 }
 
 static struct nl_msg *new_msg(struct kpx_ipvs *v, uint8_t cmd, int flags)
 {
-	struct nl_msg *msg = nlmsg_alloc();
-
-	if (msg && !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, v->family_id, 0,
-				flags | NLM_F_ACK, cmd, IPVS_GENL_VERSION)) {
-		nlmsg_free(msg);
-		msg = NULL;
-	}
-	return msg;
+	return kpx_genl_msg(&v->g, cmd, flags | NLM_F_ACK, IPVS_GENL_VERSION, 0);
 }
 
 int kpx_ipvs_open(struct kpx_ipvs **out)
 {
 	struct kpx_ipvs *v = calloc(1, sizeof(*v));
-	int one = 1, ret;
+	int ret;
 
 	if (!v)
 		return -ENOMEM;
-	v->sk = nl_socket_alloc();
-	if (!v->sk) {
+	ret = kpx_genl_open(&v->g, IPVS_GENL_NAME, 0);
+	if (ret) {
 		free(v);
-		return -ENOMEM;
+		return ret;
 	}
-	ret = genl_connect(v->sk);
-	if (ret < 0) {
-		ret = -EIO;
-		goto fail;
-	}
-	setsockopt(nl_socket_get_fd(v->sk), SOL_NETLINK, NETLINK_EXT_ACK,
-		   &one, sizeof(one));
-	setsockopt(nl_socket_get_fd(v->sk), SOL_NETLINK, NETLINK_CAP_ACK,
-		   &one, sizeof(one));
-	nl_socket_set_msg_buf_size(v->sk, 65536);
-	ret = genl_ctrl_resolve(v->sk, IPVS_GENL_NAME);
-	if (ret < 0) {
-		ret = -ENOENT;
-		goto fail;
-	}
-	v->family_id = ret;
 	*out = v;
 	return 0;
-fail:
-	nl_socket_free(v->sk);
-	free(v);
-	return ret;
 }
 
 void kpx_ipvs_close(struct kpx_ipvs *v)
 {
 	if (!v)
 		return;
-	nl_socket_free(v->sk);
+	kpx_genl_close(&v->g);
 	free(v);
 }
 
 const char *kpx_ipvs_errmsg(const struct kpx_ipvs *v)
 {
-	return v->errmsg;
+	return v->g.errmsg;
 }
 
 /* The service's key (and with @full its settings) as IPVS_CMD_ATTR_SERVICE. */
@@ -260,7 +139,7 @@ static int svc_cmd(struct kpx_ipvs *v, uint8_t cmd, const struct kpx_ipvs_svc *s
 		   bool full)
 {
 	struct nl_msg *msg = new_msg(v, cmd, 0);
-	struct req r = { 0 };
+	struct kpx_genl_req r = { 0 };
 
 	if (!msg)
 		return -ENOMEM;
@@ -285,7 +164,7 @@ static int dest_cmd(struct kpx_ipvs *v, uint8_t cmd, const struct kpx_ipvs_svc *
 		    const struct kpx_ipvs_dest *d, bool full)
 {
 	struct nl_msg *msg = new_msg(v, cmd, 0);
-	struct req r = { 0 };
+	struct kpx_genl_req r = { 0 };
 
 	if (!msg)
 		return -ENOMEM;
@@ -395,7 +274,7 @@ int kpx_ipvs_svc_dump(struct kpx_ipvs *v, struct kpx_ipvs_svc **out, size_t *n)
 {
 	struct vec vec = { .size = sizeof(struct kpx_ipvs_svc) };
 	struct nl_msg *msg = new_msg(v, IPVS_CMD_GET_SERVICE, NLM_F_DUMP);
-	struct req r = { .parse = parse_svc, .arg = &vec };
+	struct kpx_genl_req r = { .parse = parse_svc, .arg = &vec };
 	int ret;
 
 	if (!msg)
@@ -416,7 +295,7 @@ int kpx_ipvs_dest_dump(struct kpx_ipvs *v, const struct kpx_ipvs_svc *s,
 	struct dest_dump dd = { .vec.size = sizeof(struct kpx_ipvs_dest),
 				.family = s->family };
 	struct nl_msg *msg = new_msg(v, IPVS_CMD_GET_DEST, NLM_F_DUMP);
-	struct req r = { .parse = parse_dest, .arg = &dd };
+	struct kpx_genl_req r = { .parse = parse_dest, .arg = &dd };
 	int ret;
 
 	if (!msg)

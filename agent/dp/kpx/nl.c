@@ -2,11 +2,10 @@
 /*
  * The kpx generic-netlink client (libnl-genl-3).
  *
- * One socket per struct kpx_nl, blocking, one request in flight at a time.
- * Every request gets a fresh nl_cb whose handlers record the kernel's errno
- * and extended-ack message in a struct kpx_nl_request; libnl's own error
- * codes are only used for failures that are not the kernel's (allocation,
- * socket I/O).  Here: the socket, one exchange, and SET with its message
+ * One socket per struct kpx_nl, blocking, one request in flight at a time,
+ * each exchanged by the data planes' one genl helper (dp/genl.h): the
+ * kernel's errno and extended-ack message are kept.  Here: the socket, one
+ * exchange, and SET with its message
  * (the change of a frontend, the agent's hot path); the other requests are
  * in nl_ops.c, dumps are read in nl_dump.c.
  */
@@ -29,257 +28,61 @@
 #include "dp/kpx/nl.h"
 #include "dp/kpx/nl_priv.h"
 
-#ifndef SOL_NETLINK
-#define SOL_NETLINK 270
-#endif
-
 /* Socket buffers: a SET of KPX_BACKENDS_MAX IPv6 backends is ~2.6 MiB. */
-#define KPX_NL_SNDBUF (4 << 20)
-#define KPX_NL_RCVBUF (4 << 20)
-/* First receive buffer; libnl peeks and grows it for larger messages. */
-#define KPX_NL_MSGBUF (64 << 10)
+#define KPX_NL_SOCKBUF (4 << 20)
 
-static void save_extack(struct kpx_nl *nl, struct nlattr *tlvs, int len)
-{
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-
-	if (len <= 0 || nla_parse(tb, NLMSGERR_ATTR_MAX, tlvs, len, NULL) < 0)
-		return;
-	if (tb[NLMSGERR_ATTR_MSG])
-		snprintf(nl->errmsg, sizeof(nl->errmsg), "%.*s",
-			 (int)strnlen(nla_data(tb[NLMSGERR_ATTR_MSG]),
-				      (size_t)nla_len(tb[NLMSGERR_ATTR_MSG])),
-			 (const char *)nla_data(tb[NLMSGERR_ATTR_MSG]));
-	else if (tb[NLMSGERR_ATTR_MISS_TYPE] &&
-		 nla_len(tb[NLMSGERR_ATTR_MISS_TYPE]) >= 4)
-		snprintf(nl->errmsg, sizeof(nl->errmsg),
-			 "missing attribute %u",
-			 nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
-}
-
-int kpx_nl_on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
-{
-	struct kpx_nl_request *r = arg;
-	/* libnl hands us the payload; the header sits right before it. */
-	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
-	int len = (int)nlh->nlmsg_len - NLMSG_HDRLEN;
-	int off;
-
-	r->err = e->error < 0 ? e->error : -e->error;
-	r->done = true;
-	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
-		if (nlh->nlmsg_flags & NLM_F_CAPPED)
-			off = (int)sizeof(*e);
-		else
-			off = (int)(sizeof(*e) - sizeof(e->msg) +
-				    NLMSG_ALIGN(e->msg.nlmsg_len));
-		save_extack(r->nl, (struct nlattr *)((char *)e + off),
-			    len - off);
-	}
-	return NL_STOP;
-}
-
-static int on_ack(struct nl_msg *msg, void *arg)
-{
-	struct kpx_nl_request *r = arg;
-
-	r->done = true;
-	return NL_STOP;
-}
-
-/* NLMSG_DONE of a dump: carries the dump's error (int) and maybe extack. */
-int kpx_nl_on_finish(struct nl_msg *msg, void *arg)
-{
-	struct kpx_nl_request *r = arg;
-	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	int len = nlmsg_datalen(nlh);
-
-	r->done = true;
-	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-		r->intr = true;
-	if (len >= (int)sizeof(int)) {
-		int err = *(int *)nlmsg_data(nlh);
-
-		if (err) {
-			r->err = err < 0 ? err : -err;
-			if (nlh->nlmsg_flags & NLM_F_ACK_TLVS)
-				save_extack(r->nl,
-					    (struct nlattr *)((char *)nlmsg_data(nlh) +
-							      NLA_ALIGN(sizeof(int))),
-					    len - (int)NLA_ALIGN(sizeof(int)));
-		}
-	}
-	return NL_STOP;
-}
-
-static int on_dump_intr(struct nl_msg *msg, void *arg)
-{
-	struct kpx_nl_request *r = arg;
-
-	r->intr = true;
-	return NL_OK;	/* keep reading up to NLMSG_DONE */
-}
-
-static int on_valid(struct nl_msg *msg, void *arg)
-{
-	struct kpx_nl_request *r = arg;
-	int err;
-
-	if (nlmsg_hdr(msg)->nlmsg_flags & NLM_F_DUMP_INTR)
-		r->intr = true;
-	if (!r->parse || r->parse_err)
-		return NL_SKIP;
-	err = r->parse(nlmsg_hdr(msg), r->arg);
-	if (err)
-		r->parse_err = err;
-	return NL_SKIP;
-}
-
-/*
- * Sends @msg (consumed) and reads replies until the ACK, the error or the
- * end of the dump.  Returns 0 or a negative errno (the kernel's, if any).
- */
 int kpx_nl_transact(struct kpx_nl *nl, struct nl_msg *msg,
-		    struct kpx_nl_request *r)
+		    struct kpx_genl_req *r)
 {
-	struct nl_cb *cb;
-	int ret;
-
-	r->nl = nl;
-	nl->errmsg[0] = '\0';
-	cb = nl_cb_alloc(NL_CB_DEFAULT);
-	if (!cb) {
-		nlmsg_free(msg);
-		return -ENOMEM;
-	}
-	nl_cb_err(cb, NL_CB_CUSTOM, kpx_nl_on_error, r);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, r);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, kpx_nl_on_finish, r);
-	nl_cb_set(cb, NL_CB_DUMP_INTR, NL_CB_CUSTOM, on_dump_intr, r);
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, r);
-
-	ret = nl_send_auto(nl->sk, msg);
-	nlmsg_free(msg);
-	if (ret < 0) {
-		ret = kpx_nl_errno(ret);
-		goto out;
-	}
-	ret = 0;
-	while (!r->done) {
-		ret = nl_recvmsgs(nl->sk, cb);
-		if (r->err)
-			break;
-		if (ret == -NLE_DUMP_INTR) {
-			r->intr = true;
-			ret = 0;
-			break;
-		}
-		if (ret < 0) {
-			ret = kpx_nl_errno(ret);
-			break;
-		}
-	}
-	if (r->err)
-		ret = r->err;
-	else if (!ret && r->parse_err)
-		ret = r->parse_err;
-out:
-	nl_cb_put(cb);
-	return ret;
+	return kpx_genl_transact(&nl->g, msg, r);
 }
 
 /* A new message for @cmd, @size bytes of payload room; NULL on ENOMEM. */
 struct nl_msg *kpx_nl_new_msg(struct kpx_nl *nl, uint8_t cmd, int flags,
 			      size_t size)
 {
-	struct nl_msg *msg = nlmsg_alloc_size(size);
-
-	if (!msg)
-		return NULL;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family_id, 0,
-			 flags, cmd, KPX_GENL_VERSION)) {
-		nlmsg_free(msg);
-		return NULL;
-	}
-	return msg;
-}
-
-/* Raises a socket buffer; root may exceed net.core.[rw]mem_max. */
-static void force_buf(struct nl_sock *sk, int opt, int size)
-{
-	setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, opt, &size, sizeof(size));
+	return kpx_genl_msg(&nl->g, cmd, flags, KPX_GENL_VERSION, size);
 }
 
 int kpx_nl_open(struct kpx_nl **out)
 {
-	struct kpx_nl *nl;
-	int one = 1, ret;
+	struct kpx_nl *nl = calloc(1, sizeof(*nl));
+	int ret;
 
-	nl = calloc(1, sizeof(*nl));
 	if (!nl)
 		return -ENOMEM;
-	nl->sk = nl_socket_alloc();
-	if (!nl->sk) {
+	ret = kpx_genl_open(&nl->g, KPX_GENL_NAME, KPX_NL_SOCKBUF);
+	if (ret) {
 		free(nl);
-		return -ENOMEM;
+		return ret;
 	}
-	ret = genl_connect(nl->sk);
-	if (ret < 0) {
-		ret = kpx_nl_errno(ret);
-		goto err;
-	}
-	ret = nl_socket_set_buffer_size(nl->sk, KPX_NL_RCVBUF, KPX_NL_SNDBUF);
-	if (ret < 0)
-		kpx_dbg(2, "nl", "socket buffers: %s", nl_geterror(ret));
-	/* Best effort above the sysctl limits (needs CAP_NET_ADMIN). */
-	force_buf(nl->sk, SO_SNDBUFFORCE, KPX_NL_SNDBUF);
-	force_buf(nl->sk, SO_RCVBUFFORCE, KPX_NL_RCVBUF);
-	nl_socket_set_msg_buf_size(nl->sk, KPX_NL_MSGBUF);
-	/* A set buffer size disables peeking by default: keep it on. */
-	nl_socket_enable_msg_peek(nl->sk);
-	/* Error messages: the kernel's text, without the echoed request. */
-	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_EXT_ACK,
-		   &one, sizeof(one));
-	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_CAP_ACK,
-		   &one, sizeof(one));
-
-	ret = genl_ctrl_resolve(nl->sk, KPX_GENL_NAME);
-	if (ret < 0) {
-		ret = kpx_nl_errno(ret);
-		goto err;
-	}
-	nl->family_id = ret;
 	*out = nl;
 	return 0;
-err:
-	nl_socket_free(nl->sk);
-	free(nl);
-	return ret;
 }
 
 void kpx_nl_close(struct kpx_nl *nl)
 {
 	if (!nl)
 		return;
-	nl_socket_free(nl->sk);
+	kpx_genl_close(&nl->g);
 	free(nl);
 }
 
 const char *kpx_nl_errmsg(const struct kpx_nl *nl)
 {
-	return nl ? nl->errmsg : "";
+	return nl ? nl->g.errmsg : "";
 }
 
 /* Puts the four key attributes of @s. */
 int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
 {
 	static bool warned;
-	struct kpx_nl_request r = { 0 };
+	struct kpx_genl_req r = { 0 };
 	struct kpx_service t;
 	struct nl_msg *msg;
 	int ret;
 
-	nl->errmsg[0] = '\0';
+	nl->g.errmsg[0] = '\0';
 	ret = kpx_nl_build_set(nl, s, &msg);
 	if (ret)
 		return ret;
@@ -293,7 +96,7 @@ int kpx_nl_set_service(struct kpx_nl *nl, const struct kpx_service *s)
 	t.cluster_port = 0;
 	if (kpx_nl_build_set(nl, &t, &msg))
 		return ret;
-	r = (struct kpx_nl_request){ 0 };
+	r = (struct kpx_genl_req){ 0 };
 	if (kpx_nl_transact(nl, msg, &r))
 		return ret;
 	if (!warned)
@@ -546,7 +349,7 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 	*out = msg;
 	return 0;
 err:
-	snprintf(nl->errmsg, sizeof(nl->errmsg),
+	snprintf(nl->g.errmsg, sizeof(nl->g.errmsg),
 		 "SET of %zu backends: netlink message buffer too small",
 		 s->nbackends);
 	nlmsg_free(msg);

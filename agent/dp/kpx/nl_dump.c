@@ -290,9 +290,9 @@ static int dump(struct kpx_nl *nl, struct kpx_service **out, size_t *n,
 	struct kpx_nl_dumpbuf d = { .count_backends = count_backends };
 	int ret = -EAGAIN;
 
-	nl->errmsg[0] = '\0';
+	nl->g.errmsg[0] = '\0';
 	for (int tries = 0; tries < KPX_NL_DUMP_TRIES; tries++) {
-		struct kpx_nl_request r = { .parse = kpx_nl_parse_service, .arg = &d };
+		struct kpx_genl_req r = { .parse = kpx_nl_parse_service, .arg = &d };
 		struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_GET_SERVICE,
 					     NLM_F_DUMP, 64);
 

@@ -60,7 +60,7 @@ int kpx_nl_notify_open(struct kpx_nl_notify **out)
 	if (ret >= 0)
 		ret = nl_socket_set_nonblocking(n->sk);
 	if (ret < 0) {
-		ret = kpx_nl_errno(ret);
+		ret = kpx_genl_errno(ret);
 		nl_socket_free(n->sk);
 		free(n);
 		return ret;

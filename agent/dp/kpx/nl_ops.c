@@ -2,7 +2,7 @@
 /*
  * The kpx generic-netlink client's other requests (nl.c holds the socket,
  * the exchange and SET): DEL, FLUSH, CT_SYNC, GET_STATS, SET_CONFIG,
- * GET_CONFIG, and libnl's error codes as errnos.
+ * GET_CONFIG.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -21,60 +21,18 @@
 #include "dp/kpx/nl.h"
 #include "dp/kpx/nl_priv.h"
 
-/* libnl NLE_* to errno, for errors that did not come from the kernel. */
-int kpx_nl_errno(int nle)
-{
-	switch (nle < 0 ? -nle : nle) {
-	case 0:			return 0;
-	case NLE_INTR:		return -EINTR;
-	case NLE_BAD_SOCK:	return -EBADF;
-	case NLE_AGAIN:		return -EAGAIN;
-	case NLE_NOMEM:		return -ENOMEM;
-	case NLE_EXIST:		return -EEXIST;
-	case NLE_INVAL:		return -EINVAL;
-	case NLE_RANGE:		return -ERANGE;
-	case NLE_MSGSIZE:	return -EMSGSIZE;
-	case NLE_OPNOTSUPP:	return -EOPNOTSUPP;
-	case NLE_AF_NOSUPPORT:	return -EAFNOSUPPORT;
-	case NLE_OBJ_NOTFOUND:	return -ENOENT;
-	case NLE_NOATTR:	return -ENOENT;
-	case NLE_MISSING_ATTR:	return -EINVAL;
-	case NLE_AF_MISMATCH:	return -EAFNOSUPPORT;
-	case NLE_SEQ_MISMATCH:	return -EPROTO;
-	case NLE_MSG_OVERFLOW:	return -ENOBUFS;
-	case NLE_MSG_TRUNC:	return -EMSGSIZE;
-	case NLE_NOADDR:	return -EADDRNOTAVAIL;
-	case NLE_SRCRT_NOSUPPORT: return -EOPNOTSUPP;
-	case NLE_MSG_TOOSHORT:	return -EBADMSG;
-	case NLE_MSGTYPE_NOSUPPORT: return -EOPNOTSUPP;
-	case NLE_OBJ_MISMATCH:	return -EINVAL;
-	case NLE_NOCACHE:	return -ENOENT;
-	case NLE_BUSY:		return -EBUSY;
-	case NLE_PROTO_MISMATCH: return -EPROTONOSUPPORT;
-	case NLE_NOACCESS:	return -EACCES;
-	case NLE_PERM:		return -EPERM;
-	case NLE_PKTLOC_FILE:	return -ENOENT;
-	case NLE_PARSE_ERR:	return -EBADMSG;
-	case NLE_NODEV:		return -ENODEV;
-	case NLE_IMMUTABLE:	return -EROFS;
-	case NLE_DUMP_INTR:	return -EINTR;
-	case NLE_ATTRSIZE:	return -ERANGE;
-	default:		return -EIO;
-	}
-}
-
 /*
- * Copies the extended ack of a kernel error or NLMSG_DONE into nl->errmsg.
+ * Copies the extended ack of a kernel error or NLMSG_DONE into nl->g.errmsg.
  * @tlvs/@len: the attributes after the fixed part of the message.
  */
 
 int kpx_nl_del_service(struct kpx_nl *nl, const struct kpx_service *key)
 {
-	struct kpx_nl_request r = { 0 };
+	struct kpx_genl_req r = { 0 };
 	struct nlattr *svc;
 	struct nl_msg *msg;
 
-	nl->errmsg[0] = '\0';
+	nl->g.errmsg[0] = '\0';
 	if (!kpx_addr_len(key->family))
 		return -EAFNOSUPPORT;
 	msg = kpx_nl_new_msg(nl, KPX_CMD_DEL_SERVICE, 0, 512);
@@ -91,10 +49,10 @@ int kpx_nl_del_service(struct kpx_nl *nl, const struct kpx_service *key)
 
 int kpx_nl_flush(struct kpx_nl *nl)
 {
-	struct kpx_nl_request r = { 0 };
+	struct kpx_genl_req r = { 0 };
 	struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_FLUSH, 0, 64);
 
-	nl->errmsg[0] = '\0';
+	nl->g.errmsg[0] = '\0';
 	if (!msg)
 		return -ENOMEM;
 	return kpx_nl_transact(nl, msg, &r);
@@ -107,11 +65,11 @@ int kpx_nl_flush(struct kpx_nl *nl)
  */
 int kpx_nl_ct_sync(struct kpx_nl *nl)
 {
-	struct kpx_nl_request r = { 0 };
+	struct kpx_genl_req r = { 0 };
 	struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_CT_SYNC, 0, 64);
 	int err;
 
-	nl->errmsg[0] = '\0';
+	nl->g.errmsg[0] = '\0';
 	if (!msg)
 		return -ENOMEM;
 	err = kpx_nl_transact(nl, msg, &r);
@@ -151,11 +109,11 @@ int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
 int kpx_nl_stats(struct kpx_nl *nl, struct kpx_nl_stats *st)
 {
 	struct kpx_nl_stats tmp = { 0 };
-	struct kpx_nl_request r = { .parse = kpx_nl_parse_stats, .arg = &tmp };
+	struct kpx_genl_req r = { .parse = kpx_nl_parse_stats, .arg = &tmp };
 	struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_GET_STATS, 0, 64);
 	int ret;
 
-	nl->errmsg[0] = '\0';
+	nl->g.errmsg[0] = '\0';
 	if (!msg)
 		return -ENOMEM;
 	ret = kpx_nl_transact(nl, msg, &r);
@@ -193,11 +151,11 @@ int kpx_nl_build_config(struct kpx_nl *nl, const struct kpx_ns_config *c,
 
 int kpx_nl_set_config(struct kpx_nl *nl, const struct kpx_ns_config *c)
 {
-	struct kpx_nl_request r = { 0 };
+	struct kpx_genl_req r = { 0 };
 	struct nl_msg *msg;
 	int ret;
 
-	nl->errmsg[0] = '\0';
+	nl->g.errmsg[0] = '\0';
 	ret = kpx_nl_build_config(nl, c, &msg);
 	if (ret)
 		return ret;
@@ -247,11 +205,11 @@ static int parse_config(struct nlmsghdr *nlh, void *arg)
 int kpx_nl_get_config(struct kpx_nl *nl, struct kpx_ns_config *c)
 {
 	struct config_reply tmp = { 0 };
-	struct kpx_nl_request r = { .parse = parse_config, .arg = &tmp };
+	struct kpx_genl_req r = { .parse = parse_config, .arg = &tmp };
 	struct nl_msg *msg = kpx_nl_new_msg(nl, KPX_CMD_GET_CONFIG, 0, 64);
 	int ret;
 
-	nl->errmsg[0] = '\0';
+	nl->g.errmsg[0] = '\0';
 	if (!msg)
 		return -ENOMEM;
 	ret = kpx_nl_transact(nl, msg, &r);

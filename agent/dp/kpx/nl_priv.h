@@ -11,23 +11,11 @@
 #include <linux/netlink.h>
 #include <netlink/netlink.h>
 #include <netlink/msg.h>
+#include "dp/genl.h"
 #include "dp/kpx/nl.h"
 
 struct kpx_nl {
-	struct nl_sock *sk;
-	int family_id;		/* resolved "kpx" generic netlink family */
-	char errmsg[256];	/* last extack text, or "" */
-};
-
-/* The state of one request/response exchange. */
-struct kpx_nl_request {
-	struct kpx_nl *nl;
-	int err;		/* kernel errno, negative; 0 if none */
-	bool done;		/* ACK, error or NLMSG_DONE seen */
-	bool intr;		/* a dump message carried NLM_F_DUMP_INTR */
-	int (*parse)(struct nlmsghdr *nlh, void *arg);	/* each reply */
-	void *arg;
-	int parse_err;		/* first error returned by parse */
+	struct kpx_genl g;	/* the "kpx" family */
 };
 
 /* Frontends collected by a dump. */
@@ -37,9 +25,6 @@ struct kpx_nl_dumpbuf {
 	bool count_backends;	/* only count them: nbackends, backends NULL */
 };
 
-/* libnl's NLE_* (either sign) to a negative errno; -EIO if unknown. */
-int kpx_nl_errno(int nle);
-
 /*
  * Builds the KPX_CMD_SET_SERVICE message for @s (backends sent in the given
  * order, weight left out when 1 or 0).  Backends fill KPX_SVC_A_BACKENDS
@@ -48,7 +33,7 @@ int kpx_nl_errno(int nle);
  * in the same message, whose buffer is sized for all of them.  Any number
  * of backends is accepted (the kernel rejects more than KPX_BACKENDS_MAX
  * with EINVAL).  -EAFNOSUPPORT for a bad family, -ENOMEM, or -EMSGSIZE
- * (nl->errmsg set) if the buffer turned out too small, which is a bug.
+ * (nl->g.errmsg set) if the buffer turned out too small, which is a bug.
  */
 int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 		     struct nl_msg **out);
@@ -80,17 +65,9 @@ int kpx_nl_parse_cidrs(struct nlattr *list, struct kpx_cidr **out, size_t *n);
 /* Parses a KPX_CMD_GET_STATS reply into @arg (struct kpx_nl_stats). */
 int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg);
 
-/*
- * libnl callbacks, @arg a struct kpx_nl_request: a kernel error (errno and
- * extack text into the request and its kpx_nl), and the NLMSG_DONE of a dump
- * (its error, extack and NLM_F_DUMP_INTR).  Both return NL_STOP.
- */
-int kpx_nl_on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg);
-int kpx_nl_on_finish(struct nl_msg *msg, void *arg);
-
 /* Sends @msg (consumed) and receives until its ACK, error or NLMSG_DONE,
  * each reply through @r->parse; the kernel's errno, -errno, or 0. */
-int kpx_nl_transact(struct kpx_nl *nl, struct nl_msg *msg, struct kpx_nl_request *r);
+int kpx_nl_transact(struct kpx_nl *nl, struct nl_msg *msg, struct kpx_genl_req *r);
 /* A request for @cmd with room for @size bytes; NULL on ENOMEM. */
 struct nl_msg *kpx_nl_new_msg(struct kpx_nl *nl, uint8_t cmd, int flags, size_t size);
 /* The frontend key attributes of @s (family, protocol, address, port). */
