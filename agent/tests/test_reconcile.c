@@ -87,19 +87,37 @@ static void base_state(struct kpx_service *v)
 	qsort(v, 3, sizeof(*v), svc_cmp);
 }
 
-static void test_identical(void)
-{
+/* Desired and actual, each the base state, and the changes between. */
+struct fx {
 	struct kpx_service d[3], a[3];
 	struct kpx_op *ops;
 	long n;
+};
 
-	base_state(d);
-	base_state(a);
-	n = diff(d, 3, a, 3, &ops);
-	ok(n == 0, "identical states give 0 ops (got %ld)", n);
-	free(ops);
-	free_all(d, 3);
-	free_all(a, 3);
+static void fx_init(struct fx *f)
+{
+	base_state(f->d);
+	base_state(f->a);
+	f->ops = NULL;
+	f->n = 0;
+}
+
+/* Frees the ops, the @nd desired frontends left and the three actual. */
+static void fx_free(struct fx *f, size_t nd)
+{
+	free(f->ops);
+	free_all(f->d, nd);
+	free_all(f->a, 3);
+}
+
+static void test_identical(void)
+{
+	struct fx f;
+
+	fx_init(&f);
+	f.n = diff(f.d, 3, f.a, 3, &f.ops);
+	ok(f.n == 0, "identical states give 0 ops (got %ld)", f.n);
+	fx_free(&f, 3);
 }
 
 static void test_empty(void)
@@ -139,146 +157,116 @@ static int find_port(const struct kpx_service *v, size_t n, uint16_t port,
 
 static void test_backend_removed(void)
 {
-	struct kpx_service d[3], a[3];
-	struct kpx_op *ops;
+	struct fx f;
 	int k;
-	long n;
 
-	base_state(d);
-	base_state(a);
-	k = find_port(d, 3, 80, IPPROTO_TCP);
+	fx_init(&f);
+	k = find_port(f.d, 3, 80, IPPROTO_TCP);
 	/* Drop the middle backend 10.244.2.3. */
-	d[k].backends[1] = d[k].backends[2];
-	d[k].nbackends = 2;
-	n = diff(d, 3, a, 3, &ops);
-	ok(n == 1, "one backend removed gives exactly one op (got %ld)", n);
-	ok(n >= 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[k],
+	f.d[k].backends[1] = f.d[k].backends[2];
+	f.d[k].nbackends = 2;
+	f.n = diff(f.d, 3, f.a, 3, &f.ops);
+	ok(f.n == 1, "one backend removed gives exactly one op (got %ld)", f.n);
+	ok(f.n >= 1 && f.ops[0].type == KPX_OP_SET && f.ops[0].service == &f.d[k],
 	   "the op is a SET of the desired frontend");
-	ok(n >= 1 && ops[0].service->nbackends == 2 &&
-	   ops[0].service->backends[0].port == 8080 &&
-	   ntohl(ops[0].service->backends[0].addr.v4.s_addr) == 0x0af40102 &&
-	   ntohl(ops[0].service->backends[1].addr.v4.s_addr) == 0x0af40304 &&
-	   ops[0].service->backends[1].weight == 2,
+	ok(f.n >= 1 && f.ops[0].service->nbackends == 2 &&
+	   f.ops[0].service->backends[0].port == 8080 &&
+	   ntohl(f.ops[0].service->backends[0].addr.v4.s_addr) == 0x0af40102 &&
+	   ntohl(f.ops[0].service->backends[1].addr.v4.s_addr) == 0x0af40304 &&
+	   f.ops[0].service->backends[1].weight == 2,
 	   "the SET carries the new set 10.244.1.2, 10.244.3.4@2");
-	free(ops);
-	free_all(d, 3);
-	free_all(a, 3);
+	fx_free(&f, 3);
 }
 
 static void test_frontend_gone(void)
 {
-	struct kpx_service d[3], a[3];
-	struct kpx_op *ops;
+	struct fx f;
 	int k;
-	long n;
 
-	base_state(d);
-	base_state(a);
-	k = find_port(d, 3, 53, IPPROTO_UDP);
-	kpx_service_free(&d[k]);
-	memmove(&d[k], &d[k + 1], (size_t)(2 - k) * sizeof(*d));
-	n = diff(d, 2, a, 3, &ops);
-	ok(n == 1 && ops[0].type == KPX_OP_DEL,
-	   "a frontend gone gives one DEL (got %ld ops)", n);
-	ok(n == 1 && ops[0].service == &a[find_port(a, 3, 53, IPPROTO_UDP)] &&
-	   ops[0].service->protocol == IPPROTO_UDP,
+	fx_init(&f);
+	k = find_port(f.d, 3, 53, IPPROTO_UDP);
+	kpx_service_free(&f.d[k]);
+	memmove(&f.d[k], &f.d[k + 1], (size_t)(2 - k) * sizeof(*f.d));
+	f.n = diff(f.d, 2, f.a, 3, &f.ops);
+	ok(f.n == 1 && f.ops[0].type == KPX_OP_DEL,
+	   "a frontend gone gives one DEL (got %ld ops)", f.n);
+	ok(f.n == 1 && f.ops[0].service == &f.a[find_port(f.a, 3, 53, IPPROTO_UDP)] &&
+	   f.ops[0].service->protocol == IPPROTO_UDP,
 	   "the DEL points at the actual udp/53 frontend");
-	free(ops);
-	free_all(d, 2);
-	free_all(a, 3);
+	fx_free(&f, 2);
 }
 
 static void test_weight_change(void)
 {
-	struct kpx_service d[3], a[3];
-	struct kpx_op *ops;
+	struct fx f;
 	int k;
-	long n;
 
-	base_state(d);
-	base_state(a);
-	k = find_port(d, 3, 80, IPPROTO_TCP);
-	d[k].backends[0].weight = 5;
-	n = diff(d, 3, a, 3, &ops);
-	ok(n == 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[k] &&
-	   ops[0].service->backends[0].weight == 5,
+	fx_init(&f);
+	k = find_port(f.d, 3, 80, IPPROTO_TCP);
+	f.d[k].backends[0].weight = 5;
+	f.n = diff(f.d, 3, f.a, 3, &f.ops);
+	ok(f.n == 1 && f.ops[0].type == KPX_OP_SET && f.ops[0].service == &f.d[k] &&
+	   f.ops[0].service->backends[0].weight == 5,
 	   "weight change gives one SET with weight 5");
-	free(ops);
-	free_all(d, 3);
-	free_all(a, 3);
+	fx_free(&f, 3);
 }
 
 static void test_flags_change(void)
 {
-	struct kpx_service d[3], a[3];
-	struct kpx_op *ops;
-	long n;
+	struct fx f;
 
-	base_state(d);
-	base_state(a);
-	d[2].flags = 1;
-	n = diff(d, 3, a, 3, &ops);
-	ok(n == 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[2],
+	fx_init(&f);
+	f.d[2].flags = 1;
+	f.n = diff(f.d, 3, f.a, 3, &f.ops);
+	ok(f.n == 1 && f.ops[0].type == KPX_OP_SET && f.ops[0].service == &f.d[2],
 	   "flags change gives one SET");
-	free(ops);
-	free_all(d, 3);
-	free_all(a, 3);
+	fx_free(&f, 3);
 }
 
 static void test_counters_only(void)
 {
-	struct kpx_service d[3], a[3];
-	struct kpx_op *ops;
-	long n;
+	struct fx f;
 
-	base_state(d);
-	base_state(a);
+	fx_init(&f);
 	for (int i = 0; i < 3; i++) {
-		a[i].conns = 1000 + (uint64_t)i;
-		a[i].rejects = 7;
-		for (size_t j = 0; j < a[i].nbackends; j++)
-			a[i].backends[j].conns = 42 + j;
+		f.a[i].conns = 1000 + (uint64_t)i;
+		f.a[i].rejects = 7;
+		for (size_t j = 0; j < f.a[i].nbackends; j++)
+			f.a[i].backends[j].conns = 42 + j;
 	}
-	n = diff(d, 3, a, 3, &ops);
-	ok(n == 0, "counters (conns, rejects) differing only give no op "
-	   "(got %ld)", n);
-	free(ops);
-	free_all(d, 3);
-	free_all(a, 3);
+	f.n = diff(f.d, 3, f.a, 3, &f.ops);
+	ok(f.n == 0, "counters (conns, rejects) differing only give no op "
+	   "(got %ld)", f.n);
+	fx_free(&f, 3);
 }
 
 static void test_unsorted_backends(void)
 {
-	struct kpx_service d[3], a[3];
+	struct fx f;
 	struct kpx_backend shuffled[] = {
 		be4("10.244.3.4", 8080, 2, 0),
 		be4("10.244.1.2", 8080, 1, 0),
 		be4("10.244.3.4", 8080, 1, 0),	/* duplicate, lower weight */
 		be4("10.244.2.3", 8080, 1, 0),
 	};
-	struct kpx_op *ops;
 	int k;
-	long n;
 
-	base_state(d);
-	base_state(a);
-	k = find_port(d, 3, 80, IPPROTO_TCP);
-	kpx_service_free(&d[k]);
-	d[k] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, shuffled, 4);
+	fx_init(&f);
+	k = find_port(f.d, 3, 80, IPPROTO_TCP);
+	kpx_service_free(&f.d[k]);
+	f.d[k] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, shuffled, 4);
 	/* Garbage past the IPv4 address must not matter once normalized. */
-	memset((char *)&d[k].backends[1].addr + 4, 0xab, 12);
-	kpx_service_normalize(&d[k], 4);
-	ok(d[k].nbackends == 3 &&
-	   ntohl(d[k].backends[0].addr.v4.s_addr) == 0x0af40102 &&
-	   ntohl(d[k].backends[1].addr.v4.s_addr) == 0x0af40203 &&
-	   ntohl(d[k].backends[2].addr.v4.s_addr) == 0x0af40304 &&
-	   d[k].backends[2].weight == 2,
+	memset((char *)&f.d[k].backends[1].addr + 4, 0xab, 12);
+	kpx_service_normalize(&f.d[k], 4);
+	ok(f.d[k].nbackends == 3 &&
+	   ntohl(f.d[k].backends[0].addr.v4.s_addr) == 0x0af40102 &&
+	   ntohl(f.d[k].backends[1].addr.v4.s_addr) == 0x0af40203 &&
+	   ntohl(f.d[k].backends[2].addr.v4.s_addr) == 0x0af40304 &&
+	   f.d[k].backends[2].weight == 2,
 	   "unsorted input normalized to 3 sorted backends, dup kept at weight 2");
-	n = diff(d, 3, a, 3, &ops);
-	ok(n == 0, "normalized unsorted input gives 0 ops (got %ld)", n);
-	free(ops);
-	free_all(d, 3);
-	free_all(a, 3);
+	f.n = diff(f.d, 3, f.a, 3, &f.ops);
+	ok(f.n == 0, "normalized unsorted input gives 0 ops (got %ld)", f.n);
+	fx_free(&f, 3);
 }
 
 static void test_mixed(void)
@@ -315,34 +303,30 @@ static void test_mixed(void)
 /* A partial sync's diff, at some keys only, and the keys of a full one. */
 static void test_keys(void)
 {
-	struct kpx_service d[3], a[3], *keys;
-	struct desired src = { d, 3 };
-	struct kpx_op *ops;
+	struct fx f;
+	struct kpx_service *keys;
+	struct desired src = { f.d, 3 };
 	size_t nkeys;
 	int k;
-	long n;
 
-	base_state(d);
-	base_state(a);
-	k = find_port(d, 3, 80, IPPROTO_TCP);
-	d[k].backends[0].weight = 5;
-	d[2].flags = 1;
-	n = kpx_reconcile(in_desired, &src, &d[k], 1, a, 3, &ops);
-	ok(n == 1 && ops[0].type == KPX_OP_SET && ops[0].service == &d[k],
-	   "at one key: only that key's change (got %ld)", n);
-	free(ops);
-	n = kpx_reconcile(in_desired, &src, NULL, 0, a, 3, &ops);
-	ok(n == 0, "at no key: nothing (got %ld)", n);
-	free(ops);
-	ok(!kpx_reconcile_keys(d, 2, &a[1], 2, &keys, &nkeys) && nkeys == 3 &&
-	   !kpx_service_key_cmp(&keys[0], &d[0]) && !kpx_service_key_cmp(&keys[2], &a[2]) &&
+	fx_init(&f);
+	k = find_port(f.d, 3, 80, IPPROTO_TCP);
+	f.d[k].backends[0].weight = 5;
+	f.d[2].flags = 1;
+	f.n = kpx_reconcile(in_desired, &src, &f.d[k], 1, f.a, 3, &f.ops);
+	ok(f.n == 1 && f.ops[0].type == KPX_OP_SET && f.ops[0].service == &f.d[k],
+	   "at one key: only that key's change (got %ld)", f.n);
+	free(f.ops);
+	f.n = kpx_reconcile(in_desired, &src, NULL, 0, f.a, 3, &f.ops);
+	ok(f.n == 0, "at no key: nothing (got %ld)", f.n);
+	ok(!kpx_reconcile_keys(f.d, 2, &f.a[1], 2, &keys, &nkeys) && nkeys == 3 &&
+	   !kpx_service_key_cmp(&keys[0], &f.d[0]) && !kpx_service_key_cmp(&keys[2], &f.a[2]) &&
 	   keys[1].nbackends == 0 && keys[1].backends == NULL,
 	   "the keys of two overlapping sets: 3, once each, sorted, key fields only");
 	free(keys);
 	ok(!kpx_reconcile_keys(NULL, 0, NULL, 0, &keys, &nkeys) && nkeys == 0 && !keys,
 	   "no keys: none");
-	free_all(d, 3);
-	free_all(a, 3);
+	fx_free(&f, 3);
 }
 
 int main(void)
