@@ -13,6 +13,7 @@
 #include <string.h>
 #include <json-c/json_object.h>
 
+#include "k8s/decode.h"
 #include "k8s/jsonstream.h"
 #include "base/log.h"
 #include "model/model.h"
