@@ -90,12 +90,13 @@ kpx_apictl() {
 	python3 "$APIDIR/kpx-test-apictl" --kubeconfig "$TMPD/state/kubeconfig" "$@"
 }
 
-# kpx_agent_start FLAGS...: kpx-agent --kubeconfig $KUBECONFIG_F FLAGS in
-# the background in the mode under test (--proxy-mode $KPX_PROXY_MODE,
-# mode_lib.sh; a --proxy-mode in FLAGS wins: the last one counts), output
-# appended to $TMPD/agent.log; sets AGENT_PID.
+# kpx_agent_start FLAGS...: kpx-agent --kubeconfig $KUBECONFIG_F --v 2 FLAGS
+# in the background in the mode under test (--proxy-mode $KPX_PROXY_MODE,
+# mode_lib.sh; a --proxy-mode or --v in FLAGS wins: the last one counts),
+# output appended to $TMPD/agent.log; sets AGENT_PID.  --v 2: the per-sync
+# "sync done" line and each change, as kube-proxy's V(2).
 kpx_agent_start() {
-	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" --proxy-mode "${KPX_PROXY_MODE:-kpx}" \
+	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" --proxy-mode "${KPX_PROXY_MODE:-kpx}" --v 2 \
 		"$@" >>"$TMPD/agent.log" 2>&1 &
 	AGENT_PID=$!
 }
@@ -110,7 +111,7 @@ kpx_agent_stop() {
 }
 
 # kpx_agent_syncs: the number of "sync done" lines in $TMPD/agent.log.
-kpx_agent_syncs() { grep -c 'msg="sync done"' "$TMPD/agent.log"; }
+kpx_agent_syncs() { grep -c '] "sync done"' "$TMPD/agent.log"; }
 
 # agent_lib_stop: stop the agent and the API server.
 agent_lib_stop() {

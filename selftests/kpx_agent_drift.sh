@@ -32,7 +32,7 @@ t=$(wait_proc_backends tcp $VIP:80 $BOTH 60)
 assert_ne "agent programs $VIP:80" timeout "$t"
 
 # syncs_since LINE: the "sync done" lines of the agent log after line LINE.
-syncs_since() { tail -n +"$(($1 + 1))" "$TMPD/agent.log" | grep 'msg="sync done"'; }
+syncs_since() { tail -n +"$(($1 + 1))" "$TMPD/agent.log" | grep '] "sync done"'; }
 
 # --- quiet: periodic re-checks by generation, no dump ----------------------------
 from=$(wc -l <"$TMPD/agent.log")

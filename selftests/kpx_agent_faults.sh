@@ -363,8 +363,8 @@ if [ "$NBIG" -gt 0 ]; then
 		[ "$(kpx_agent_syncs)" -gt "$n0" ] && break
 		sleep 0.2
 	done
-	first=$(grep 'msg="sync done"' "$TMPD/agent.log" | sed -n "$((n0 + 1))p")
-	log "first sync after the restart ($((SECONDS - t0)) s): ${first#*msg=}"
+	first=$(grep '] "sync done"' "$TMPD/agent.log" | sed -n "$((n0 + 1))p")
+	log "first sync after the restart ($((SECONDS - t0)) s): ${first#*] }"
 	assert_eq "big: no list failed after the restart" 0 \
 		"$(tail -n +"$((a0 + 1))" "$TMPD/agent.log" | grep -c 'list failed')"
 	assert_match "big: first sync sets exactly the $NBIG new frontends" \

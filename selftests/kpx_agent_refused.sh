@@ -185,7 +185,7 @@ assert_eq "/healthz 3 x sync-period after the refusal: 200" 200 "$code"
 # --- quiet rate ----------------------------------------------------------------
 from=$(wc -l <"$TMPD/agent.log")
 sleep 15
-quiet=$(tail -n +"$((from + 1))" "$TMPD/agent.log" | grep 'msg="sync done"')
+quiet=$(tail -n +"$((from + 1))" "$TMPD/agent.log" | grep '] "sync done"')
 n=$(grep -c . <<<"$quiet")
 log "syncs in 15 s: $n"
 assert_eq "at most 7 syncs in 15 s at --sync-period 3s ($n)" 1 "$((n <= 7))"

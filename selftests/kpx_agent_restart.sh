@@ -62,7 +62,7 @@ for i in $(seq 1 "$RESTARTS"); do
 		[ "$(kpx_agent_syncs)" -gt "$n0" ] && break
 		sleep 0.1
 	done
-	first=$(grep 'msg="sync done"' "$TMPD/agent.log" | sed -n "$((n0 + 1))p")
+	first=$(grep '] "sync done"' "$TMPD/agent.log" | sed -n "$((n0 + 1))p")
 	assert_match "restart $i: first sync adopts the module's state" \
 		'full=true frontends=1 sets=0 dels=0 errors=0' "$first"
 	assert_eq "restart $i: frontends unchanged" "$before" "$(frontends)"

@@ -229,7 +229,7 @@ client_show_if_failed
 
 t0=$EPOCHSECONDS
 while [ $((EPOCHSECONDS - t0)) -lt 30 ]; do
-	journal | grep -q 'msg="sync done"' && break
+	journal | grep -q '/proc/sys is read-only' && break
 	sleep 0.5
 done
 j=$(journal)

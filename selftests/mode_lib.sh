@@ -118,7 +118,7 @@ _mode_na() {
 # agent_syncs: the finished syncs in the agent's log so far (the log is
 # appended to across agent restarts: count before a restart, then
 # wait_agent_synced COUNT+1 for the new agent's first sync).
-agent_syncs() { grep -c 'msg="sync done"' "$AGENT_LOG" 2>/dev/null; }
+agent_syncs() { grep -c '] "sync done"' "$AGENT_LOG" 2>/dev/null; }
 
 # wait_agent_synced [N]: wait until the agent's log ($AGENT_LOG) shows N
 # (default 1) finished syncs ("sync done"), however long the agent takes to
@@ -187,10 +187,10 @@ agent_frontend() {
 		return l == "" ? "" : " " l
 	}
 	{
-		p = index($0, "msg=\"")
+		p = index($0, "] \"")
 		if (!p)
 			next
-		m = substr($0, p + 5)
+		m = substr($0, p + 3)
 		if (index(m, "set " k " flags=") == 1) {
 			match(m, /flags=0x[0-9a-fA-F]+/)
 			cf = substr(m, RSTART + 6, RLENGTH - 6)

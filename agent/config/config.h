@@ -68,6 +68,7 @@ struct kpx_config {
 	char proxy_mode[16];		/* --proxy-mode, "" = kpx */
 
 	int verbosity;			/* --v */
+	bool log_json;			/* --logging-format json (default text) */
 	bool once, dry_run, cleanup;	/* --once, --dry-run, --cleanup */
 
 	/* the config file, health and API timeouts, metrics */

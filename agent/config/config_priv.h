@@ -90,6 +90,7 @@ CFG_SETTER(cfg_set_mode);
 CFG_SETTER(cfg_set_ct_count);
 CFG_SETTER(cfg_set_ct_timeout);
 CFG_SETTER(cfg_set_verbosity);
+CFG_SETTER(cfg_set_log_format);
 CFG_SETTER(cfg_set_bool);
 CFG_SETTER(cfg_set_write_config);
 CFG_SETTER(cfg_set_port);

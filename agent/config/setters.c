@@ -462,6 +462,23 @@ int cfg_set_verbosity(struct kpx_config *c, const struct setting *s,
 	return 0;
 }
 
+/*
+ * --logging-format / logging.format: component-base's "text" (klog) or
+ * "json"; applied at once, so that what the rest of the parse logs is
+ * already in the format asked for.
+ */
+int cfg_set_log_format(struct kpx_config *c, const struct setting *s,
+		       const char *v, bool from_file, char *err, size_t len)
+{
+	enum kpx_log_format f;
+
+	if (kpx_log_parse_format(v, &f))
+		return BAD(" (want text or json)");
+	c->log_json = f == KPX_LOG_JSON;
+	kpx_log_set_format(f);
+	return 0;
+}
+
 /* A boolean field (bool). */
 int cfg_set_bool(struct kpx_config *c, const struct setting *s,
 		    const char *v, bool from_file, char *err, size_t len)

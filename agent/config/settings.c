@@ -141,7 +141,7 @@ const struct setting cfg_settings[] = {
 	{ "log-json-info-buffer-size", NULL, V_STR, NULL, true },
 	{ "vmodule", "logging.vmodule", V_ANY, NULL, true },
 	{ "log-flush-frequency", "logging.flushFrequency", V_ANY, NULL, true },
-	{ "logging-format", "logging.format", V_STR, NULL, true },
+	{ "logging-format", "logging.format", V_STR, cfg_set_log_format, true },
 	{ NULL, "logging.options", V_ANY, NULL, false },
 
 	/* flags and fields */

@@ -542,11 +542,14 @@ int kpx_sync_run(struct kpx_sync *s)
 	snprintf(b[6], sizeof(b[6]), "%u", refusals);
 	snprintf(b[7], sizeof(b[7]), "%zu", s->nrefused);
 	/* In a real run the list ends before "dry_run". */
-	kpx_logkv(errors ? KPX_LOG_WARN : KPX_LOG_INFO, "sync", "sync done",
-		  "duration_ms", b[0], "cpu_ms", b[5], "full", full ? "true" : "false",
-		  "frontends", b[1], "sets", b[2], "dels", b[3], "errors", b[4],
-		  "refused", b[6], "refused_now", b[7],
-		  s->dp ? NULL : "dry_run", "true", NULL);
+	/* each sync at V(2) as kube-proxy's "SyncProxyRules complete"; one with errors always */
+	if (errors || kpx_log_verbosity >= 2)
+		kpx_logkv_at(__FILE__, __LINE__, errors ? KPX_LOG_WARN : KPX_LOG_DEBUG,
+			     errors ? 0 : 2, "sync", "sync done",
+			     "duration_ms", b[0], "cpu_ms", b[5], "full", full ? "true" : "false",
+			     "frontends", b[1], "sets", b[2], "dels", b[3], "errors", b[4],
+			     "refused", b[6], "refused_now", b[7],
+			     s->dp ? NULL : "dry_run", "true", NULL);
 	return (int)errors;
 }
 

@@ -20,7 +20,10 @@
 #     (KPX_TEST_NODE_WAIT_MS shortens the 30 s and 5 min; test_nodewait
 #     checks the real ones);
 #  7. server: without a scheme is https (the token never goes in clear),
-#     an explicit http:// sends it with a warning, ftp:// is refused.
+#     an explicit http:// sends it with a warning, ftp:// is refused;
+#  8. the logs of these runs parse with a parser written from klog's
+#     grammar (tests/lib/klogparse.py), and a --logging-format=json run
+#     as component-base's JSON lines, with the same changes.
 # Usage: tests/agent-apiserver.sh [path/to/kpx-agent]   TAP on stdout.
 ITEST_NAME=api
 . "$(dirname "$0")/lib/itest.sh"
@@ -46,36 +49,36 @@ srv=$!
 wait_log "$tmp/server.log" "listening on" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
 
 # 1. One dry-run sync of the real objects.
-timeout 30 "$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
+timeout 30 "$agent" --v 2 --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
 	--dry-run --once 2>"$tmp/once.log"
 ok $? "--dry-run --once exits 0"
-grep -Eo 'msg="dry run: (set|del) [^"]*"' "$tmp/once.log" | sort >"$tmp/got"
+grep -Eo '] "dry run: (set|del) [^"]*"' "$tmp/once.log" | sort >"$tmp/got"
 sort >"$tmp/want" <<'WANT'
-msg="dry run: set 10.96.0.1:443/tcp flags=0x8 backends=[192.0.2.10:6443@1]"
-msg="dry run: set 10.96.0.10:53/tcp flags=0x8 backends=[10.244.0.3:53@1 10.244.0.4:53@1]"
-msg="dry run: set 10.96.0.10:53/udp flags=0x8 backends=[10.244.0.3:53@1 10.244.0.4:53@1]"
-msg="dry run: set 10.96.0.10:9153/tcp flags=0x8 backends=[10.244.0.3:9153@1 10.244.0.4:9153@1]"
-msg="dry run: set 10.96.199.145:18000/tcp flags=0x8 backends=[]"
-msg="dry run: set 10.96.199.145:18001/tcp flags=0x8 backends=[]"
-msg="dry run: set 10.96.199.145:19001/tcp flags=0x8 backends=[]"
-msg="dry run: set 10.96.199.145:9443/tcp flags=0x8 backends=[]"
-msg="dry run: set 10.96.234.211:80/tcp flags=0x8 backends=[]"
-msg="dry run: set 10.96.91.35:5300/udp flags=0x8 backends=[]"
-msg="dry run: set 192.0.2.11:30391/tcp flags=0x10 backends=[]"
-msg="dry run: set 192.0.2.11:30519/udp flags=0x10 backends=[]"
-msg="dry run: set 198.51.100.205:80/tcp flags=0x10 backends=[]"
-msg="dry run: set 198.51.100.208:5300/udp flags=0x10 backends=[]"
+] "dry run: set 10.96.0.1:443/tcp flags=0x8 backends=[192.0.2.10:6443@1]"
+] "dry run: set 10.96.0.10:53/tcp flags=0x8 backends=[10.244.0.3:53@1 10.244.0.4:53@1]"
+] "dry run: set 10.96.0.10:53/udp flags=0x8 backends=[10.244.0.3:53@1 10.244.0.4:53@1]"
+] "dry run: set 10.96.0.10:9153/tcp flags=0x8 backends=[10.244.0.3:9153@1 10.244.0.4:9153@1]"
+] "dry run: set 10.96.199.145:18000/tcp flags=0x8 backends=[]"
+] "dry run: set 10.96.199.145:18001/tcp flags=0x8 backends=[]"
+] "dry run: set 10.96.199.145:19001/tcp flags=0x8 backends=[]"
+] "dry run: set 10.96.199.145:9443/tcp flags=0x8 backends=[]"
+] "dry run: set 10.96.234.211:80/tcp flags=0x8 backends=[]"
+] "dry run: set 10.96.91.35:5300/udp flags=0x8 backends=[]"
+] "dry run: set 192.0.2.11:30391/tcp flags=0x10 backends=[]"
+] "dry run: set 192.0.2.11:30519/udp flags=0x10 backends=[]"
+] "dry run: set 198.51.100.205:80/tcp flags=0x10 backends=[]"
+] "dry run: set 198.51.100.208:5300/udp flags=0x10 backends=[]"
 WANT
 diff -u "$tmp/want" "$tmp/got" >&2
 ok $? "the 14 expected SETs (10 ClusterIPs, 2 NodePorts on node-a's InternalIP, 2 LoadBalancer IPs), nothing else"
-grep -q 'msg="services: listed 5 at' "$tmp/once.log" &&
-	grep -q 'msg="endpointslices: listed 3 at' "$tmp/once.log"
+grep -q '] "services: listed 5 at' "$tmp/once.log" &&
+	grep -q '] "endpointslices: listed 3 at' "$tmp/once.log"
 ok $? "listed 5 Services and 3 EndpointSlices"
-grep -q 'msg="sync done" .*frontends=14 sets=14 dels=0 errors=0' "$tmp/once.log"
+grep -q '] "sync done" .*frontends=14 sets=14 dels=0 errors=0' "$tmp/once.log"
 ok $? "one sync: frontends=14 sets=14 dels=0 errors=0"
 
 # 2. Watch: add, then delete, a Service with its slice.
-"$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
+"$agent" --v 2 --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
 	--dry-run --min-sync-period 200ms 2>"$tmp/watch.log" &
 ag=$!
 wait_log "$tmp/watch.log" 'sync done.*sets=14'
@@ -173,10 +176,10 @@ timeout 30 "$agent" --kubeconfig "$tmp/long/kubeconfig" --hostname-override "$lo
 ok $? "253-character node name: --dry-run --once exits 0 (${#long} characters)"
 grep -q "starting: node $long," "$tmp/long.log" && grep -q 'node: listed 1 at' "$tmp/long.log"
 ok $? "253-character node name: the whole name used, its Node listed"
-grep -Eo 'msg="dry run: set [^"]*"' "$tmp/long.log" | sort >"$tmp/got"
+grep -Eo '] "dry run: set [^"]*"' "$tmp/long.log" | sort >"$tmp/got"
 sort >"$tmp/want" <<'WANT'
-msg="dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"
-msg="dry run: set 192.0.2.77:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
+] "dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"
+] "dry run: set 192.0.2.77:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
 WANT
 diff "$tmp/want" "$tmp/got" >/dev/null
 ok $? "253-character node name: the NodePort on its own InternalIP only"
@@ -184,7 +187,7 @@ ok $? "253-character node name: the NodePort on its own InternalIP only"
 # kube-proxy, a wait for it: no sync (nothing programmed) and no /healthz
 # until it is created 3 s later; then the state equals the API.
 hp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$agent" --kubeconfig "$tmp/long/kubeconfig" --hostname-override late-node --dry-run \
+"$agent" --v 2 --kubeconfig "$tmp/long/kubeconfig" --hostname-override late-node --dry-run \
 	--min-sync-period 100ms --healthz-bind-address "127.0.0.1:$hp" 2>"$tmp/late.log" &
 ag=$!
 wait_log "$tmp/late.log" 'waiting up to 30s for Node late-node to exist with an InternalIP or ExternalIP address' &&
@@ -202,10 +205,10 @@ EOF
 	wait_log "$tmp/late.log" 'sync done' &&
 	grep -q 'Node late-node found with its addresses' "$tmp/late.log"
 ok $? "Node late-node created: found, first sync"
-grep -Eo 'msg="dry run: (set|del) [^"]*"' "$tmp/late.log" | sort >"$tmp/got"
+grep -Eo '] "dry run: (set|del) [^"]*"' "$tmp/late.log" | sort >"$tmp/got"
 sort >"$tmp/want" <<'WANT'
-msg="dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"
-msg="dry run: set 192.0.2.79:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
+] "dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"
+] "dry run: set 192.0.2.79:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
 WANT
 diff -u "$tmp/want" "$tmp/got" >&2
 ok $? "after the Node: the state equals the API (ClusterIP, NodePort on its InternalIP)"
@@ -218,19 +221,19 @@ ag=
 # IPs (30 s, 2 s here) ends with an error and the agent goes on without
 # it: the ClusterIP only.
 t0=$(date +%s.%N)
-KPX_TEST_NODE_WAIT_MS=2000,3000 timeout 30 "$agent" --kubeconfig "$tmp/long/kubeconfig" \
+KPX_TEST_NODE_WAIT_MS=2000,3000 timeout 30 "$agent" --v 2 --kubeconfig "$tmp/long/kubeconfig" \
 	--hostname-override ghost-node --dry-run --once 2>"$tmp/ghost.log"
 st=$?
 el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-grep -Eo 'msg="dry run: (set|del) [^"]*"' "$tmp/ghost.log" >"$tmp/got"
+grep -Eo '] "dry run: (set|del) [^"]*"' "$tmp/ghost.log" >"$tmp/got"
 [ $st = 0 ] && awk -v e="$el" 'BEGIN { exit !(e >= 2) }' &&
-	grep -q 'level=error comp=node msg="timed out waiting for Node ghost-node to exist: going on without it' "$tmp/ghost.log" &&
-	[ "$(cat "$tmp/got")" = 'msg="dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"' ]
+	grep -q '^E.*] "timed out waiting for Node ghost-node to exist: going on without it' "$tmp/ghost.log" &&
+	[ "$(cat "$tmp/got")" = '] "dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"' ]
 ok $? "no Node ever: after the IPs timeout ($el s) an error, then the sync without it (rc $st)"
 # --detect-local-mode NodeCIDR: the wait says 5 min for spec.podCIDRs (the
 # real timeouts); then, shortened, kube-proxy's outcome: exit 1, nothing
 # programmed, no /healthz; likewise for a Node without podCIDRs.
-KPX_TEST_NODE_WAIT_MS=0,300000 "$agent" --kubeconfig "$tmp/long/kubeconfig" --hostname-override ghost-node \
+KPX_TEST_NODE_WAIT_MS=0,300000 "$agent" --v 2 --kubeconfig "$tmp/long/kubeconfig" --hostname-override ghost-node \
 	--dry-run --detect-local-mode NodeCIDR 2>"$tmp/ghost2.log" &
 ag=$!
 wait_log "$tmp/ghost2.log" 'NodeCIDR: waiting up to 300s for Node ghost-node to exist and to be allocated spec.podCIDRs'
@@ -239,7 +242,7 @@ kill "$ag"
 wait "$ag" 2>/dev/null
 ag=
 t0=$(date +%s.%N)
-KPX_TEST_NODE_WAIT_MS=1000,3000 timeout 30 "$agent" --kubeconfig "$tmp/long/kubeconfig" \
+KPX_TEST_NODE_WAIT_MS=1000,3000 timeout 30 "$agent" --v 2 --kubeconfig "$tmp/long/kubeconfig" \
 	--hostname-override ghost-node --dry-run --detect-local-mode NodeCIDR \
 	--healthz-bind-address "127.0.0.1:$hp" 2>"$tmp/ghost3.log" &
 ag=$!
@@ -250,10 +253,10 @@ st=$?
 ag=
 el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 [ $st = 1 ] && [ "$code" != 200 ] && awk -v e="$el" 'BEGIN { exit !(e >= 4) }' &&
-	grep -q 'level=error comp=node msg="timeout waiting for node \\"ghost-node\\" to exist' "$tmp/ghost3.log" &&
+	grep -q '^E.*] "timeout waiting for node \\"ghost-node\\" to exist' "$tmp/ghost3.log" &&
 	! grep -Eq 'dry run: (set|del) |sync done' "$tmp/ghost3.log"
 ok $? "NodeCIDR, no Node ever: exit 1 after 1 + 3 s (rc $st, $el s), nothing programmed, /healthz not 200 ($code)"
-KPX_TEST_NODE_WAIT_MS=1000,2000 timeout 30 "$agent" --kubeconfig "$tmp/long/kubeconfig" \
+KPX_TEST_NODE_WAIT_MS=1000,2000 timeout 30 "$agent" --v 2 --kubeconfig "$tmp/long/kubeconfig" \
 	--hostname-override "$other" --dry-run --detect-local-mode NodeCIDR 2>"$tmp/ghost4.log"
 st=$?
 [ $st = 1 ] && grep -q 'timeout waiting for PodCIDR allocation on node' "$tmp/ghost4.log" &&
@@ -318,5 +321,27 @@ out=$(timeout 10 "$agent" --kubeconfig "$tmp/kc-plain" --hostname-override node-
 rc=$?
 [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q 'scheme ftp is not http or https' <<<"$out"
 ok $? "server ftp://: refused at start ($rc: $(tail -n 1 <<<"$out"))"
+
+# 8. The logs as a shipper for kube-proxy reads them (tests/lib/klogparse.py,
+# klog's grammar): every line the agents above wrote in the default text
+# format, then a --logging-format=json run, both with the V(2) sync line.
+kp() { python3 "$top/agent/tests/lib/klogparse.py" "$@"; }
+out=$(kp text "$tmp/once.log" "$tmp/watch.log" "$tmp/late.log" "$tmp/ghost.log" \
+	--want-msg "sync done" --want-key frontends --want-key duration_ms)
+ok $? "text logs parse as klog's format: $out"
+timeout 30 "$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
+	--dry-run --once --v 2 --logging-format=json 2>"$tmp/json.log"
+rc=$?
+out=$(kp json "$tmp/json.log" --want-msg "sync done" --want-v 0 --want-v 2 --want-key frontends)
+ok $? "--logging-format=json: component-base's JSON lines (rc $rc): $out"
+grep -Eo '"msg":"dry run: (set|del) [^"]*"' "$tmp/json.log" | sed 's/^"msg":/] /' | sort >"$tmp/got"
+grep -Eo '] "dry run: (set|del) [^"]*"' "$tmp/once.log" | sort | diff -u - "$tmp/got" >&2
+ok $? "--logging-format=json: the same changes as the text run"
+printf '%s\n' '2026-12-01T12:00:00.000Z level=info comp=sync msg="x"' >"$tmp/logfmt.log"
+printf '%s\n' 'I1201 12:00:00.000000    1234 a.c:1] "bad \q escape"' >"$tmp/badq.log"
+printf '%s\n' '{"ts":1.5,"caller":"a.c:1","msg":"x","v":0}' >"$tmp/badts.log"
+! kp text "$tmp/logfmt.log" >/dev/null && ! kp text "$tmp/badq.log" >/dev/null &&
+	! kp json "$tmp/badts.log" >/dev/null && ! kp json "$tmp/once.log" >/dev/null
+ok $? "the parser refuses logfmt lines, a bad escape, ts in seconds, text as JSON"
 
 tap_done

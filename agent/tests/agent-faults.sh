@@ -252,10 +252,10 @@ python3 "$api/kpx-test-apiserver.py" --dir "$tmp/bigstate" --port 0 --certs "$tm
 	--objects "$tmp/big/objects.json" 2>"$tmp/big.log" &
 pids+=($!)
 wait_port "$tmp/bigstate" || { echo "Bail out! no big API server"; exit 1; }
-timeout 120 "$agent" --kubeconfig "$tmp/bigstate/kubeconfig" --hostname-override node-a \
+timeout 120 "$agent" --v 2 --kubeconfig "$tmp/bigstate/kubeconfig" --hostname-override node-a \
 	--dry-run --once --kube-api-qps 0 2>"$tmp/big-agent.log"
 ok $? "10,000 Services: --once exits 0"
-grep -q 'msg="services: listed 10000 at' "$tmp/big-agent.log"
+grep -q '] "services: listed 10000 at' "$tmp/big-agent.log"
 ok $? "listed 10000 Services"
 pages=$(grep -c 'GET /api/v1/services?.*limit=500' "$tmp/big.log")
 ok $([ "$pages" = 20 ] && echo 0 || echo 1) "in 20 pages of 500 ($pages requests)"

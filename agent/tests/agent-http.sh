@@ -42,7 +42,7 @@ for _ in $(seq 100); do [ -s "$tmp/state/port" ] && break; sleep 0.1; done
 [ -s "$tmp/state/port" ] || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
 hport=$(free_port) mport=$(free_port)
 
-"$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a --dry-run \
+"$agent" --v 2 --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a --dry-run \
 	--min-sync-period 100ms --sync-period 2s \
 	--healthz-bind-address "127.0.0.1:$hport" --metrics-bind-address "127.0.0.1:$mport" --metrics-per-backend \
 	2>"$tmp/agent.log" &
@@ -84,7 +84,7 @@ ok $([ "$(metric kubeproxy_sync_proxy_rules_endpoint_changes_total)" = 2 ] && ec
 	"endpoint_changes_total == 2 slices listed ($(metric kubeproxy_sync_proxy_rules_endpoint_changes_total))"
 [ "$(metric kubeproxy_sync_proxy_rules_endpoint_changes_pending)" = 0.000 ]
 ok $? "nothing pending after the sync"
-fronts=$(sed -n 's/.*msg="sync done" .*frontends=\([0-9]*\).*/\1/p' "$tmp/agent.log" | head -n 1)
+fronts=$(sed -n 's/.*] "sync done" .*frontends=\([0-9]*\).*/\1/p' "$tmp/agent.log" | head -n 1)
 [ "$(grep -c '^kpx_frontend_connections_total{' "$tmp/metrics")" = "$fronts" ] &&
 	grep -q '^kpx_frontend_backends{protocol="udp",vip="10.96.0.10",port="53"} 2$' "$tmp/metrics" &&
 	grep -q '^kpx_backend_connections_total{protocol="tcp",vip="10.96.0.1",port="443",backend_ip="192.0.2.10",backend_port="6443"} 0$' "$tmp/metrics"

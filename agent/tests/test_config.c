@@ -420,9 +420,18 @@ static void test_kube_proxy_flags(void)
 			"--log-json-info-buffer-size=0", NULL };
 
 		r = parse(&c, a);
-		ok(r == 0 && c.n_ignored == 9,
-		   "flags: --machine-id-file, --boot-id-file and the logging flags accepted, reported (%s, %u)",
-		   r ? err : "ok", c.n_ignored);
+		kpx_log_set_format(KPX_LOG_TEXT);
+		ok(r == 0 && c.n_ignored == 8 && c.log_json,
+		   "flags: --machine-id-file, --boot-id-file and the logging flags accepted, reported, "
+		   "--logging-format=json used (%s, %u)", r ? err : "ok", c.n_ignored);
+		kpx_config_free(&c);
+	}
+	{
+		const char *const a[] = { "--logging-format", "xml", NULL };
+
+		r = parse(&c, a);
+		ok(r == -EINVAL && strstr(err, "--logging-format: invalid value \"xml\" (want text or json)") &&
+		   !c.log_json, "flags: --logging-format xml rejected (%s)", err);
 		kpx_config_free(&c);
 	}
 	{

@@ -49,11 +49,11 @@ static void check_lines(char *s)
 
 		if ((int)strlen(line) > maxlen)
 			maxlen = strlen(line);
-		snprintf(head, sizeof(head), "msg=\"dry run: set %s flags=", key);
+		snprintf(head, sizeof(head), "] \"dry run: set %s flags=", key);
 		if (strstr(line, head)) {
 			first++;
 		} else {
-			snprintf(head, sizeof(head), "msg=\"dry run: set+ %s backends=[", key);
+			snprintf(head, sizeof(head), "] \"dry run: set+ %s backends=[", key);
 			if (!strstr(line, head))
 				continue;
 			cont++;

@@ -36,7 +36,7 @@ declare -A below=(
 # may include them.
 declare -A libs=(
 	[curl]="k8s config"
-	[json-c]="k8s cli config http"
+	[json-c]="base k8s cli config http"
 	[yaml.h]="config"
 	[microhttpd.h]="http"
 	[nftables]="dp/nft"

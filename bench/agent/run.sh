@@ -45,7 +45,7 @@ kc=$tmp/state/kubeconfig
 python3 "$here/measure.py" "$tmp/once.log" "$agent" --kubeconfig "$kc" \
 	--hostname-override node-a --dry-run --once --kube-api-qps 0 >"$tmp/once.res"
 read -r st cpu rss wall <"$tmp/once.res"
-fronts=$(sed -n 's/.*msg="sync done" .*frontends=\([0-9]*\).*/\1/p' "$tmp/once.log")
+fronts=$(sed -n 's/.*] "sync done" .*frontends=\([0-9]*\).*/\1/p' "$tmp/once.log")
 echo "bench initial_sync services=$nsvc endpoints=$((nsvc * eps)) frontends=$fronts exit=$st cpu_s=$cpu peak_rss_mib=$rss wall_s=$wall"
 if [ "$st" != 0 ] || [ "$fronts" != "$nsvc" ]; then
 	echo "bench: initial sync failed" >&2

@@ -141,14 +141,14 @@ api_down() {
 	API_PID=
 }
 
-# agent_up MODE LOG: at --v 1, so that the log holds the "sync done" and
-# "listed" lines the harness polls, not a line per programmed frontend (at
-# --v 2 the 0.1 s polls of wait_sets would re-read O(N) lines each).
+# agent_up MODE LOG: at --v 2, so that the log holds the "sync done" lines
+# (kube-proxy's V(2)) and the "listed" lines the harness polls; a line per
+# programmed frontend comes with them.
 agent_up() { # MODE LOG
 	"$KPX_AGENT" --kubeconfig "$KUBECONFIG_F" --hostname-override node-a \
 		--cluster-cidr 10.0.0.0/8 --proxy-mode "$1" --min-sync-period 100ms \
 		--kube-api-qps 0 --healthz-bind-address 127.0.0.1:0 \
-		--metrics-bind-address 127.0.0.1:0 --v 1 >"$2" 2>&1 &
+		--metrics-bind-address 127.0.0.1:0 --v 2 >"$2" 2>&1 &
 	AGENT_PID=$!
 }
 # agent_cpu_s: the agent's CPU time so far, seconds: utime + stime of all
@@ -178,7 +178,7 @@ agent_down() {
 
 # sync_field LOG FROM FIELD: FIELD of the "sync done" lines after line FROM.
 sync_field() {
-	tail -n +"$(($2 + 1))" "$1" | grep 'msg="sync done"' |
+	tail -n +"$(($2 + 1))" "$1" | grep '] "sync done"' |
 		sed -n "s/.* $3=\([0-9]*\).*/\1/p"
 }
 
@@ -189,7 +189,7 @@ sync_field() {
 # "full" = full=true (the first sync, the periodic --sync-period resync,
 # or a repair after an error), with or without changes.
 sync_kind() {
-	tail -n +"$(($2 + 1))" "$1" | grep 'msg="sync done"' | awk -v k="$3" -v fld="${4:-duration_ms}" '{
+	tail -n +"$(($2 + 1))" "$1" | grep '] "sync done"' | awk -v k="$3" -v fld="${4:-duration_ms}" '{
 		d = f = s = x = ""
 		for (i = 1; i <= NF; i++) {
 			split($i, kv, "=")
@@ -386,13 +386,13 @@ one() {
 # a run across midnight is not handled).
 log_s() {
 	grep -E "$2" "$1" | { [ "${3:-}" = last ] && tail -n 1 || head -n 1; } |
-		awk '{ split(substr($1, 12, 12), t, ":"); printf "%.3f\n", t[1] * 3600 + t[2] * 60 + t[3] }'
+		awk '{ split($2, t, ":"); printf "%.3f\n", t[1] * 3600 + t[2] * 60 + t[3] }'
 }
 
 # list_end_s LOG T0: seconds from T0 (date +%s.%N) to the agent's last
 # "listed" line in LOG, or null.
 list_end_s() {
-	awk -v a="$2" -v b="$(log_s "$1" ' msg="[a-z]+: listed ' last)" 'BEGIN {
+	awk -v a="$2" -v b="$(log_s "$1" '] "[a-z]+: listed ' last)" 'BEGIN {
 		if (b == "") { print "null"; exit }
 		split(a, x, "."); d = b - (x[1] % 86400 + ("0." x[2]))
 		printf "%.3f\n", d }'
@@ -462,7 +462,7 @@ big() {
 	fi
 	t=$(elapsed "$t0" "$(mono)")
 	sync_ms=$(sync_field "$lg" 0 duration_ms | awk '{ s += $1 } END { print s + 0 }')
-	nsync=$(grep -c 'msg="sync done"' "$lg")
+	nsync=$(grep -c '] "sync done"' "$lg")
 	list_s=$(list_end_s "$lg" "$ta")
 	probe=$(ip netns exec cli python3 "$CHG" probe $((BIG_S - 1)) 10)
 	sleep 1

@@ -125,7 +125,7 @@ fl_normalize() {
 # --dry-run log lead to (sync.c's log_op: "set KEY flags=0xF backends=[B...]",
 # "del KEY"), in the format above.
 fl_replay() {
-	sed -n 's/.*msg="dry run: \(set\|del\) \([^ "]*\)\( flags=0x\([0-9a-f]*\)\)\{0,1\}\( backends=\[\([^]]*\)\]\)\{0,1\}".*/\1 \2 \4 \6/p' "$1" |
+	sed -n 's/.*] "dry run: \(set\|del\) \([^ "]*\)\( flags=0x\([0-9a-f]*\)\)\{0,1\}\( backends=\[\([^]]*\)\]\)\{0,1\}".*/\1 \2 \4 \6/p' "$1" |
 		LC_ALL=C awk '
 		function hex(s,   i, v) {
 			v = 0

@@ -27,7 +27,7 @@ mode_eps() {
 
 mode_first_sync() {
 	grep -q 'proxy mode\|iptables mode' "$TMPD/agent.log" &&
-		log "agent: $(grep -m1 'iptables mode' "$TMPD/agent.log" | sed 's/.*msg=//')"
+		log "agent: $(grep -m1 'iptables mode' "$TMPD/agent.log" | sed 's/.*] //')"
 }
 
 mode_refused() { :; }

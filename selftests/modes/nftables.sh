@@ -22,7 +22,7 @@ mode_eps() { nft list table "${1:-ip}" kpx 2>/dev/null | grep -c '^	chain ep-'; 
 mode_first_sync() {
 	local map
 
-	log "$(now) first sync: $(grep -m1 'msg="sync done"' "$TMPD/agent.log" | sed 's/.*msg=//')"
+	log "$(now) first sync: $(grep -m1 '] "sync done"' "$TMPD/agent.log" | sed 's/.*] //')"
 	map=$(nft list map ip kpx service-ips)
 	assert_match "service-ips: ClusterIP element" '10\.96\.0\.80 \. tcp \. 80 : goto svc-tcp-10\.96\.0\.80-80' "$map"
 	assert_match "service-ips: NodePort element" "${NODE_A//./\\.} \\. tcp \\. 30080 : goto svc-tcp-" "$map"
