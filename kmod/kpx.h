@@ -190,9 +190,16 @@ struct kpx_net {
 	bool hooks_on;			/* under lock */
 	/* KPX_CMD_SET_CONFIG settings (NULL: none) */
 	struct kpx_nscfg __rcu *cfg;
-	/* on the lc recount's list (lb.c); lc_on: READ_ONCE by the walk */
+	/*
+	 * The lc recount (lb.c): lc_node (on its list), lc_on (READ_ONCE by
+	 * its conntrack walk) and lc_kicked (an lc SET since its last look
+	 * at this namespace) under its spinlock; lc_cursor (the next
+	 * frontend of its walk, between two slices) under lock.
+	 */
 	struct list_head lc_node;
 	bool lc_on;
+	bool lc_kicked;
+	struct kpx_svc *lc_cursor;
 	struct kpx_mh_cache *mhc;	/* shared Maglev tables (lb.c), lock */
 	/* addresses of KPX_SVC_F_CLUSTER_IP frontends (vip.c) */
 	struct rhashtable vips;

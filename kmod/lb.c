@@ -27,7 +27,9 @@
  *   destroy hook for others.  So lc is exact at each pass (give or take the
  *   connections opened during it) and errs towards "busier" in between.
  *   The walk takes no kpx lock, holds one conntrack bucket lock at a time
- *   (as ctnetlink's dump), reschedules every few hundred buckets, and its
+ *   (as ctnetlink's dump) and reschedules every few hundred buckets; the
+ *   marking of the backends before and after it reschedules every slice
+ *   of LC_WALK_BUDGET, each under the namespace's config mutex.  Its
  *   period stretches with its cost (LC_SCAN_COST), so however many
  *   namespaces use lc, the recount costs a bounded share of one CPU.  A
  *   pick reads every backend of a small set (KPX_LC_SCAN_MAX) and two
@@ -797,13 +799,12 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 /* lc: the shared conntrack recount. */
 
 /*
- * Every namespace with an lc frontend is on lc_nets (under lc_mutex, which
- * no packet and no config writer's walk ever waits for: a SET only takes
- * it to add its namespace).  One delayed work item serves them all; a pass
+ * Every namespace with an lc frontend is on lc_nets.  One delayed work
+ * item serves them all; a pass
  *   1. marks every backend of an lc set of the listed namespaces with the
- *      pass number and zeroes its scan and recent counts (under RCU, per
- *      namespace; the namespaces without an lc frontend left are dropped
- *      from the list, and with none left the work stops until a kick);
+ *      pass number and zeroes its scan and recent counts (the namespaces
+ *      without an lc frontend left are dropped from the list, and with
+ *      none left the work stops until a kick);
  *   2. walks the host's conntrack hash once, bucket by bucket under the
  *      bucket's lock (as ctnetlink's dump), with cond_resched() every
  *      LC_STEP_BUCKETS buckets and no kpx lock held, counting into scan
@@ -816,6 +817,30 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
  * joins an lc set during a pass is not marked: it only counts its new
  * connections until the next pass.
  *
+ * Steps 1 and 3 walk a namespace's frontends in slices of at most
+ * LC_WALK_BUDGET frontends and backends, each under the namespace's
+ * config mutex (kn->lock; a SET or DEL waits for one slice at most),
+ * with cond_resched() between slices.  Between two slices the walk's
+ * place is kn->lc_cursor, the next frontend, which a DEL of that frontend
+ * moves on to the one after it (kpx_lc_svc_unlink()); frontends created
+ * meanwhile are appended to the list, so the walk reaches them.
+ *
+ * Locks: lc_mutex is the work's own (and the namespace exit's, which
+ * waits for it so the walk never touches a namespace after its exit
+ * began); it is taken before kn->lock and never under it.  lc_lock (a
+ * spinlock, never held while sleeping) guards lc_nets and each
+ * namespace's lc_node, lc_on and lc_kicked: a SET that installs lc (kn->lock
+ * held) only takes lc_lock, to set lc_kicked and, the first time, list
+ * its namespace.  The work clears lc_kicked before its step-1 walk of a
+ * namespace and drops a namespace whose walk found no lc frontend only if
+ * lc_kicked is still clear: a SET whose lc frontend the walk missed (it
+ * came after the walk had passed its place) kicked after the clear, so
+ * its namespace stays listed.  Only the work and the namespace's exit
+ * take a namespace off the list, both under lc_mutex, so the work may
+ * sleep on a listed namespace and find the next one from it.  A listed
+ * namespace always has a pass ahead: the work re-arms itself while the
+ * list is not empty, and a kick that lists a namespace queues it.
+ *
  * The pass runs every LC_SCAN_PERIOD, or LC_SCAN_COST times as long as the
  * last pass took if that is longer (at most LC_SCAN_PERIOD_MAX), so the
  * recount takes at most about 1/LC_SCAN_COST of one CPU whatever the size
@@ -825,47 +850,128 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 #define LC_SCAN_PERIOD_MAX	(30 * HZ)
 #define LC_SCAN_COST		20
 #define LC_STEP_BUCKETS		256
+#define LC_WALK_BUDGET		1024	/* frontends + backends per slice */
 
 static void lc_scan_fn(struct work_struct *work);
 
-static DEFINE_MUTEX(lc_mutex);		/* lc_nets, kpx_net.lc_node */
+static DEFINE_MUTEX(lc_mutex);		/* the work's steps 1 and 3 */
+static DEFINE_SPINLOCK(lc_lock);	/* lc_nets, kpx_net.lc_* */
 static LIST_HEAD(lc_nets);
 static DECLARE_DELAYED_WORK(lc_work, lc_scan_fn);
 static u32 lc_pass;			/* the work's own */
 
-/*
- * Marks (@zero) or publishes the counts of every backend of @kn's lc sets;
- * lc_mutex held.  Return: the number of lc frontends.
+#ifdef KPX_TEST_HOOKS
+unsigned int kpx_test_lc_budget = LC_WALK_BUDGET;
+void (*kpx_test_lc_hook)(struct kpx_net *kn, bool zero);
+#define lc_budget()	READ_ONCE(kpx_test_lc_budget)
+#define lc_test_hook(kn, zero) do {				\
+	if (kpx_test_lc_hook)					\
+		kpx_test_lc_hook(kn, zero);			\
+} while (0)
+
+/**
+ * kpx_test_lc_pass - run one recount pass now, in the caller's context,
+ * and leave none queued (until a kick lists a namespace)
  */
-static u32 lc_walk(struct kpx_net *kn, bool zero, u32 pass)
+void kpx_test_lc_pass(void)
+{
+	cancel_delayed_work_sync(&lc_work);
+	lc_scan_fn(&lc_work.work);
+	cancel_delayed_work_sync(&lc_work);
+}
+
+/** kpx_test_lc_mutex - the recount's mutex, for tests to hold */
+struct mutex *kpx_test_lc_mutex(void)
+{
+	return &lc_mutex;
+}
+#else
+#define lc_budget()	LC_WALK_BUDGET
+#define lc_test_hook(kn, zero) do { } while (0)
+#endif
+
+/*
+ * Marks (@zero) or publishes the counts of every backend of @svc's set if
+ * it is an lc set; kn->lock held.  Return: the slice budget it used, and
+ * whether it is an lc frontend in @is_lc.
+ */
+static u32 lc_svc(struct kpx_net *kn, struct kpx_svc *svc, bool zero,
+		  u32 pass, bool *is_lc)
 {
 	const struct kpx_bset *set;
 	struct kpx_backend *be;
-	struct kpx_svc *svc;
-	u32 i, n_lc = 0;
+	u32 i;
 
-	lockdep_assert_held(&lc_mutex);
-	rcu_read_lock();
-	list_for_each_entry_rcu(svc, &kn->svc_list, list) {
-		set = rcu_dereference(svc->bset);
-		if (!set || !set->sd || set->sd->id != KPX_SCHED_LC)
-			continue;
-		n_lc++;
-		for (i = 0; i < set->count; i++) {
-			be = set->be[i];
-			if (zero) {
-				WRITE_ONCE(be->scan_pass, pass);
-				WRITE_ONCE(be->scan, 0);
-				atomic_set(&be->recent, 0);
-			} else if (READ_ONCE(be->scan_pass) == pass) {
-				atomic_set(&be->active,
-					   READ_ONCE(be->scan) +
-					   atomic_read(&be->recent));
-			}
+	lockdep_assert_held(&kn->lock);
+	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
+	*is_lc = set && set->sd && set->sd->id == KPX_SCHED_LC;
+	if (!*is_lc)
+		return 1;
+	for (i = 0; i < set->count; i++) {
+		be = set->be[i];
+		if (zero) {
+			WRITE_ONCE(be->scan_pass, pass);
+			WRITE_ONCE(be->scan, 0);
+			atomic_set(&be->recent, 0);
+		} else if (READ_ONCE(be->scan_pass) == pass) {
+			atomic_set(&be->active,
+				   READ_ONCE(be->scan) +
+				   atomic_read(&be->recent));
 		}
 	}
-	rcu_read_unlock();
+	return 1 + set->count;
+}
+
+/*
+ * Marks (@zero) or publishes the counts of every backend of @kn's lc sets,
+ * in slices (see above); lc_mutex held, kn->lock not.  Return: the number
+ * of lc frontends it saw.
+ */
+static u32 lc_walk(struct kpx_net *kn, bool zero, u32 pass)
+{
+	struct kpx_svc *svc;
+	u32 n_lc = 0, used;
+	bool is_lc;
+
+	lockdep_assert_held(&lc_mutex);
+	mutex_lock(&kn->lock);
+	svc = list_first_entry_or_null(&kn->svc_list, struct kpx_svc, list);
+	while (svc) {
+		for (used = 0; svc && used < lc_budget();) {
+			used += lc_svc(kn, svc, zero, pass, &is_lc);
+			n_lc += is_lc;
+			svc = list_is_last(&svc->list, &kn->svc_list) ? NULL :
+			      list_next_entry(svc, list);
+		}
+		if (!svc)
+			break;
+		kn->lc_cursor = svc;
+		mutex_unlock(&kn->lock);
+		lc_test_hook(kn, zero);
+		cond_resched();
+		mutex_lock(&kn->lock);
+		svc = kn->lc_cursor;	/* NULL: the rest was deleted */
+		kn->lc_cursor = NULL;
+	}
+	mutex_unlock(&kn->lock);
 	return n_lc;
+}
+
+/**
+ * kpx_lc_svc_unlink - keep the recount's place when a frontend goes
+ * @kn: the namespace; kn->lock held
+ * @svc: the frontend, still on kn->svc_list
+ *
+ * If the recount's walk is to resume at @svc, it resumes at the frontend
+ * after it (or ends if @svc is the last).
+ */
+void kpx_lc_svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
+{
+	lockdep_assert_held(&kn->lock);
+	if (kn->lc_cursor != svc)
+		return;
+	kn->lc_cursor = list_is_last(&svc->list, &kn->svc_list) ? NULL :
+			list_next_entry(svc, list);
 }
 
 static bool ct_closing(const struct nf_conn *ct)
@@ -966,37 +1072,62 @@ static void lc_ct_walk(u32 pass)
 	}
 }
 
+/* The listed namespace after @kn (the first with NULL); lc_mutex held. */
+static struct kpx_net *lc_next(struct kpx_net *kn)
+{
+	struct list_head *next;
+
+	lockdep_assert_held(&lc_mutex);
+	spin_lock(&lc_lock);
+	next = kn ? kn->lc_node.next : lc_nets.next;
+	spin_unlock(&lc_lock);
+	return next == &lc_nets ? NULL :
+	       list_entry(next, struct kpx_net, lc_node);
+}
+
 static void lc_scan_fn(struct work_struct *work)
 {
 	unsigned long t0 = jiffies, period;
-	struct kpx_net *kn, *tmp;
-	u32 pass;
+	struct kpx_net *kn, *next;
+	bool listed;
+	u32 pass, n_lc;
 
 	mutex_lock(&lc_mutex);
 	/* 0 is a fresh backend's scan_pass: never a pass number */
 	pass = ++lc_pass ? lc_pass : ++lc_pass;
-	list_for_each_entry_safe(kn, tmp, &lc_nets, lc_node) {
-		if (lc_walk(kn, true, pass))
-			continue;
-		/* No lc frontend left: off the list until the next kick. */
-		WRITE_ONCE(kn->lc_on, false);
-		list_del_init(&kn->lc_node);
+	for (kn = lc_next(NULL); kn; kn = next) {
+		spin_lock(&lc_lock);
+		kn->lc_kicked = false;
+		spin_unlock(&lc_lock);
+		n_lc = lc_walk(kn, true, pass);
+		spin_lock(&lc_lock);
+		next = list_is_last(&kn->lc_node, &lc_nets) ? NULL :
+		       list_next_entry(kn, lc_node);
+		if (!n_lc && !kn->lc_kicked) {
+			/* No lc frontend left: off the list until a kick. */
+			WRITE_ONCE(kn->lc_on, false);
+			list_del_init(&kn->lc_node);
+		}
+		spin_unlock(&lc_lock);
 	}
-	if (list_empty(&lc_nets)) {
-		mutex_unlock(&lc_mutex);
-		return;
-	}
+	spin_lock(&lc_lock);
+	listed = !list_empty(&lc_nets);
+	spin_unlock(&lc_lock);
 	mutex_unlock(&lc_mutex);
+	if (!listed)
+		return;
 
 	lc_ct_walk(pass);
 
 	mutex_lock(&lc_mutex);
-	list_for_each_entry(kn, &lc_nets, lc_node)
+	for (kn = lc_next(NULL); kn; kn = lc_next(kn))
 		lc_walk(kn, false, pass);
 	period = clamp_t(unsigned long, (jiffies - t0) * LC_SCAN_COST,
 			 LC_SCAN_PERIOD, LC_SCAN_PERIOD_MAX);
+	spin_lock(&lc_lock);
 	if (!list_empty(&lc_nets))
 		queue_delayed_work(system_unbound_wq, &lc_work, period);
+	spin_unlock(&lc_lock);
 	mutex_unlock(&lc_mutex);
 }
 
@@ -1005,6 +1136,8 @@ void kpx_lc_scan_init(struct kpx_net *kn)
 {
 	INIT_LIST_HEAD(&kn->lc_node);
 	kn->lc_on = false;
+	kn->lc_kicked = false;
+	kn->lc_cursor = NULL;
 }
 
 /**
@@ -1012,31 +1145,45 @@ void kpx_lc_scan_init(struct kpx_net *kn)
  * uses lc, and start the recount if it is idle
  * @kn: the namespace; kn->lock held, the frontend published
  * @scfg: the settings just installed on one of its frontends
+ *
+ * Takes lc_lock only (never lc_mutex, which the recount holds while it
+ * waits for kn->lock); O(1).
  */
 void kpx_lc_scan_kick(struct kpx_net *kn, const struct kpx_sched_cfg *scfg)
 {
+	bool listed;
+
 	lockdep_assert_held(&kn->lock);
 	if (scfg->id != KPX_SCHED_LC)
 		return;
-	mutex_lock(&lc_mutex);
-	if (list_empty(&kn->lc_node)) {
+	spin_lock(&lc_lock);
+	kn->lc_kicked = true;
+	listed = !list_empty(&kn->lc_node);
+	if (!listed) {
 		list_add_tail(&kn->lc_node, &lc_nets);
 		WRITE_ONCE(kn->lc_on, true);
+		/* a no-op if a pass is already queued */
+		queue_delayed_work(system_unbound_wq, &lc_work,
+				   LC_SCAN_PERIOD);
 	}
-	queue_delayed_work(system_unbound_wq, &lc_work, LC_SCAN_PERIOD);
-	mutex_unlock(&lc_mutex);
+	spin_unlock(&lc_lock);
 }
 
 /**
  * kpx_lc_scan_stop - take the namespace off the recount for good
  * @kn: the namespace, in pre_exit (its frontend table is freed after the
- *      grace period that follows, which the walk's readers are inside)
+ *      grace period that follows, which the walk's readers are inside);
+ *      kn->lock not held
+ *
+ * Waits for a pass's walk of its frontends (lc_mutex).
  */
 void kpx_lc_scan_stop(struct kpx_net *kn)
 {
 	mutex_lock(&lc_mutex);
+	spin_lock(&lc_lock);
 	WRITE_ONCE(kn->lc_on, false);
 	list_del_init(&kn->lc_node);
+	spin_unlock(&lc_lock);
 	mutex_unlock(&lc_mutex);
 }
 

@@ -51,7 +51,21 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 void kpx_lc_scan_init(struct kpx_net *kn);
 void kpx_lc_scan_kick(struct kpx_net *kn, const struct kpx_sched_cfg *scfg);
 void kpx_lb_connected(const struct kpx_bset *set, struct kpx_backend *be);
+void kpx_lc_svc_unlink(struct kpx_net *kn, struct kpx_svc *svc);
 void kpx_lc_scan_stop(struct kpx_net *kn);
 void kpx_lc_exit(void);
+
+#ifdef KPX_TEST_HOOKS
+/*
+ * Test builds only (kmod/tests/Kbuild): the recount's slice budget
+ * (frontends + backends), a hook it calls between two slices of its walk
+ * of @kn (kn->lock not held; @zero: step 1, else step 3), one pass run in
+ * the caller's context (none left queued), and its mutex.
+ */
+extern unsigned int kpx_test_lc_budget;
+extern void (*kpx_test_lc_hook)(struct kpx_net *kn, bool zero);
+void kpx_test_lc_pass(void);
+struct mutex *kpx_test_lc_mutex(void);
+#endif
 
 #endif /* _KPX_LB_H */

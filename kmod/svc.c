@@ -145,6 +145,7 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
 
 	lockdep_assert_held(&kn->lock);
 	rhashtable_remove_fast(&kn->svcs, &svc->node, svc_params);
+	kpx_lc_svc_unlink(kn, svc);	/* before it leaves the list */
 	list_del_rcu(&svc->list);
 	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
 	WRITE_ONCE(kn->n_svcs, kn->n_svcs - 1);
