@@ -362,6 +362,91 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_backends), 0U);
 }
 
+/* The backend count of frontend @i, or -1 without the frontend. */
+static int be_count(struct kpx_net *kn, u32 i)
+{
+	const struct kpx_bset *set;
+	struct kpx_svc *svc;
+	struct kpx_key key;
+	int n = -1;
+
+	key_of(&key, i);
+	mutex_lock(&kn->lock);
+	rcu_read_lock();
+	svc = kpx_svc_lookup(kn, &key);
+	rcu_read_unlock();	/* kn->lock keeps it */
+	if (svc) {
+		set = rcu_dereference_protected(svc->bset,
+						lockdep_is_held(&kn->lock));
+		n = set ? set->count : 0;
+	}
+	mutex_unlock(&kn->lock);
+	return n;
+}
+
+static int limit_set(struct kpx_net *kn, u32 i, u32 n)
+{
+	struct kpx_be_cfg cfg[3];
+	struct kpx_sched_cfg scfg;
+	struct kpx_key key;
+	u32 j, dup;
+
+	key_of(&key, i);
+	kpx_sched_cfg_default(&scfg);
+	for (j = 0; j < n; j++)
+		be_of(&cfg[j], i, j, 0);
+	if (kpx_be_cfg_sort(cfg, n, &dup))
+		return -EINVAL;
+	return kpx_net_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL);
+}
+
+/*
+ * The namespace limits (uapi: KPX_SERVICES_MAX, KPX_NS_BACKENDS_MAX): a SET
+ * past either answers -ENOSPC and changes nothing; one that stays at the
+ * limit, or replaces a frontend's backends without growing, still works.
+ * The counts are raised to the limits by hand: a million frontends would
+ * take the test minutes under TCG.
+ */
+static void table_limits_test(struct kunit *test)
+{
+	struct kpx_net *kn = kpx_net(&init_net);
+	struct kpx_key key;
+	u32 svcs, bes;
+
+	KUNIT_ASSERT_EQ(test, limit_set(kn, 9, 2), 0);
+	mutex_lock(&kn->lock);
+	svcs = kn->n_svcs;
+	bes = kn->n_backends;
+	kn->n_svcs = KPX_SERVICES_MAX;
+	mutex_unlock(&kn->lock);
+	KUNIT_EXPECT_EQ(test, limit_set(kn, 10, 1), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, be_count(kn, 10), -1);
+	KUNIT_EXPECT_EQ(test, limit_set(kn, 9, 1), 0);	/* no new frontend */
+	KUNIT_EXPECT_EQ(test, be_count(kn, 9), 1);
+
+	mutex_lock(&kn->lock);
+	kn->n_svcs = svcs;
+	KUNIT_EXPECT_EQ(test, kn->n_backends, bes - 1);
+	kn->n_backends = KPX_NS_BACKENDS_MAX - 1;	/* key 9's one included */
+	mutex_unlock(&kn->lock);
+	KUNIT_EXPECT_EQ(test, limit_set(kn, 9, 2), 0);	/* to the limit */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_backends), (u32)KPX_NS_BACKENDS_MAX);
+	KUNIT_EXPECT_EQ(test, limit_set(kn, 9, 3), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, be_count(kn, 9), 2);
+	KUNIT_EXPECT_EQ(test, limit_set(kn, 10, 1), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, be_count(kn, 10), -1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_backends), (u32)KPX_NS_BACKENDS_MAX);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_svcs), svcs);
+
+	mutex_lock(&kn->lock);
+	kn->n_backends = bes;
+	mutex_unlock(&kn->lock);
+	key_of(&key, 9);
+	KUNIT_EXPECT_EQ(test, kpx_svc_del(kn, &key), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_svcs), svcs - 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_backends), bes - 2);
+}
+
 /* The Maglev table of frontend @i (kn->lock held). */
 static const u16 *mh_of(struct kpx_net *kn, u32 i, u32 *size)
 {
@@ -465,6 +550,7 @@ static void table_suite_exit(struct kunit_suite *suite)
 
 static struct kunit_case table_cases[] = {
 	KUNIT_CASE(table_replace_keeps_backends_test),
+	KUNIT_CASE(table_limits_test),
 	KUNIT_CASE(table_mh_shared_test),
 	KUNIT_CASE(table_concurrent_test),
 	{}
