@@ -32,25 +32,6 @@ static int dump_module(struct kpx_metricsd *md, struct kpx_service **v, size_t *
 				 kpx_nl_dump_frontends(md->nl, v, n);
 }
 
-/*
- * A module unloaded and loaded again registers its generic netlink family
- * under a new id: the socket opened before resolves the old one and every
- * request fails.  Opens the socket again (the family resolved anew); 0 on
- * success, else a negative errno with the old socket kept.
- */
-static int reopen(struct kpx_metricsd *md)
-{
-	struct kpx_nl *nl;
-	int r;
-
-	r = kpx_nl_open(&nl);
-	if (r)
-		return r;
-	kpx_nl_close(md->nl);
-	md->nl = nl;
-	return 0;
-}
-
 int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 {
 	struct kpx_metricsd *md = ctx;
@@ -85,7 +66,7 @@ int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 	}
 	if (md->nl) {
 		r = dump_module(md, &v, &n);
-		if (r && r != -ENOMEM && !reopen(md))
+		if (r && r != -ENOMEM && !kpx_nl_reopen(&md->nl))
 			r = dump_module(md, &v, &n);
 		if (r) {
 			kpx_warn("metrics", "dumping the module: %s", strerror(-r));

@@ -160,7 +160,6 @@ static int kpx_event_fd(struct kpx_dp *dp)
 static int kpx_events(struct kpx_dp *dp)
 {
 	struct dp_kpx *k = to_kpx(dp);
-	struct kpx_nl *nl;
 	int ev, r, replaced = 0;
 
 	if (!k->notify)
@@ -170,13 +169,11 @@ static int kpx_events(struct kpx_dp *dp)
 		kpx_warn("dataplane", "the kpx module was unloaded (generic netlink family \"%s\" gone): its frontends are gone until it is loaded again",
 			 KPX_GENL_NAME);
 	if (ev & KPX_NL_FAMILY_NEW) {
-		r = kpx_nl_open(&nl);
+		r = kpx_nl_reopen(&k->nl);
 		if (r) {
 			kpx_err("dataplane", "the kpx module was loaded again, but opening its family failed: %s",
 				strerror(-r));
 		} else {
-			kpx_nl_close(k->nl);
-			k->nl = nl;
 			replaced = 1;
 			kpx_info("dataplane", "the kpx module was loaded (generic netlink family \"%s\" registered): programming it from scratch",
 				 KPX_GENL_NAME);

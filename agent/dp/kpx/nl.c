@@ -68,6 +68,18 @@ void kpx_nl_close(struct kpx_nl *nl)
 	free(nl);
 }
 
+int kpx_nl_reopen(struct kpx_nl **nl)
+{
+	struct kpx_nl *n;
+	int r = kpx_nl_open(&n);
+
+	if (r)
+		return r;
+	kpx_nl_close(*nl);
+	*nl = n;
+	return 0;
+}
+
 const char *kpx_nl_errmsg(const struct kpx_nl *nl)
 {
 	return nl ? nl->g.errmsg : "";

@@ -59,6 +59,12 @@ void kpx_nl_counter_parse(const struct kpx_nl_counter *c, void *obj,
  */
 int kpx_nl_open(struct kpx_nl **out);
 void kpx_nl_close(struct kpx_nl *nl);
+/*
+ * Opens a new socket (the family's id resolved anew: a module unloaded and
+ * loaded again registers it under a new one) and only then closes *@nl and
+ * puts the new one there.  0, or a negative errno with *@nl kept.
+ */
+int kpx_nl_reopen(struct kpx_nl **nl);
 
 /*
  * The module's comings and goings (nl_notify.c): a socket subscribed to
