@@ -302,6 +302,7 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 		}
 		kpx_sync_set_healthchecks(sync, hc, o->health_timeout_ms);
 	}
+	kpx_metrics_set_mode(metrics, o->proxy_mode);
 	kpx_sync_set_metrics(sync, metrics);
 	kpx_k8s_set_metrics(k, metrics);
 	kpx_k8s_set_limits(k, o->kube_api_qps, o->kube_api_burst,

@@ -49,8 +49,11 @@ struct kpx_hc {
 	size_t n;
 };
 
-/* The answer for @in: status code and a malloc'd JSON body. */
-static char *answer(struct hc_inst *in, unsigned int *status)
+/*
+ * The answer for @in: status code, a malloc'd JSON body and the local
+ * endpoint count (for X-Load-Balancing-Endpoint-Weight).
+ */
+static char *answer(struct hc_inst *in, unsigned int *status, long *weight)
 {
 	struct kpx_hc_service s;
 	struct json_object *o, *id;
@@ -59,6 +62,7 @@ static char *answer(struct hc_inst *in, unsigned int *status)
 	pthread_mutex_lock(&in->hc->lock);
 	s = in->svc;
 	pthread_mutex_unlock(&in->hc->lock);
+	*weight = (long)s.local_endpoints;
 	*status = s.local_endpoints && s.healthy ? MHD_HTTP_OK :
 		  MHD_HTTP_SERVICE_UNAVAILABLE;
 	o = json_object_new_object();
@@ -92,7 +96,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	struct MHD_Response *resp;
 	unsigned int status;
 	enum MHD_Result ret;
-	char *body;
+	char *body, w[24];
+	long weight;
 
 	if (!*state) {		/* headers only so far */
 		*state = &started;
@@ -102,7 +107,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	body = answer(cls, &status);
+	body = answer(cls, &status, &weight);
 	if (!body)
 		return MHD_NO;
 	resp = MHD_create_response_from_buffer(strlen(body), body,
@@ -114,6 +119,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 				"application/json");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	snprintf(w, sizeof(w), "%ld", weight);
+	MHD_add_response_header(resp, "X-Load-Balancing-Endpoint-Weight", w);
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;

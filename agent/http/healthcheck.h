@@ -5,8 +5,10 @@
  * kube-proxy's service health server does: any method and path get
  *   200 when the Service has local endpoints and the proxy is healthy,
  *   503 otherwise,
- * with headers "Content-Type: application/json" and
- * "X-Content-Type-Options: nosniff" and the body
+ * with headers "Content-Type: application/json",
+ * "X-Content-Type-Options: nosniff" and "X-Load-Balancing-Endpoint-Weight: N"
+ * (N the local endpoint count, as kube-proxy sends it for load balancers
+ * that weigh nodes by it) and the body
  *   {"service":{"namespace":NS,"name":NAME},"localEndpoints":N,
  *    "serviceProxyHealthy":BOOL}
  * (pretty-printed with tabs as kube-proxy's).  Load balancers probe it to

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kube-proxy's health server on --healthz-bind-address: GET /healthz and
- * /livez answer 200 or 503 with kube-proxy's JSON body
- *   {"lastUpdated": "<Go time>","currentTime": "<Go time>", "nodeEligible": true}
- * (/livez without nodeEligible; lastUpdated = currentTime when healthy),
- * Content-Type application/json; the health rules are in metrics.h.
+ * /livez answer 200 or 503 with kube-proxy's JSON body (its ProxyHealth,
+ * pkg/proxy/healthcheck/proxy_health.go, as json.Marshal writes it):
+ *   {"lastUpdated":"<RFC 3339>","currentTime":"<RFC 3339>",
+ *    "nodeEligible":true,"healthy":true,
+ *    "status":{"IPv4":{"lastUpdated":"<RFC 3339>","healthy":true},...}}
+ * (/livez without nodeEligible; the top lastUpdated = currentTime when
+ * healthy, each family's its last update; "healthy" is the proxy's health
+ * without the Node; "status" lists the served families once updated, absent
+ * before the first update), Content-Type application/json; the health rules
+ * are in metrics.h.
  * Anything else is 404.
  */
 #ifndef KPX_HEALTHZ_H

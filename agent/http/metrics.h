@@ -49,8 +49,78 @@ void kpx_metrics_change(struct kpx_metrics *m, enum kpx_kind kind, bool queued,
 void kpx_metrics_watch_restart(struct kpx_metrics *m, enum kpx_kind kind);
 void kpx_metrics_relist(struct kpx_metrics *m, enum kpx_kind kind);
 
-/* The own Node is eligible (not deleted, not tainted for deletion). */
+/*
+ * The own Node is eligible (known, not deleted, not tainted for deletion).
+ * Until the first call the Node is unknown, which is not eligible (as
+ * kube-proxy's NodeEligible() without a Node).
+ */
 void kpx_metrics_node_eligible(struct kpx_metrics *m, bool eligible);
+
+/*
+ * An EndpointSlice event (@deleted or added/modified) of slice @key
+ * ("namespace/name") of @family (AF_INET or AF_INET6, from addressType;
+ * 0 unknown) with last-change-trigger-time @trigger (0: none).  The
+ * trigger time is queued for kubeproxy_network_programming_duration_seconds
+ * only when it differs from the one this slice last carried (the slice
+ * changed, as kube-proxy's endpoints change tracker records it only for a
+ * changed slice): a relist or a resent unchanged slice adds no sample.
+ * Also counts the change as kpx_metrics_change() does.
+ */
+void kpx_metrics_change_slice(struct kpx_metrics *m, const char *key,
+			      bool deleted, int family, bool queued,
+			      double trigger);
+
+/*
+ * The IP families the proxy serves (bit 0 IPv4, bit 1 IPv6): one
+ * ip_family series of each per-family metric and one /healthz status
+ * each.  The default is IPv4, and IPv6 when the kernel has it.
+ */
+#define KPX_METRICS_IPV4	(1U << 0)
+#define KPX_METRICS_IPV6	(1U << 1)
+void kpx_metrics_set_families(struct kpx_metrics *m, unsigned int families);
+
+/*
+ * The proxy mode ("kpx", "iptables", "ipvs", "nftables"): selects the
+ * mode's own kube-proxy metrics (the restore or sync failure counters)
+ * as kube-proxy registers them per mode.  Default "kpx".
+ */
+void kpx_metrics_set_mode(struct kpx_metrics *m, const char *mode);
+
+/*
+ * A batch commit of a fallback mode failed: counted once per served
+ * family in kubeproxy_sync_proxy_rules_iptables_restore_failures_total
+ * (iptables, ipvs) or kubeproxy_sync_proxy_rules_nftables_sync_failures_total
+ * (nftables), as kube-proxy counts a failed iptables-restore or nft
+ * transaction of each family's proxier.
+ */
+void kpx_metrics_dp_failure(struct kpx_metrics *m);
+
+/*
+ * One conntrack reconcile of @family (AF_INET, AF_INET6) by the agent
+ * (fallback modes; the module cleans up in kpx mode): @seconds long,
+ * @deleted entries removed.  kubeproxy_conntrack_reconciler_*.
+ */
+void kpx_metrics_conntrack(struct kpx_metrics *m, int family, double seconds,
+			   unsigned long deleted);
+
+/*
+ * One request to the API server finished, for client-go's
+ * rest_client_requests_total{code,method,host}: @code the HTTP status (0:
+ * no response, "<error>"), @method ("GET"), @host the server's
+ * host:port; @seconds >= 0 is also observed in
+ * rest_client_request_duration_seconds{verb,host} (a list; client-go
+ * observes no latency for a watch: pass -1).
+ */
+void kpx_metrics_rest_request(struct kpx_metrics *m, long code,
+			      const char *method, const char *host,
+			      double seconds);
+
+/*
+ * The client-side rate limiter held a request @seconds (0 when it did not
+ * wait), rest_client_rate_limiter_duration_seconds{verb,host}.
+ */
+void kpx_metrics_rest_ratelimit(struct kpx_metrics *m, const char *method,
+				const char *host, double seconds);
 
 /*
  * One sync done: @seconds of wall time, @full or partial, @nfrontends
@@ -89,12 +159,15 @@ void kpx_metrics_set_frontends(struct kpx_metrics *m,
 /*
  * Health now, as /healthz (@with_node) or /livez (!@with_node): returns
  * true when healthy; *last_updated (CLOCK_REALTIME) is the last update,
- * or zero before the first; *eligible is the Node's eligibility.  Also
- * counts the answer in kubeproxy_proxy_{healthz,livez}_total{code}.
+ * or zero before the first; *eligible is the Node's eligibility;
+ * *proxier_healthy the proxy's health without the Node; *families the
+ * served families (KPX_METRICS_IPV4/6).  Also counts the answer in
+ * kubeproxy_proxy_{healthz,livez}_total{code}.
  */
 bool kpx_metrics_health(struct kpx_metrics *m, bool with_node,
 			int64_t timeout_ms, struct timespec *last_updated,
-			bool *eligible);
+			bool *eligible, bool *proxier_healthy,
+			unsigned int *families);
 
 /* Health as /livez without counting it: for serviceProxyHealthy. */
 bool kpx_metrics_healthy(struct kpx_metrics *m, int64_t timeout_ms);
@@ -129,5 +202,12 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
  */
 void kpx_metrics_gotime(const struct kpx_metrics *m, const struct timespec *ts,
 			char *buf, size_t len);
+
+/*
+ * Go's time.Time MarshalJSON form (RFC 3339 with nanoseconds, trailing
+ * zeros dropped, UTC "Z"), as kube-proxy's /healthz JSON carries it:
+ * "2026-11-30T06:30:12.123456789Z"; zero @ts is "0001-01-01T00:00:00Z".
+ */
+void kpx_metrics_rfc3339(const struct timespec *ts, char *buf, size_t len);
 
 #endif

@@ -375,13 +375,42 @@ static void watch_done(struct res *r, CURLcode res)
 	k8s_backoff(r);
 }
 
+/*
+ * The host[:port] of @url as written (Go's url.URL.Host, client-go's
+ * "host" label: no default port added), into @buf ("" if it does not parse).
+ */
+static void url_host(const char *url, char *buf, size_t len)
+{
+	CURLU *u = curl_url();
+	char *host = NULL, *port = NULL;
+
+	buf[0] = '\0';
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0)) {
+		curl_url_cleanup(u);
+		return;
+	}
+	if (curl_url_get(u, CURLUPART_PORT, &port, 0))
+		port = NULL;
+	snprintf(buf, len, "%s%s%s", host, port ? ":" : "", port ? port : "");
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+}
+
 static void done(struct kpx_k8s *k, CURL *c, CURLcode res)
 {
 	struct res *r = NULL;
+	curl_off_t us = 0;
 
 	curl_easy_getinfo(c, CURLINFO_PRIVATE, (char **)&r);
 	if (!r->code)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->code);
+	/* client-go: every request's code; a list's whole latency, none
+	 * for a watch (its response streams for minutes) */
+	curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &us);
+	kpx_metrics_rest_request(k->metrics, r->code, "GET", k->host,
+				 r->cur == REQ_LIST ? (double)us / 1e6 : -1);
 	curl_multi_remove_handle(k->multi, c);
 	curl_easy_cleanup(c);
 	r->easy = NULL;
@@ -410,10 +439,16 @@ int kpx_k8s_poll(struct kpx_k8s *k, int fd, int timeout_ms)
 				kpx_dbg(4, "k8s", "%s: client-side rate limit, %lld ms",
 					r->name, (long long)wait);
 				r->next_at = now + wait;
+				if (!r->throttled_at)
+					r->throttled_at = now;
 				if (wait < timeout_ms)
 					timeout_ms = (int)wait;
 				continue;
 			}
+			kpx_metrics_rest_ratelimit(k->metrics, "GET", k->host,
+						   r->throttled_at ?
+						   (double)(now - r->throttled_at) / 1e3 : 0);
+			r->throttled_at = 0;
 			start(r);
 		}
 		else if (r->next_at - now < timeout_ms)
@@ -469,6 +504,7 @@ struct kpx_k8s *kpx_k8s_new(const struct kpx_kubeconfig *kc, const char *node,
 	len = strlen(k->base);
 	while (len && k->base[len - 1] == '/')
 		k->base[--len] = '\0';
+	url_host(k->base, k->host, sizeof(k->host));
 	if (!strncasecmp(k->base, "http://", 7) && (kc->token || kc->token_file))
 		kpx_warn("k8s", "server %s is plain http: the bearer token is sent unencrypted",
 			 k->base);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,9 +113,18 @@ static void apply(struct res *r, enum kpx_event ev, struct json_object *obj)
 	if (kpx_model_apply(k->model, r->kind, ev, obj) == -EINVAL)
 		kpx_warn("k8s", "%s: skipping malformed object %s", r->name,
 			 obj_name(obj, name, sizeof(name)));
-	if (k->metrics) {
-		kpx_metrics_change(k->metrics, r->kind, kpx_model_dirty(k->model),
-				   r->kind == KPX_KIND_ENDPOINTSLICE ? trigger_time(obj) : 0);
+	if (k->metrics && r->kind == KPX_KIND_ENDPOINTSLICE) {
+		const char *at = NULL;
+		int fam;
+
+		kpx_json_string(obj, "addressType", &at);
+		fam = at && !strcmp(at, "IPv6") ? AF_INET6 :
+		      at && !strcmp(at, "IPv4") ? AF_INET : 0;
+		kpx_metrics_change_slice(k->metrics, obj_name(obj, name, sizeof(name)),
+					 ev == KPX_EV_DELETED, fam,
+					 kpx_model_dirty(k->model), trigger_time(obj));
+	} else if (k->metrics) {
+		kpx_metrics_change(k->metrics, r->kind, kpx_model_dirty(k->model), 0);
 		if (r->kind == KPX_KIND_NODE)
 			kpx_metrics_node_eligible(k->metrics,
 						  ev != KPX_EV_DELETED && node_eligible(obj));
@@ -150,6 +160,7 @@ void k8s_node_listed(struct res *r)
 		return;
 	}
 	k->node_seen = false;
+	kpx_metrics_node_eligible(k->metrics, false);	/* unknown: not eligible */
 	kpx_warn("k8s", "node: no Node named \"%s\" (--hostname-override, or the host name): "
 		 "no NodePort frontends and no node eligibility until it is registered; waiting for it",
 		 k->node);

@@ -49,6 +49,7 @@ struct res {
 
 	enum req next;		/* what to send when next_at comes */
 	int64_t next_at;	/* monotonic ms; meaningful while !easy */
+	int64_t throttled_at;	/* monotonic ms the rate limit first held it, 0 */
 	int backoff_ms;
 	char *rv;		/* resourceVersion to watch from */
 	char *cont;		/* list continue token */
@@ -79,6 +80,7 @@ struct kpx_k8s {
 	CURLM *multi;
 	struct curl_slist *headers;
 	char *base;		/* server URL without trailing '/' */
+	char host[280];		/* its host[:port], client-go's "host" label */
 	char *node;		/* the own Node's name */
 	bool node_seen;		/* the own Node was listed or added */
 	struct res res[KPX_KIND_MAX];

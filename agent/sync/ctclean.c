@@ -280,6 +280,16 @@ static int walk_family(struct walk *w, uint8_t family)
 	return r;
 }
 
+long kpx_ctclean_apply_family(struct kpx_ctclean *c, struct kpx_ct_plan *p,
+			      int family)
+{
+	struct walk w = { .c = c, .p = p };
+	int r;
+
+	r = walk_family(&w, (uint8_t)family);
+	return r ? r : w.deleted;
+}
+
 long kpx_ctclean_apply(struct kpx_ctclean *c, struct kpx_ct_plan *p)
 {
 	struct walk w = { .c = c, .p = p };

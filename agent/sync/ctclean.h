@@ -111,4 +111,8 @@ void kpx_ctclean_free(struct kpx_ctclean *c);
  */
 long kpx_ctclean_apply(struct kpx_ctclean *c, struct kpx_ct_plan *p);
 
+/* As kpx_ctclean_apply(), for the entries of @family (AF_INET, AF_INET6) only. */
+long kpx_ctclean_apply_family(struct kpx_ctclean *c, struct kpx_ct_plan *p,
+			      int family);
+
 #endif

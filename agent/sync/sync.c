@@ -274,6 +274,7 @@ static int commit(struct kpx_sync *s, long nops)
 	r = s->dp->ops->commit(s->dp);
 	if (!r)
 		return 0;
+	kpx_metrics_dp_failure(s->metrics);
 	msg = kpx_dp_errmsg(s->dp);
 	kpx_err("sync", "%s: applying %ld changes: %s%s%s", s->dp->ops->name,
 		nops, strerror(-r), *msg ? ": " : "", msg);
@@ -290,9 +291,12 @@ static int commit(struct kpx_sync *s, long nops)
 static void ct_cleanup(struct kpx_sync *s, const struct kpx_op *ops,
 		       size_t nops, const bool *applied)
 {
+	static const int fams[2] = { AF_INET, AF_INET6 };
 	struct kpx_ct_plan p = { 0 };
-	bool known = s->ct_known;
-	long r;
+	bool known = s->ct_known, has[2] = { false, false };
+	long r, d;
+	size_t i;
+	int f;
 
 	s->ct_known = true;
 	if (!known || (s->dp->ops->caps & KPX_DP_CAP_CT_CLEANUP))
@@ -300,8 +304,30 @@ static void ct_cleanup(struct kpx_sync *s, const struct kpx_op *ops,
 	r = kpx_ct_plan_ops(&p, ops, nops, applied, s->actual, s->nactual);
 	if (r > 0 && !s->ct && !(s->ct = kpx_ctclean_new()))
 		r = -errno;
+	for (i = 0; r > 0 && i < p.n; i++)
+		has[p.v[i].family == AF_INET6] = true;
+	/*
+	 * One walk of each family with rules, timed and counted as
+	 * kube-proxy's conntrack reconciler's (kubeproxy_conntrack_reconciler_*):
+	 * a sync that made nothing stale walks nothing and observes nothing.
+	 */
+	for (f = 0, d = 0; r > 0 && f < 2; f++) {
+		double t0 = mono_s();
+		long n;
+
+		if (!has[f])
+			continue;
+		n = kpx_ctclean_apply_family(s->ct, &p, fams[f]);
+		kpx_metrics_conntrack(s->metrics, fams[f], mono_s() - t0,
+				      n > 0 ? (unsigned long)n : 0);
+		if (n < 0) {
+			d = n;
+			break;
+		}
+		d += n;
+	}
 	if (r > 0)
-		r = kpx_ctclean_apply(s->ct, &p);
+		r = d;
 	if (r < 0)
 		kpx_err("sync", "conntrack cleanup: %s", strerror((int)-r));
 	else if (r > 0)

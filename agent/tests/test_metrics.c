@@ -32,49 +32,75 @@ static double wall(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
+static bool health(struct kpx_metrics *m, bool node, struct timespec *lu,
+		   bool *el)
+{
+	unsigned int fams;
+	bool ph;
+
+	return kpx_metrics_health(m, node, 50, lu, el, &ph, &fams);
+}
+
 static void test_health(void)
 {
 	struct kpx_metrics *m = kpx_metrics_new();
 	struct kpx_healthz hz = { .m = m, .timeout_ms = 50 };
 	struct kpx_http_reply rep = { 0 };
 	struct timespec lu;
-	bool el;
+	unsigned int fams;
+	bool el, ph;
 
-	ok(kpx_metrics_health(m, true, 50, &lu, &el) && el && !lu.tv_sec,
-	   "starting up: healthy, eligible, never updated");
+	kpx_metrics_set_families(m, KPX_METRICS_IPV4 | KPX_METRICS_IPV6);
+	ok(!health(m, true, &lu, &el) && !el && !lu.tv_sec,
+	   "Node not known yet: /healthz not eligible, unhealthy");
+	ok(health(m, false, &lu, &el), "Node not known yet: /livez healthy (starting up)");
+	kpx_healthz_handle(&hz, "/healthz", &rep);
+	ok(rep.status == 503 &&
+	   fx_matches("^\\{\"lastUpdated\":\"0001-01-01T00:00:00Z\",\"currentTime\":\"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}(\\.[0-9]+)?Z\","
+		      "\"nodeEligible\":false,\"healthy\":true\\}$", rep.body),
+	   "unknown Node: 503, zero lastUpdated, no status before the first update: %s", rep.body);
+	free(rep.body);
+	kpx_metrics_node_eligible(m, true);
+	ok(health(m, true, &lu, &el) && el && !lu.tv_sec,
+	   "Node known, starting up: healthy, eligible, never updated");
 	kpx_metrics_change(m, KPX_KIND_SERVICE, true, 0);
 	usleep(80000);
-	ok(kpx_metrics_health(m, true, 50, &lu, &el),
+	ok(health(m, true, &lu, &el),
 	   "pending before the first update: still healthy (starting up)");
 	kpx_metrics_sync(m, 0.002, true, 3, 0);
-	ok(kpx_metrics_health(m, true, 50, &lu, &el) && lu.tv_sec > 0, "after an update: healthy");
+	ok(health(m, true, &lu, &el) && lu.tv_sec > 0, "after an update: healthy");
 	kpx_metrics_change(m, KPX_KIND_ENDPOINTSLICE, true, 0);
-	ok(kpx_metrics_health(m, true, 50, &lu, &el), "pending for < timeout: healthy");
+	ok(health(m, true, &lu, &el), "pending for < timeout: healthy");
 	usleep(80000);
-	ok(!kpx_metrics_health(m, true, 50, &lu, &el), "pending for > timeout: unhealthy");
-	ok(!kpx_metrics_health(m, false, 50, &lu, &el), "livez: unhealthy too");
+	ok(!health(m, true, &lu, &el), "pending for > timeout: unhealthy");
+	ok(!kpx_metrics_health(m, false, 50, &lu, &el, &ph, &fams) && !ph &&
+	   fams == (KPX_METRICS_IPV4 | KPX_METRICS_IPV6), "livez: unhealthy too, both families");
+	memset(&rep, 0, sizeof(rep));
 	ok(kpx_healthz_handle(&hz, "/healthz", &rep) == 0 && rep.status == 503 &&
 	   !strcmp(rep.content_type, "application/json"), "GET /healthz: 503 application/json");
-	ok(fx_matches("^\\{\"lastUpdated\": \"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}(\\.[0-9]+)? \\+0000 UTC m=\\+[0-9]+\\.[0-9]{9}\","
-		   "\"currentTime\": \"[^\"]+\", \"nodeEligible\": true\\}$", rep.body),
-	   "503 body shape: %s", rep.body);
+	ok(fx_matches("^\\{\"lastUpdated\":\"([0-9T:.-]+Z)\",\"currentTime\":\"[^\"]+\",\"nodeEligible\":true,\"healthy\":false,"
+		      "\"status\":\\{\"IPv4\":\\{\"lastUpdated\":\"\\1\",\"healthy\":false\\},"
+		      "\"IPv6\":\\{\"lastUpdated\":\"\\1\",\"healthy\":false\\}\\}\\}$", rep.body),
+	   "503 body: the last update, per-family status unhealthy: %s", rep.body);
 	free(rep.body);
 	kpx_metrics_sync(m, 0.001, false, 3, 2);
-	ok(!kpx_metrics_health(m, true, 50, &lu, &el), "a sync with errors is not an update");
+	ok(!health(m, true, &lu, &el), "a sync with errors is not an update");
 	kpx_metrics_sync(m, 0.001, false, 3, 0);
-	ok(kpx_metrics_health(m, true, 50, &lu, &el), "a good sync clears it");
+	ok(health(m, true, &lu, &el), "a good sync clears it");
 	memset(&rep, 0, sizeof(rep));
+	kpx_metrics_set_families(m, KPX_METRICS_IPV4);
 	ok(kpx_healthz_handle(&hz, "/livez", &rep) == 0 && rep.status == 200, "GET /livez: 200");
-	ok(fx_matches("^\\{\"lastUpdated\": \"([^\"]+)\",\"currentTime\": \"\\1\"\\}$", rep.body),
-	   "livez body: lastUpdated == currentTime when healthy: %s", rep.body);
+	ok(fx_matches("^\\{\"lastUpdated\":\"([^\"]+)\",\"currentTime\":\"\\1\",\"healthy\":true,"
+		      "\"status\":\\{\"IPv4\":\\{\"lastUpdated\":\"[^\"]+Z\",\"healthy\":true\\}\\}\\}$", rep.body),
+	   "livez body: lastUpdated == currentTime when healthy, no nodeEligible, IPv4 only: %s", rep.body);
 	free(rep.body);
 	kpx_metrics_node_eligible(m, false);
-	ok(!kpx_metrics_health(m, true, 50, &lu, &el) && !el, "node tainted: /healthz unhealthy");
-	ok(kpx_metrics_health(m, false, 50, &lu, &el), "node tainted: /livez healthy");
+	ok(!health(m, true, &lu, &el) && !el, "node tainted: /healthz unhealthy");
+	ok(health(m, false, &lu, &el), "node tainted: /livez healthy");
 	memset(&rep, 0, sizeof(rep));
 	kpx_healthz_handle(&hz, "/healthz", &rep);
-	ok(rep.status == 503 && strstr(rep.body, "\"nodeEligible\": false}"),
-	   "node tainted: 503 with nodeEligible false");
+	ok(rep.status == 503 && strstr(rep.body, "\"nodeEligible\":false,\"healthy\":true,"),
+	   "node tainted: 503 with nodeEligible false, the proxy itself healthy");
 	free(rep.body);
 	memset(&rep, 0, sizeof(rep));
 	kpx_healthz_handle(&hz, "/other", &rep);
@@ -94,6 +120,10 @@ static void test_gotime(void)
 	kpx_metrics_gotime(m, &t, buf, sizeof(buf));
 	ok(fx_matches("^2026-11-30 06:30:12\\.12 \\+0000 UTC m=[-+][0-9]+\\.[0-9]{9}$", buf),
 	   "fraction without trailing zeros: %s", buf);
+	kpx_metrics_rfc3339(&z, buf, sizeof(buf));
+	ok(!strcmp(buf, "0001-01-01T00:00:00Z"), "zero time as Go's MarshalJSON writes it");
+	kpx_metrics_rfc3339(&t, buf, sizeof(buf));
+	ok(!strcmp(buf, "2026-11-30T06:30:12.12Z"), "RFC 3339, fraction without trailing zeros: %s", buf);
 	kpx_metrics_free(m);
 }
 
@@ -137,6 +167,7 @@ static void test_render(void)
 	be[1].port = 53;
 	be[1].conns = 35;
 
+	kpx_metrics_set_families(m, KPX_METRICS_IPV4);
 	usleep(300000);
 	now = wall();
 	kpx_metrics_change(m, KPX_KIND_SERVICE, true, 0);
@@ -148,11 +179,12 @@ static void test_render(void)
 	kpx_metrics_relist(m, KPX_KIND_SERVICE);
 	text = kpx_metrics_render(m, NULL, 0, NULL, 0, &len);
 	ok(text && strlen(text) == len, "render: %zu bytes", len);
-	ok(strstr(text, "kubeproxy_sync_proxy_rules_service_changes_pending 2.000\n") &&
-	   strstr(text, "kubeproxy_sync_proxy_rules_endpoint_changes_pending 2.000\n"),
+	ok(strstr(text, "kubeproxy_sync_proxy_rules_service_changes_pending 2\n") &&
+	   strstr(text, "kubeproxy_sync_proxy_rules_endpoint_changes_pending 2\n"),
 	   "pending changes before a sync");
-	ok(strstr(text, "kubeproxy_sync_proxy_rules_last_timestamp_seconds 0.000\n") != NULL,
-	   "never synced: last timestamp 0");
+	ok(strstr(text, "kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family=\"IPv4\"} 0\n") &&
+	   !strstr(text, "IPv6"),
+	   "never synced: last timestamp 0; IPv4 only: no IPv6 series");
 	free(text);
 
 	kpx_metrics_sync(m, 0.003, true, 1, 0);
@@ -169,27 +201,37 @@ static void test_render(void)
 	ok(strstr(text, "# TYPE kubeproxy_sync_proxy_rules_duration_seconds histogram\n") &&
 	   count_lines(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{") == 16,
 	   "sync histogram: 15 buckets + +Inf");
-	ok(strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.001\"} 1\n") &&
-	   strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.004\"} 2\n") &&
-	   strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"16.384\"} 2\n") &&
-	   strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"+Inf\"} 3\n") &&
-	   strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_count 3\n"),
+	ok(strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0.001\"} 1\n") &&
+	   strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0.004\"} 2\n") &&
+	   strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv4\",le=\"16.384\"} 2\n") &&
+	   strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv4\",le=\"+Inf\"} 3\n") &&
+	   strstr(text, "kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family=\"IPv4\"} 3\n"),
 	   "sync histogram: cumulative counts 0.5 ms, 3 ms, 20 s");
-	ok(strstr(text, "kubeproxy_sync_full_proxy_rules_duration_seconds_count 1\n") &&
-	   strstr(text, "kubeproxy_sync_partial_proxy_rules_duration_seconds_count 2\n"),
+	ok(strstr(text, "kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family=\"IPv4\"} 1\n") &&
+	   strstr(text, "kubeproxy_sync_partial_proxy_rules_duration_seconds_count{ip_family=\"IPv4\"} 2\n"),
 	   "full and partial histograms");
 	ok(count_lines(text, "kubeproxy_network_programming_duration_seconds_bucket{") == 82 &&
-	   strstr(text, "kubeproxy_network_programming_duration_seconds_bucket{le=\"0\"} 0\n") &&
-	   strstr(text, "kubeproxy_network_programming_duration_seconds_bucket{le=\"0.25\"} 1\n") &&
-	   strstr(text, "kubeproxy_network_programming_duration_seconds_count 1\n"),
+	   strstr(text, "kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0\"} 0\n") &&
+	   strstr(text, "kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0.25\"} 1\n") &&
+	   strstr(text, "kubeproxy_network_programming_duration_seconds_count{ip_family=\"IPv4\"} 1\n"),
 	   "network programming: 81 buckets + +Inf, one 0.2 s observation, the pre-start trigger skipped");
 	ok(strstr(text, "kubeproxy_sync_proxy_rules_service_changes_total 2\n") &&
 	   strstr(text, "kubeproxy_sync_proxy_rules_endpoint_changes_total 2\n") &&
-	   strstr(text, "kubeproxy_sync_proxy_rules_service_changes_pending 0.000\n"),
+	   strstr(text, "kubeproxy_sync_proxy_rules_service_changes_pending 0\n"),
 	   "changes: totals kept, pending cleared by the update");
-	ok(fx_matches("^kubeproxy_sync_proxy_rules_last_timestamp_seconds [0-9]{10}\\.[0-9]{3}$", text) &&
-	   fx_matches("^kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds [0-9]{10}\\.[0-9]{3}$", text),
+	ok(fx_matches("^kubeproxy_sync_proxy_rules_last_timestamp_seconds\\{ip_family=\"IPv4\"\\} [0-9]{10}(\\.[0-9]+)?$", text) &&
+	   fx_matches("^kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds\\{ip_family=\"IPv4\"\\} [0-9]{10}(\\.[0-9]+)?$", text),
 	   "last and last-queued timestamps");
+	ok(fx_matches("^process_start_time_seconds [0-9]{10}(\\.[0-9]+)?$", text) &&
+	   fx_matches("^process_resident_memory_bytes [1-9][0-9]*$", text) &&
+	   fx_matches("^process_open_fds [1-9][0-9]*$", text) &&
+	   strstr(text, "# TYPE process_cpu_seconds_total counter\n"),
+	   "process_* of this process");
+	ok(fx_matches("^kubernetes_build_info\\{build_date=\"[^\"]*\",compiler=\"gcc\",git_commit=\"\",git_tree_state=\"\",git_version=\"v[0-9.]+-kpx\",go_version=\"\",major=\"1\",minor=\"[0-9]+\",platform=\"linux/[a-z0-9]+\"\\} 1$", text),
+	   "kubernetes_build_info");
+	ok(!strstr(text, "kubeproxy_conntrack_reconciler") && !strstr(text, "restore_failures") &&
+	   !strstr(text, "nftables_sync_failures"),
+	   "kpx mode: no conntrack reconciler (the module cleans up) and no fallback failure counters");
 	ok(strstr(text, "kpx_netlink_errors_total 3\n") && strstr(text, "kpx_sync_errors_total 1\n") &&
 	   strstr(text, "kpx_syncs_total 3\n"), "kpx sync counters");
 	ok(strstr(text, "kpx_watch_restarts_total{resource=\"endpointslices\"} 1\n") &&
@@ -207,6 +249,61 @@ static void test_render(void)
 	   "INVALID packets of kpx flows dropped (KPX_STATS_A_INVALID_DROPS)");
 	ok(!fx_matches("^[^#][^ ]* [^0-9+-]", text), "every sample line is NAME VALUE");
 	free(text);
+
+	/* slices: only a changed trigger time queues a sample; per family */
+	kpx_metrics_set_families(m, KPX_METRICS_IPV4 | KPX_METRICS_IPV6);
+	now = wall();
+	kpx_metrics_change_slice(m, "ns/a", false, AF_INET6, true, now - 0.1);
+	kpx_metrics_change_slice(m, "ns/a", false, AF_INET6, true, now - 0.1);	/* resent */
+	kpx_metrics_change_slice(m, "ns/b", false, AF_INET, true, now - 0.28);
+	kpx_metrics_sync(m, 0.001, false, 1, 0);
+	kpx_metrics_change_slice(m, "ns/a", false, AF_INET6, true, now - 0.1);	/* relisted */
+	kpx_metrics_change_slice(m, "ns/b", false, AF_INET, true, now - 0.28);
+	kpx_metrics_sync(m, 0.001, false, 1, 0);
+	kpx_metrics_change_slice(m, "ns/a", true, AF_INET6, true, now - 0.1);	/* deleted */
+	kpx_metrics_change_slice(m, "ns/a", false, AF_INET6, true, now - 0.1);	/* recreated */
+	kpx_metrics_sync(m, 0.001, false, 1, 0);
+	kpx_metrics_set_mode(m, "nftables");
+	kpx_metrics_dp_failure(m);
+	kpx_metrics_conntrack(m, AF_INET6, 0.002, 3);
+	kpx_metrics_rest_request(m, 200, "GET", "10.0.0.1:6443", 0.03);
+	kpx_metrics_rest_request(m, 200, "GET", "10.0.0.1:6443", -1);
+	kpx_metrics_rest_request(m, 0, "GET", "10.0.0.1:6443", 2);
+	kpx_metrics_rest_ratelimit(m, "GET", "10.0.0.1:6443", 0.3);
+	text = kpx_metrics_render(m, NULL, 0, NULL, 0, &len);
+	ok(strstr(text, "kubeproxy_network_programming_duration_seconds_count{ip_family=\"IPv6\"} 2\n") &&
+	   strstr(text, "kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv6\",le=\"0.25\"} 2\n") &&
+	   strstr(text, "kubeproxy_network_programming_duration_seconds_count{ip_family=\"IPv4\"} 2\n") &&
+	   strstr(text, "kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0.25\"} 1\n") &&
+	   strstr(text, "kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0.5\"} 2\n"),
+	   "network programming per slice family; a resent or relisted unchanged slice adds nothing, a recreated one does");
+	ok(strstr(text, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total{ip_family=\"IPv4\"} 1\n") &&
+	   strstr(text, "kubeproxy_sync_proxy_rules_nftables_sync_failures_total{ip_family=\"IPv6\"} 1\n") &&
+	   strstr(text, "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total{ip_family=\"IPv4\"} 0\n") &&
+	   !strstr(text, "iptables_restore_failures"),
+	   "nftables mode: its sync failure counter per family");
+	ok(strstr(text, "kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv6\"} 3\n") &&
+	   strstr(text, "kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv4\"} 0\n") &&
+	   strstr(text, "kubeproxy_conntrack_reconciler_sync_duration_seconds_bucket{ip_family=\"IPv6\",le=\"0.002\"} 1\n") &&
+	   strstr(text, "kubeproxy_conntrack_reconciler_sync_duration_seconds_count{ip_family=\"IPv4\"} 0\n"),
+	   "conntrack reconciler: duration and deletions per family");
+	ok(strstr(text, "rest_client_requests_total{code=\"200\",host=\"10.0.0.1:6443\",method=\"GET\"} 2\n") &&
+	   strstr(text, "rest_client_requests_total{code=\"<error>\",host=\"10.0.0.1:6443\",method=\"GET\"} 1\n") &&
+	   strstr(text, "rest_client_request_duration_seconds_bucket{host=\"10.0.0.1:6443\",verb=\"GET\",le=\"0.005\"} 0\n") &&
+	   strstr(text, "rest_client_request_duration_seconds_bucket{host=\"10.0.0.1:6443\",verb=\"GET\",le=\"0.1\"} 1\n") &&
+	   strstr(text, "rest_client_request_duration_seconds_count{host=\"10.0.0.1:6443\",verb=\"GET\"} 2\n") &&
+	   strstr(text, "rest_client_rate_limiter_duration_seconds_bucket{host=\"10.0.0.1:6443\",verb=\"GET\",le=\"0.25\"} 0\n") &&
+	   strstr(text, "rest_client_rate_limiter_duration_seconds_count{host=\"10.0.0.1:6443\",verb=\"GET\"} 1\n"),
+	   "rest_client_*: codes (no response: <error>), list latencies only, rate limiter waits");
+	free(text);
+	kpx_metrics_set_mode(m, "iptables");
+	text = kpx_metrics_render(m, NULL, 0, NULL, 0, &len);
+	ok(strstr(text, "kubeproxy_sync_proxy_rules_iptables_restore_failures_total{ip_family=\"IPv6\"} 1\n") &&
+	   strstr(text, "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total{ip_family=\"IPv4\"} 0\n") &&
+	   !strstr(text, "nftables_sync_failures"),
+	   "iptables mode: its restore failure counters");
+	free(text);
+	kpx_metrics_set_mode(m, "kpx");
 
 	/* The dry-run frontends stand in for a dump. */
 	kpx_metrics_set_frontends(m, &svc, 1);

@@ -112,10 +112,10 @@ int main(void)
 	ok(text && fx_matches("^# TYPE kubeproxy_sync_proxy_rules_no_local_endpoints_total gauge$", text),
 	   "rendered as a gauge");
 	ok(text && fx_matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"
-			   "\\{traffic_policy=\"internal\"\\} 3$", text),
+			   "\\{ip_family=\"IPv4\",traffic_policy=\"internal\"\\} 3$", text),
 	   "traffic_policy=\"internal\" 3");
 	ok(text && fx_matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"
-			   "\\{traffic_policy=\"external\"\\} 5$", text),
+			   "\\{ip_family=\"IPv4\",traffic_policy=\"external\"\\} 5$", text),
 	   "traffic_policy=\"external\" 5");
 	free(text);
 	kpx_metrics_no_local_endpoints(NULL, 1, 1);	/* NULL-safe */

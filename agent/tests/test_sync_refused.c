@@ -331,13 +331,13 @@ static void test_refused(FILE *logf)
 		r = kpx_sync_run(s);
 		ok(r > 1 && r == g.refused && !g.ntable &&
 		   metric(met2, "kpx_sync_errors_total") == 1 &&
-		   metric(met2, "kubeproxy_sync_proxy_rules_last_timestamp_seconds") == 0,
+		   metric(met2, "kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family=\"IPv4\"}") == 0,
 		   "every frontend refused: the sync fails with %d failed changes, no update recorded",
 		   r);
 		ok(kpx_sync_due(s) <= kpx_now_ms(), "and the repair is due at min-sync-period");
 		r = kpx_sync_run(s);
 		ok(r > 0 && g.refused == 5 && metric(met2, "kpx_sync_errors_total") == 2 &&
-		   metric(met2, "kubeproxy_sync_proxy_rules_last_timestamp_seconds") == 0,
+		   metric(met2, "kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family=\"IPv4\"}") == 0,
 		   "the next sync, sending nothing before sync-period, fails too (%d)", r);
 		snprintf(want, sizeof(want), "data plane refuses %ld of %ld frontends within its documented limits: the sync failed",
 			 g.refused, g.refused);
