@@ -4,13 +4,16 @@
 # kpx_agent_metrics: the agent on the real module answers /healthz, /livez
 # and /metrics as kube-proxy does, with kpx's module counters; --cleanup
 # flushes the module.  Expected:
-#  - /healthz: 200 application/json {"lastUpdated": ...,"currentTime": ...,
-#    "nodeEligible": true}; /livez: 200 {"lastUpdated","currentTime"};
+#  - /healthz: 200 application/json {"lastUpdated":...,"currentTime":...,
+#    "nodeEligible":true,"healthy":true,"status":{"IPv4":{...}[,"IPv6"...]}};
+#    /livez: the same without nodeEligible (RFC 3339 times);
 #  - /metrics: kube-proxy's histograms and counters (sync count >= 1,
 #    last sync timestamp recent, service/endpoint changes = objects listed);
 #    kpx_frontend_connections_total and kpx_backend_connections_total equal
 #    to kpxctl's counters after N client connections; kpx_module_* totals;
-#    kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy}
+#    process_start_time_seconds, rest_client_requests_total,
+#    kubernetes_build_info;
+#    kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family,traffic_policy}
 #    0, then 1 internal + 1 external with a Local-policy Service whose
 #    endpoint is on another node;
 #  - "kpx-agent --cleanup": exit 0 and no frontend left.
@@ -36,15 +39,16 @@ t=$(wait_proc_backends tcp 10.96.0.60:80 10.244.1.2:8080,10.244.2.2:8080 60)
 assert_ne "agent programs 10.96.0.60:80" timeout "$t"
 
 # --- health ------------------------------------------------------------------
-gotime='[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? \+0000 UTC m=\+[0-9]+\.[0-9]{9}'
+rfc='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?Z'
+st="\"status\":\\{\"IPv4\":\\{\"lastUpdated\":\"$rfc\",\"healthy\":true\\}(,\"IPv6\":\\{\"lastUpdated\":\"$rfc\",\"healthy\":true\\})?\\}"
 code=$(curl -sS -D "$TMPD/h.hdr" -o "$TMPD/h.body" -w '%{http_code}' "http://$HZ/healthz")
 assert_eq "/healthz status" 200 "$code"
 assert_match "/healthz content type" '[Cc]ontent-[Tt]ype: application/json' "$(cat "$TMPD/h.hdr")"
-assert_match "/healthz body" "^\{\"lastUpdated\": \"$gotime\",\"currentTime\": \"$gotime\", \"nodeEligible\": true\}$" \
+assert_match "/healthz body" "^\{\"lastUpdated\":\"$rfc\",\"currentTime\":\"$rfc\",\"nodeEligible\":true,\"healthy\":true,$st\}$" \
 	"$(cat "$TMPD/h.body")"
 code=$(curl -sS -o "$TMPD/l.body" -w '%{http_code}' "http://$HZ/livez")
 assert_eq "/livez status" 200 "$code"
-assert_match "/livez body" "^\{\"lastUpdated\": \"$gotime\",\"currentTime\": \"$gotime\"\}$" "$(cat "$TMPD/l.body")"
+assert_match "/livez body" "^\{\"lastUpdated\":\"$rfc\",\"currentTime\":\"$rfc\",\"healthy\":true,$st\}$" "$(cat "$TMPD/l.body")"
 
 # --- traffic, then the counters in /metrics ------------------------------------
 client cli -n 40 -t 2000 10.96.0.60:80
@@ -66,13 +70,17 @@ assert_eq "kpx_backend_connections_total 10.244.2.2 == kpxctl" "$b2" \
 	"$(metric 'kpx_backend_connections_total{protocol="tcp",vip="10.96.0.60",port="80",backend_ip="10.244.2.2",backend_port="8080"}')"
 assert_eq "the backends' counters add up" "$svc" "$((b1 + b2))"
 assert_ge "kpx_module_connections_total" "$svc" "$(metric kpx_module_connections_total)"
-assert_eq "kpx_module_frontends" 1.000 "$(metric kpx_module_frontends)"
+assert_eq "kpx_module_frontends" 1 "$(metric kpx_module_frontends)"
 assert_eq "sync histogram buckets" 16 "$(grep -c '^kubeproxy_sync_proxy_rules_duration_seconds_bucket{' "$TMPD/metrics")"
-assert_ge "syncs counted" 1 "$(metric kubeproxy_sync_proxy_rules_duration_seconds_count)"
+assert_ge "syncs counted" 1 "$(metric 'kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"}')"
 assert_eq "service changes = Services listed" 1 "$(metric kubeproxy_sync_proxy_rules_service_changes_total)"
 assert_eq "endpoint changes = slices listed" 1 "$(metric kubeproxy_sync_proxy_rules_endpoint_changes_total)"
 assert_eq "netlink errors" 0 "$(metric kpx_netlink_errors_total)"
-last=$(metric kubeproxy_sync_proxy_rules_last_timestamp_seconds)
+last=$(metric 'kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"}')
+assert_match "process_start_time_seconds" '^[0-9]{10}' "$(metric process_start_time_seconds)"
+assert_match "rest_client_requests_total of the lists" '^[0-9]+$' \
+	"$(awk '$1 ~ /^rest_client_requests_total[{]code="200",host="[^"]+",method="GET"[}]$/ { print $2 }' "$TMPD/metrics")"
+assert_eq "kubernetes_build_info" 1 "$(awk '$1 ~ /^kubernetes_build_info[{]/ { print $2 }' "$TMPD/metrics")"
 assert_eq "last sync timestamp within 60 s" 0 \
 	"$(awk -v t="$last" -v now="$(date +%s)" 'BEGIN { print !(t > now - 60 && t <= now + 1) }')"
 assert_eq "/proxyMode" kpx "$(curl -sS "http://$MT/proxyMode")"
@@ -83,7 +91,7 @@ assert_eq "/proxyMode" kpx "$(curl -sS "http://$MT/proxyMode")"
 # as a NodePort, externalTrafficPolicy Local) whose one ready endpoint is on
 # node-b: 1 internal, 1 external, and its ClusterIP drops (no backend here).
 assert_eq "no_local_endpoints internal, web only" 0 \
-	"$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy="internal"}')"
+	"$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family="IPv4",traffic_policy="internal"}')"
 cat >"$TMPD/local.json" <<'EOF'
 {"apiVersion": "v1", "kind": "List", "items": [
  {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "local", "namespace": "t"},
@@ -111,13 +119,13 @@ done
 assert_eq "t/local's ClusterIP drops (drop-empty)" '["drop-empty","cluster-ip"]' "$(local_flags)"
 for _ in $(seq 1 50); do
 	curl -sS -o "$TMPD/metrics" "http://$MT/metrics"
-	[ "$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy="internal"}')" = 1 ] && break
+	[ "$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family="IPv4",traffic_policy="internal"}')" = 1 ] && break
 	sleep 0.2
 done
 assert_eq "no_local_endpoints internal" 1 \
-	"$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy="internal"}')"
+	"$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family="IPv4",traffic_policy="internal"}')"
 assert_eq "no_local_endpoints external" 1 \
-	"$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{traffic_policy="external"}')"
+	"$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family="IPv4",traffic_policy="external"}')"
 
 # --- --cleanup ------------------------------------------------------------------
 kpx_agent_stop

@@ -90,7 +90,7 @@ assert_gt "connections made during the restarts" $((RESTARTS * 20)) "$total_ok"
 
 # The agent still answers as kube-proxy does after the restarts.
 body=$(curl -sS http://127.0.0.1:10256/healthz)
-assert_match "/healthz after the restarts" '^\{"lastUpdated": "[^"]+","currentTime": "[^"]+", "nodeEligible": true\}$' "$body"
+assert_match "/healthz after the restarts" '^\{"lastUpdated":"[^"]+","currentTime":"[^"]+","nodeEligible":true,"healthy":true,"status":' "$body"
 
 kpx_snapshot
 c1=$(svc_counter tcp 10.96.0.50 80 conns)

@@ -214,7 +214,7 @@ assert_eq "DaemonSet agent: read-only /proc/sys logged once" 1 \
 assert_eq "DaemonSet agent: no sysctl warning (node-setup set them)" 0 \
 	"$(grep -c 'cannot set' "$TMPD/agent.log")"
 assert_eq "DaemonSet agent: no kpx_sysctl_unset series" "" "$(metric_lines)"
-assert_match "DaemonSet agent: /healthz" '"nodeEligible": true' \
+assert_match "DaemonSet agent: /healthz" '"nodeEligible":true' \
 	"$(curl -sS --max-time 5 http://127.0.0.1:10256/healthz)"
 assert_eq "DaemonSet agent: still running" 0 "$(kill -0 "$AGENT_PID" 2>/dev/null; echo $?)"
 kpx_agent_stop

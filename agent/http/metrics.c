@@ -916,13 +916,18 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 	counter(f, "kubeproxy_sync_proxy_rules_service_changes_total",
 		"[ALPHA] Cumulative proxy rules Service changes",
 		m->changes_total[KPX_KIND_SERVICE]);
-	/* the counts are over both families: under the first served one */
+	/* the counts are over both families: under the first served one,
+	 * 0 under the other */
 	head(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total", "gauge",
 	     "[ALPHA] Number of services with a Local traffic policy and no endpoints");
-	fprintf(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"%s\",traffic_policy=\"external\"} %u\n",
-		family_name[primary_fi(m)], m->no_local[1]);
-	fprintf(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"%s\",traffic_policy=\"internal\"} %u\n",
-		family_name[primary_fi(m)], m->no_local[0]);
+	for (k = 0; k < 2; k++) {
+		if (!(m->families & (1U << k)))
+			continue;
+		fprintf(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"%s\",traffic_policy=\"external\"} %u\n",
+			family_name[k], k == primary_fi(m) ? m->no_local[1] : 0);
+		fprintf(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"%s\",traffic_policy=\"internal\"} %u\n",
+			family_name[k], k == primary_fi(m) ? m->no_local[0] : 0);
+	}
 	fv[0] = (double)m->dp_failures;
 	if (!strcmp(m->mode, "iptables") || !strcmp(m->mode, "ipvs"))
 		value_fam(f, m, "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",

@@ -16,7 +16,7 @@ struct reply {
 	CURLcode err;
 	char body[4096];
 	size_t len;
-	char ctype[128], nosniff[64];
+	char ctype[128], nosniff[64], weight[32];
 };
 
 static size_t on_body(char *p, size_t sz, size_t n, void *arg)
@@ -39,6 +39,8 @@ static size_t on_header(char *p, size_t sz, size_t n, void *arg)
 		snprintf(r->ctype, sizeof(r->ctype), "%.*s", (int)(len - 13), p + 13);
 	if (!strncasecmp(p, "X-Content-Type-Options:", 23))
 		snprintf(r->nosniff, sizeof(r->nosniff), "%.*s", (int)(len - 23), p + 23);
+	if (!strncasecmp(p, "X-Load-Balancing-Endpoint-Weight:", 33))
+		snprintf(r->weight, sizeof(r->weight), "%.*s", (int)(len - 33), p + 33);
 	return len;
 }
 
@@ -119,6 +121,7 @@ static void test_server(void)
 	ok(local_of(r.body) == 2, "hc: body parses as JSON, localEndpoints 2");
 	ok(strstr(r.ctype, "application/json") && strstr(r.nosniff, "nosniff"),
 	   "hc: Content-Type application/json, X-Content-Type-Options nosniff");
+	ok(!strcmp(r.weight, " 2\r\n"), "hc: X-Load-Balancing-Endpoint-Weight: 2 (the local endpoints)");
 	r = get(p, "/any/path?x=1", "a request body");
 	ok(r.err == CURLE_OK && r.status == 200 && local_of(r.body) == 2,
 	   "hc: any path and method (POST with a body) get the same answer");
@@ -130,6 +133,7 @@ static void test_server(void)
 	ok(r.status == 503 && local_of(r.body) == 0 &&
 	   strstr(r.body, "\"serviceProxyHealthy\": true"),
 	   "hc: 0 local endpoints: 503, localEndpoints 0");
+	ok(!strcmp(r.weight, " 0\r\n"), "hc: X-Load-Balancing-Endpoint-Weight: 0");
 	v[0].local_endpoints = 3;
 	v[0].healthy = false;
 	kpx_hc_sync(hc, v, 1);
