@@ -71,7 +71,7 @@ assert_eq "kpx_backend_connections_total 10.244.2.2 == kpxctl" "$b2" \
 assert_eq "the backends' counters add up" "$svc" "$((b1 + b2))"
 assert_ge "kpx_module_connections_total" "$svc" "$(metric kpx_module_connections_total)"
 assert_eq "kpx_module_frontends" 1 "$(metric kpx_module_frontends)"
-assert_eq "sync histogram buckets" 16 "$(grep -c '^kubeproxy_sync_proxy_rules_duration_seconds_bucket{' "$TMPD/metrics")"
+assert_eq "sync histogram buckets (IPv4)" 16 "$(grep -c '^kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family="IPv4",' "$TMPD/metrics")"
 assert_ge "syncs counted" 1 "$(metric 'kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"}')"
 assert_eq "service changes = Services listed" 1 "$(metric kubeproxy_sync_proxy_rules_service_changes_total)"
 assert_eq "endpoint changes = slices listed" 1 "$(metric kubeproxy_sync_proxy_rules_endpoint_changes_total)"
