@@ -54,10 +54,12 @@ expect_lines() {
 			 (if .absent then "absent" elif (.backends | length) == 0 then "-" else (.backends | list) end),
 			 (.empty // ""), (.wait // ""), (.masquerade // "")] | row),
 		(.settle_s // empty | ["settle", .] | row),
-		((.sysctl // [])[] | ["sysctl", .name, (.value | tostring)] | row),
+		((.sysctl // [])[] |
+			["sysctl", .name, (.value // "" | tostring), (.min // "" | tostring)] | row),
 		((.ipvs_services // [])[] | select(inmode) |
 			["ipvs", .protocol, .destination, (if .present then "present" else "absent" end)] | row),
-		((.log_match // [])[] | select(inmode) | ["logmatch", .pattern] | row),
+		((.log_match // [])[] | select(inmode) |
+			["logmatch", .pattern, (.wait // ""), (.count // "" | tostring)] | row),
 		((.flag_bits // [])[] | ["fbits", .protocol, .destination, .mask, .value] | row),
 		((.listed // [])[] |
 			["listed", .protocol, .destination, (.flags // "" | if . == "" then . else tojson end),
@@ -65,6 +67,10 @@ expect_lines() {
 		((.hold // [])[] |
 			["hold", .name, .from, .destination, (.ms // 10000), (.every_ms // 200),
 			 (.timeout_ms // 1000), (.ident // "")] | row),
+		((.ct_fill // [])[] |
+			["ctfill", .source, .destination, (.backend // ""), .count, (.timeout_s // 600),
+			 (if .assured then "1" else "" end), (if .full then "1" else "" end),
+			 (if .delete then "1" else "" end)] | row),
 		((.until // [])[] |
 			["until", .from, .protocol, .destination, (.verdict // "answered"), (.tries // 50),
 			 (.timeout_ms // 200)] | row),
@@ -88,6 +94,10 @@ expect_lines() {
 			["health", .address, .status, (.service // ""), (.local_endpoints // "" | tostring)] | row),
 		((.conntrack // [])[] |
 			["ct", (.desc // .match), .match, (.count // ""), (.min // ""), (.wait // "")] | row),
+		((.ct_stats // [])[] |
+			["ctstat", .name, (.min // "" | tostring), (.max // "" | tostring)] | row),
+		((.metrics // [])[] | ["metric", .name, (.ct_stat // "")] | row),
+		(.agent_peak_rss_mib // empty | ["peakrss", .] | row),
 		((.invalid // [])[] | select(inmode) |
 			["invalid", .from, .destination, (.stray // "dropped"),
 			 (.counters // {} | to_entries | map("\(.key)=\(.value)") | join(" ")),
@@ -250,9 +260,35 @@ after() {
 		"$(be_counter "$1" "$vip" "$port" "${4%:*}" "${4##*:}")"
 }
 
-# sysctl_check NAME VALUE: a sysctl's value now (the agent's settings).
+# sysctl_check NAME VALUE [MIN]: a sysctl's value now (the agent's
+# settings): VALUE exactly ("N*ncpu": N times the CPUs this shell may run
+# on, as the agent counts them), and/or at least MIN.  A NAME that is a
+# path (/sys/module/nf_conntrack/parameters/hashsize) is read as a file.
 sysctl_check() {
-	assert_eq "sysctl $1" "$2" "$(sysctl -n "$1" 2>/dev/null)"
+	local want=$2 got
+
+	[[ ! "$want" =~ ^([0-9]+)\*ncpu$ ]] || want=$((BASH_REMATCH[1] * $(nproc)))
+	if [[ "$1" == /* ]]; then
+		got=$(cat "$1" 2>/dev/null)
+	else
+		got=$(sysctl -n "$1" 2>/dev/null)
+	fi
+	[ -z "$want" ] || assert_eq "sysctl $1" "$want" "$got"
+	[ -z "${3:-}" ] || assert_ge "sysctl $1" "$3" "$got"
+}
+
+# log_match ERE [WAIT [COUNT]]: the agent's log matches ERE (polled up to
+# WAIT s: a line the agent writes at its next periodic check); with COUNT,
+# exactly COUNT lines match.
+log_match() {
+	local t0=$SECONDS
+
+	while ! grep -qE -- "$1" "$TMPD/agent.log" && ((SECONDS - t0 < ${2:-0})); do
+		sleep 0.5
+	done
+	assert_match "agent log: '$1'" "$1" "$(cat "$TMPD/agent.log")"
+	[ -z "${3:-}" ] || assert_eq "agent log: lines matching '$1'" "$3" \
+		"$(grep -cE -- "$1" "$TMPD/agent.log")"
 }
 
 # flag_bits PROTO DST MASK VALUE: the frontend's flags (/proc, or what the
@@ -344,6 +380,75 @@ ct_check() {
 	done
 	[ -z "$3" ] || assert_eq "$1: conntrack entries" "$3" "$n"
 	[ -z "${4:-}" ] || assert_ge "$1: conntrack entries" "$4" "$n"
+}
+
+# ct_fill SRC DST BACKEND N TIMEOUT_S ASSURED FULL DELETE: kpx_ctfill
+# makes N UDP conntrack entries on the node from SRC onwards to DST (DNATed
+# to BACKEND when given: the reply tuple from BACKEND, as the proxy's own
+# DNAT makes it), ASSURED ones when set (never evicted early); every one
+# made, or with FULL the table full: the entries the kernel could evict
+# deleted first (kpx_ctfill -E: none is left to make room for a new
+# connection), then some refused with ENOMEM and nf_conntrack_count at
+# nf_conntrack_max.  DELETE: the same N deleted
+# again (the load gone), every one found.  Marks the kernel's conntrack
+# statistics for ct_stat_check.
+declare -A CTST0
+ct_fill() {
+	local what="conntrack entries $1.. -> $2${3:+ (DNAT $3)}" out k made failed err
+	local -a args=(-t "$5")
+
+	[ -z "$6" ] || args+=(-a)
+	[ -z "$7" ] || args+=(-E)
+	[ -z "$8" ] || args+=(-D)
+	for k in drop early_drop insert_failed; do
+		CTST0[$k]=$(ct_stat "$k")
+	done
+	out=$("$SELFTESTS/tools/kpx_ctfill" "${args[@]}" "$4" "$1" "$2" $3 2>&1)
+	log "kpx_ctfill ${args[*]} $4 $1 $2 $3: $out"
+	if [ -n "$8" ]; then
+		assert_eq "$what: deleted" "$4" "$(jq -r .deleted <<<"$out" 2>/dev/null)"
+		return
+	fi
+	read -r made failed err < <(jq -r '"\(.made) \(.failed) \(.errno)"' <<<"$out" 2>/dev/null)
+	if [ -z "$7" ]; then
+		assert_eq "$what: made" "$4" "$made"
+		return
+	fi
+	assert_ge "$what: refused (table full)" 1 "${failed:-0}"
+	assert_eq "$what: refused with" ENOMEM "$err"
+	assert_eq "nf_conntrack_count at nf_conntrack_max" "$(sysctl -n net.netfilter.nf_conntrack_max)" \
+		"$(sysctl -n net.netfilter.nf_conntrack_count)"
+}
+
+# ct_stat_check NAME MIN MAX: the kernel's conntrack statistic NAME
+# (/proc/net/stat/nf_conntrack: drop, early_drop, insert_failed) grew
+# since the last ct_fill by at least MIN and/or at most MAX.
+ct_stat_check() {
+	local d=$(($(ct_stat "$1") - ${CTST0[$1]:-0}))
+
+	[ -z "$2" ] || assert_ge "conntrack statistic $1 grew by" "$2" "$d"
+	[ -z "$3" ] || assert_ge "conntrack statistic $1 grew by at most $3 (grew by $d)" "$d" "$3"
+}
+
+# metric_check NAME CT_STAT: the agent's /metrics (127.0.0.1:10249, the
+# default bind address) has NAME, equal to the kernel's conntrack
+# statistic CT_STAT summed over the CPUs (ct_stat) when given.
+metric_check() {
+	local v
+
+	v=$(curl -s -m 5 http://127.0.0.1:10249/metrics | awk -v n="$1" '$1 == n { print $2 }')
+	assert_match "/metrics: $1" '^[0-9]' "$v"
+	[ -z "$2" ] || assert_eq "/metrics: $1 = the kernel's $2" "$(ct_stat "$2")" "${v%%.*}"
+}
+
+# peak_rss MIB: the agent's peak resident memory so far (VmHWM) is at most
+# MIB MiB.
+peak_rss() {
+	local kib
+
+	kib=$(awk '$1 == "VmHWM:" { print $2 }' /proc/"$AGENT_PID"/status 2>/dev/null)
+	log "agent peak RSS: ${kib:-?} KiB"
+	assert_ge "agent peak RSS (VmHWM ${kib:-?} KiB) at most $1 MiB" "${kib:-999999999}" $(($1 * 1024))
 }
 
 # delta_mark: the module's totals and kpxctl list's counters before the
@@ -853,9 +958,9 @@ run_case() {
 			probe "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" "$k" ;;
 		after)
 			after "$a" "$b" "$c" "$d" "$e" ;;
-		sysctl) sysctl_check "$a" "$b" ;;
+		sysctl) sysctl_check "$a" "$b" "$c" ;;
 		ipvs) ipvs_service "$a" "$b" "$c" ;;
-		logmatch) assert_match "agent log: '$a'" "$a" "$(cat "$TMPD/agent.log")" ;;
+		logmatch) log_match "$a" "$b" "$c" ;;
 		neighbour) neighbour "$a" "$b" "$c" ;;
 		fbits) flag_bits "$a" "$b" "$c" "$d" ;;
 		listed) listed "$a" "$b" "$c" "$d" ;;
@@ -863,6 +968,10 @@ run_case() {
 		hold_end) hold_check "$a" ;;
 		health) health "$a" "$b" "$c" "$d" ;;
 		ct) ct_check "$a" "$b" "$c" "$d" "$e" ;;
+		ctfill) ct_fill "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
+		ctstat) ct_stat_check "$a" "$b" "$c" ;;
+		metric) metric_check "$a" "$b" ;;
+		peakrss) peak_rss "$a" ;;
 		mark) delta_mark ;;
 		until) until_verdict "$a" "$b" "$c" "$d" "$e" "$f" ;;
 		churn) churn_start "$a" "$b" "$c" "$d" ;;
