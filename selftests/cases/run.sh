@@ -10,7 +10,9 @@
 # other flags, apply steps or files, delete objects, then assert each
 # frontend's backends and action without backend, each probe's answers
 # (which backends, which source address the backend saw) or verdict
-# (refused at once, or dropped), and the module's counters.  The same
+# (refused at once, or dropped), the module's counters, and the node's
+# conntrack table (filled by tools/kpx_ctfill, its entries counted, its
+# statistics, sysctls and the agent's view of them).  The same
 # expect.json is asserted against the model by agent/tests/test_model_cases.
 # One topology, one certificate set and one process for all cases; each
 # case gets its own pods, API server and agent.  Sourced helpers: lib.sh,
@@ -367,16 +369,28 @@ health() {
 	[ -z "$4" ] || assert_eq "health check $1 body localEndpoints" "$4" "${got##* }"
 }
 
-# ct_check DESC ERE COUNT [MIN [WAIT]]: conntrack entries matching ERE
-# (ct_count): exactly COUNT (polled up to WAIT s, for a cleanup that runs
-# after the sync), and/or at least MIN.
+# ct_list: the node's conntrack table (conntrack -L) into CT_LIST, which
+# the phase's conntrack rows share (a listing of 10,000 entries costs
+# seconds under TCG): taken by the first row, again by a row that polls,
+# dropped when a phase starts or ct_fill changes the table.  Entries only
+# go meanwhile (a cleanup), so a later listing serves the rows after it.
+ct_list() {
+	CT_LIST=$(conntrack -L 2>/dev/null) || CT_LIST=conntrack-failed
+}
+
+# ct_check DESC ERE COUNT [MIN [WAIT]]: conntrack entries matching ERE:
+# exactly COUNT (polled up to WAIT s, for a cleanup that runs after the
+# sync), and/or at least MIN.
+CT_LIST=
 ct_check() {
 	local n t0=$SECONDS
 
-	n=$(ct_count "$2")
+	[ -n "$CT_LIST" ] || ct_list
+	n=$(grep -cE -- "$2" <<<"$CT_LIST")
 	while [ -n "$3" ] && [ "$n" != "$3" ] && ((SECONDS - t0 < ${5:-0})); do
 		sleep 0.5
-		n=$(ct_count "$2")
+		ct_list
+		n=$(grep -cE -- "$2" <<<"$CT_LIST")
 	done
 	[ -z "$3" ] || assert_eq "$1: conntrack entries" "$3" "$n"
 	[ -z "${4:-}" ] || assert_ge "$1: conntrack entries" "$4" "$n"
@@ -389,10 +403,10 @@ ct_check() {
 # made, or with FULL the table full: the entries the kernel could evict
 # deleted first (kpx_ctfill -E: none is left to make room for a new
 # connection), then some refused with ENOMEM and nf_conntrack_count at
-# nf_conntrack_max.  DELETE: the same N deleted
-# again (the load gone), every one found.  Marks the kernel's conntrack
+# nf_conntrack_max.  DELETE: the same N deleted again (the load gone):
+# every one the fill made is found.  Marks the kernel's conntrack
 # statistics for ct_stat_check.
-declare -A CTST0
+declare -A CTST0 CT_MADE
 ct_fill() {
 	local what="conntrack entries $1.. -> $2${3:+ (DNAT $3)}" out k made failed err
 	local -a args=(-t "$5")
@@ -403,13 +417,16 @@ ct_fill() {
 	for k in drop early_drop insert_failed; do
 		CTST0[$k]=$(ct_stat "$k")
 	done
+	CT_LIST=
 	out=$("$SELFTESTS/tools/kpx_ctfill" "${args[@]}" "$4" "$1" "$2" $3 2>&1)
 	log "kpx_ctfill ${args[*]} $4 $1 $2 $3: $out"
 	if [ -n "$8" ]; then
-		assert_eq "$what: deleted" "$4" "$(jq -r .deleted <<<"$out" 2>/dev/null)"
+		assert_eq "$what: deleted (all those made)" "${CT_MADE["$1 $2"]:-$4}" \
+			"$(jq -r .deleted <<<"$out" 2>/dev/null)"
 		return
 	fi
 	read -r made failed err < <(jq -r '"\(.made) \(.failed) \(.errno)"' <<<"$out" 2>/dev/null)
+	CT_MADE["$1 $2"]=$made
 	if [ -z "$7" ]; then
 		assert_eq "$what: made" "$4" "$made"
 		return
@@ -841,6 +858,7 @@ phase() {
 	local -a dels=() restores=()
 
 	log "--- case $CASE: $desc"
+	CT_LIST=
 	[ "$flags" != "=" ] || flags=$CUR_FLAGS
 	# step_first: the API has the step's objects before the agent
 	# (re)starts (its own Node: no start-up wait for it)
@@ -895,10 +913,10 @@ restore_obj() {
 # afterwards.
 run_case() {
 	local kind a b c d e f g h i j k fe lines localnet
-	local fails0=$FAILS checks0=$CHECKS npids=${#PIDS[@]}
+	local fails0=$FAILS checks0=$CHECKS npids=${#PIDS[@]} t0=$SECONDS
 	local -a fes=() pods=()
 
-	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=() POD_IP6=() AGENT_DOWN=
+	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=() POD_IP6=() AGENT_DOWN= CT_MADE=()
 	# a case may make the agent set it (localhost NodePorts): put back after
 	localnet=$(sysctl -n net.ipv4.conf.all.route_localnet)
 	OBJECTS=$CASES_DIR/$CASE/objects.json
@@ -1000,7 +1018,7 @@ run_case() {
 		sysctl -q -w "$i=${SYSCTL0[$i]}"
 	done
 	SYSCTL0=()
-	log "case $CASE: $((FAILS - fails0)) of $((CHECKS - checks0)) checks failed"
+	log "case $CASE: $((FAILS - fails0)) of $((CHECKS - checks0)) checks failed ($((SECONDS - t0)) s)"
 }
 
 # clean_dataplane: nothing of the case left for the next (the module's
