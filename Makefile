@@ -172,6 +172,19 @@ bench-mh: deps
 bench-ct: deps
 	./bench/ct/run.sh
 
+# The hostile SETs' reply time (106,000 empty lists, too many lists, the
+# largest valid SET, one backend too many) in the VM (bench/genl/run.sh
+# [REV...]; results in bench/results/).  Not part of check or check-all.
+bench-genl: deps
+	./bench/genl/run.sh
+
+# ClientIP affinity's per-connection cost, 65,536 IPv6 clients colliding
+# under the former fixed-seed hash against random ones, in the VM
+# (bench/aff/run.sh [REV...]; results in bench/results/).  Not part of
+# check or check-all.
+bench-aff: deps
+	./bench/aff/run.sh
+
 # Side-by-side VM benchmark (issue 7): kpx, the fallback modes and the
 # no-proxy floor; results in bench/results/ (bench/run.sh).  bench-quick:
 # fewer N, shorter runs, under 10 minutes.
@@ -192,4 +205,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools style sparse style-diff unit dkms-build dkms-install packages test-packaging \
-	vm-check vm-check-6.12 vm-check-long vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh bench-ct clean
+	vm-check vm-check-6.12 vm-check-long vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh bench-ct bench-genl bench-aff clean
