@@ -716,7 +716,7 @@ TEST_F_TIMEOUT(kpx, backends_max, 240)
 /*
  * One SET with 106,000 empty top-level KPX_A_BACKENDS (424 KB): EINVAL
  * "empty backend list" at the first of them, at once (one pass over the
- * message; the time is logged, the 10 ms target is a benchmark's), and
+ * message; the time is logged, the 10 ms target is bench/genl's), and
  * nothing changes.
  */
 TEST_F_TIMEOUT(kpx, empty_backend_lists_106000, 120)
