@@ -137,18 +137,54 @@ static char *make_selector(CURL *c, enum kpx_kind kind, const char *node)
 	return sel;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/*
+ * client-go's reflector's relistResourceVersion(): "" (NULL) after an
+ * expired or too large one, "0" before the first list completed, else the
+ * last resourceVersion seen.
+ */
+static void list_rv_choose(struct res *r)
+{
+	free(r->list_rv_buf);
+	r->list_rv_buf = NULL;
+	if (r->rv_unavailable)
+		r->list_rv = NULL;
+	else if (!r->rv)
+		r->list_rv = "0";
+	else
+		r->list_rv = r->list_rv_buf = strdup(r->rv);	/* NULL: quorum */
+}
+
 static char *make_url(struct res *r, enum req req, long *timeout_s)
 {
 	CURL *c = r->easy;
 	char *url = NULL, *esc = NULL;
 	int ret;
 
-	if (req == REQ_LIST) {
-		if (r->cont && !(esc = curl_easy_escape(c, r->cont, 0)))
+	if (req == REQ_LIST && r->cont) {
+		/* a continue page: no resourceVersion, as client-go's pager */
+		if (!(esc = curl_easy_escape(c, r->cont, 0)))
 			return NULL;
-		ret = asprintf(&url, "%s%s?%s&limit=%d%s%s", r->k->base, r->path,
-			       r->selector, LIST_LIMIT, esc ? "&continue=" : "",
-			       esc ? esc : "");
+		ret = asprintf(&url, "%s%s?%s&limit=%d&continue=%s", r->k->base, r->path,
+			       r->selector, LIST_LIMIT, esc);
+		*timeout_s = r->k->request_timeout_s;
+	} else if (req == REQ_LIST) {
+		bool limit;
+
+		list_rv_choose(r);
+		/*
+		 * The reflector's pager: a limit, except at a resourceVersion
+		 * other than "0" unless an earlier list was paged (the watch
+		 * cache then serves it whole; it ignores the limit at "0").
+		 */
+		limit = !r->list_rv || !strcmp(r->list_rv, "0") || r->paginated;
+		if (r->list_rv && !(esc = curl_easy_escape(c, r->list_rv, 0)))
+			return NULL;
+		ret = asprintf(&url, "%s%s?%s%s%s%s", r->k->base, r->path, r->selector,
+			       esc ? "&resourceVersion=" : "", esc ? esc : "",
+			       limit ? "&limit=" STR(LIST_LIMIT) : "");
 		*timeout_s = r->k->request_timeout_s;
 	} else {
 		long t = WATCH_MIN_S + random() % (WATCH_MIN_S + 1);
@@ -229,7 +265,7 @@ static void start(struct res *r)
 	r->events = 0;
 	r->first_page = r->cur == REQ_LIST && !r->cont;
 	if (r->first_page)
-		r->items = 0;
+		r->items = r->pages = 0;
 
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	/* only what kpx_kubeconfig_server() let through, and no redirects */
@@ -292,11 +328,28 @@ static const char *failure(struct res *r, CURLcode res, char *buf, size_t len)
 	return buf;
 }
 
+/* A list's resourceVersion was refused: 410 Expired or 504 too large. */
+static bool list_rv_gone(struct res *r)
+{
+	struct json_object *st;
+	bool gone;
+
+	if (r->code == 410)
+		return true;
+	if (r->code != 504)
+		return false;
+	st = json_tokener_parse(r->errbody);
+	gone = k8s_rv_too_large(st);
+	json_object_put(st);
+	return gone;
+}
+
 static void list_done(struct res *r, CURLcode res)
 {
 	char why[512];
 
 	if (res == CURLE_OK && r->code == 200 && r->page_ok) {
+		r->pages++;
 		if (r->cont) {
 			k8s_schedule_now(r, REQ_LIST);	/* next page */
 			return;
@@ -305,9 +358,13 @@ static void list_done(struct res *r, CURLcode res)
 		r->relisting = false;
 		if (r->kind == KPX_KIND_NODE)
 			k8s_node_listed(r);
-		kpx_info("k8s", "%s: listed %lu at resourceVersion %s%s", r->name,
-			 r->items, r->page_rv ? r->page_rv : "?",
-			 r->synced ? " (relist)" : "");
+		if (r->list_rv && !strcmp(r->list_rv, "0") && r->pages > 1)
+			r->paginated = true;
+		r->rv_unavailable = false;
+		kpx_info("k8s", "%s: listed %lu at resourceVersion %s%s (asked for %s, %u page%s)",
+			 r->name, r->items, r->page_rv ? r->page_rv : "?",
+			 r->synced ? " (relist)" : "", r->list_rv ? r->list_rv : "the latest",
+			 r->pages, r->pages == 1 ? "" : "s");
 		r->synced = true;
 		k8s_set_str(&r->rv, r->page_rv);
 		r->backoff_ms = BACKOFF_MIN_MS;
@@ -316,6 +373,18 @@ static void list_done(struct res *r, CURLcode res)
 			kpx_err("k8s", "%s: list without resourceVersion", r->name);
 			k8s_backoff(r);
 		}
+		return;
+	}
+	if (r->first_page && r->list_rv && list_rv_gone(r)) {
+		/*
+		 * The reflector: the resourceVersion listed at expired (410) or
+		 * is newer than the cache (504 ResourceVersionTooLarge): list
+		 * again at once, at the latest (a quorum read).
+		 */
+		kpx_info("k8s", "%s: list at resourceVersion %s: %s, listing the latest",
+			 r->name, r->list_rv, failure(r, res, why, sizeof(why)));
+		r->rv_unavailable = true;
+		k8s_schedule_now(r, REQ_LIST);
 		return;
 	}
 	if (r->code == 410)
@@ -549,6 +618,7 @@ void kpx_k8s_free(struct kpx_k8s *k)
 		free(r->rv);
 		free(r->cont);
 		free(r->page_rv);
+		free(r->list_rv_buf);
 	}
 	curl_multi_cleanup(k->multi);
 	curl_slist_free_all(k->headers);

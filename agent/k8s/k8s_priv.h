@@ -54,6 +54,17 @@ struct res {
 	char *rv;		/* resourceVersion to watch from */
 	char *cont;		/* list continue token */
 	bool relisting;		/* between kpx_model_relist_begin() and _end() */
+	/*
+	 * client-go's reflector: the list's resourceVersion is "0" (any
+	 * revision, served by the watch cache) until a list completed, then
+	 * the last one seen (not older than what was applied), "" (a quorum
+	 * read) after the server answered that one expired (410) or too large.
+	 */
+	bool rv_unavailable;
+	bool paginated;		/* a list at "0" came in pages: keep the limit */
+	const char *list_rv;	/* the first page's: "0", r->rv's copy or NULL */
+	char *list_rv_buf;
+	unsigned int pages;	/* of the list under way */
 	bool first_page;	/* the list request in flight has no continue */
 	bool synced;		/* an initial list completed */
 

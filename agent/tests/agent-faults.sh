@@ -17,7 +17,8 @@
 #     recovers when the right certificate is back
 #  7. a rotated service-account token: 401 with the old one, the new one is
 #     read from the token file on the next retry
-#  8. 10,000 Services listed in pages of 500 (--once)
+#  8. 10,000 Services listed in pages of 500 (--once) from a server without
+#     a watch cache (--no-watch-cache), which pages lists at resourceVersion=0
 #  9. --kube-api-qps / --kube-api-burst slow those requests down
 # 10. a relist answered 200 "{}" (an auth proxy's), a list without
 #     metadata.resourceVersion and a 200 Status: errors, nothing deleted
@@ -249,7 +250,7 @@ mkdir -p "$tmp/big"
 fl_big_services 10000 "$tmp/big/objects.json"
 mkdir -p "$tmp/bigstate"
 python3 "$api/kpx-test-apiserver.py" --dir "$tmp/bigstate" --port 0 --certs "$tmp/certs" \
-	--objects "$tmp/big/objects.json" 2>"$tmp/big.log" &
+	--no-watch-cache --objects "$tmp/big/objects.json" 2>"$tmp/big.log" &
 pids+=($!)
 wait_port "$tmp/bigstate" || { echo "Bail out! no big API server"; exit 1; }
 timeout 120 "$agent" --v 2 --kubeconfig "$tmp/bigstate/kubeconfig" --hostname-override node-a \
@@ -259,6 +260,12 @@ grep -q '] "services: listed 10000 at' "$tmp/big-agent.log"
 ok $? "listed 10000 Services"
 pages=$(grep -c 'GET /api/v1/services?.*limit=500' "$tmp/big.log")
 ok $([ "$pages" = 20 ] && echo 0 || echo 1) "in 20 pages of 500 ($pages requests)"
+# client-go's pager: the first page at resourceVersion=0 (a server without
+# a watch cache pages it), the continue pages without a resourceVersion
+first=$(grep -c 'GET /api/v1/services?[^ ]*&resourceVersion=0&limit=500 ' "$tmp/big.log")
+contrv=$(grep 'GET /api/v1/services?[^ ]*continue=' "$tmp/big.log" | grep -c 'resourceVersion=')
+ok $([ "$first" = 1 ] && [ "$contrv" = 0 ] && echo 0 || echo 1) \
+	"first page at resourceVersion=0 ($first), continue pages without one ($contrv)"
 grep -q 'sync done" .*frontends=10000 sets=10000 dels=0 errors=0' "$tmp/big-agent.log"
 ok $? "one sync of 10000 frontends"
 

@@ -8,7 +8,8 @@ server, for the agent's fault tests (faults the server cannot produce).
 
 Listens on loopback (port written to STATE/port last), serves TLS with
 CERTS/server.{crt,key}, forwards GET requests to the upstream (verified with
-CERTS/ca.crt) and streams responses back chunk by chunk (watches included).
+CERTS/ca.crt) and streams responses back chunk by chunk (watches included);
+POSTs (Events) are forwarded whole, under the token and stall faults only.
 Control, without auth, on the same port (POST, answers JSON):
 
   /_fault/http500?n=N     the next N API requests get HTTP 500 (a Status)
@@ -27,7 +28,9 @@ Control, without auth, on the same port (POST, answers JSON):
                           connection is shut down before any further byte
                           is forwarded (also what a stall holds back)
   /_fault/limit?n=N       list requests are forwarded with limit=N instead
-                          of the client's (small pages from few objects);
+                          of the client's or none (small pages from few
+                          objects; a limit also keeps a list at a
+                          resourceVersion off the watch cache);
                           n=0 forwards the client's limit again
   /_fault/badlist?mode=M  list requests (not watches) are answered 200 with
                           a body that is not a list: M=empty "{}" (an auth
@@ -153,13 +156,56 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(200, body)
 
     def do_POST(self):
+        """Control, or a create (an Event) forwarded as it is, whole."""
         u = urllib.parse.urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        body = self.rfile.read(length) if length else b""
         if u.path.startswith("/_fault/"):
             return self.control(u.path, urllib.parse.parse_qs(u.query))
-        self.reply(405, status_body(405, "MethodNotAllowed", "GET only"))
+        with STATE.lock:
+            STATE.stats["requests"] += 1
+            STATE.stats["posts"] = STATE.stats.get("posts", 0) + 1
+        auth = self.upstream_auth()
+        if auth is False:
+            return
+        self.wait_unstalled()
+        up = urllib.parse.urlsplit(ARGS.upstream)
+        ctx = ssl.create_default_context(cafile=os.path.join(ARGS.certs, "ca.crt"))
+        conn = http.client.HTTPSConnection(up.hostname, up.port, context=ctx, timeout=30)
+        headers = {"Accept": self.headers.get("Accept", "application/json"),
+                   "Content-Type": self.headers.get("Content-Type", "application/json")}
+        if auth:
+            headers["Authorization"] = auth
+        try:
+            conn.request("POST", self.path, body=body, headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+        except OSError as e:
+            return self.reply(502, status_body(502, "BadGateway", str(e)))
+        finally:
+            conn.close()
+        self.reply(resp.status, data, resp.getheader("Content-Type", "application/json"))
+
+    def upstream_auth(self):
+        """The Authorization to send upstream (None: none), or False after
+        answering 401 (the token fault)."""
+        with STATE.lock:
+            token_file = STATE.token_file
+        auth = self.headers.get("Authorization")
+        if not token_file:
+            return auth
+        try:
+            with open(token_file) as f:
+                want = f.read().strip()
+        except OSError:
+            want = None
+        if auth != "Bearer %s" % want:
+            with STATE.lock:
+                STATE.stats["unauthorized"] += 1
+            self.reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+            return False
+        with open(os.path.join(ARGS.certs, "token")) as f:
+            return "Bearer " + f.read().strip()
 
     def wait_unstalled(self):
         counted = False
@@ -273,7 +319,7 @@ class Handler(BaseHTTPRequestHandler):
         """The request path to send upstream (limit rewritten)."""
         with STATE.lock:
             limit = STATE.limit
-        if not limit or "limit" not in q:
+        if not limit or "watch" in q:
             return self.path
         q = dict(q)
         q["limit"] = [str(limit)]

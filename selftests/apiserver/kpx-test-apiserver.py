@@ -4,7 +4,8 @@
 
 Usage: kpx-test-apiserver.py --dir STATE --port N --certs DIR
                              [--bind 127.0.0.1|::1] [--bookmark-interval S]
-                             [--objects FILE.json ...]
+                             [--objects FILE.json ...] [--no-watch-cache]
+                             [--forbid-events]
 Writes only into STATE: pid, port, kubeconfig, kubeconfig-cert.
 """
 
@@ -32,8 +33,10 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, addr, family, store, tls, token, bookmark_interval):
+    def __init__(self, addr, family, store, tls, token, bookmark_interval,
+                 forbid_events=False):
         self.address_family = family
+        self.forbid_events = forbid_events
         self.store = store
         self.tls = tls
         self.token = token
@@ -85,6 +88,11 @@ def main():
     ap.add_argument("--objects", nargs="*", default=[], help="JSON files to load")
     ap.add_argument("--bookmark-interval", type=float, default=3.0, help="seconds")
     ap.add_argument("--initial-rv", type=int, default=1000)
+    ap.add_argument("--no-watch-cache", action="store_true",
+                    help="serve every list from the store (lists at resourceVersion=0 "
+                    "are paged), as kube-apiserver --watch-cache=false")
+    ap.add_argument("--forbid-events", action="store_true",
+                    help="answer Event posts 403 Forbidden (RBAC without events)")
     args = ap.parse_args()
 
     addr = ipaddress.ip_address(args.bind)
@@ -93,6 +101,7 @@ def main():
     family = socket.AF_INET6 if addr.version == 6 else socket.AF_INET
 
     store = Store(initial_rv=args.initial_rv)
+    store.watch_cache = not args.no_watch_cache
     try:
         load_objects(store, args.objects)
     except (OSError, ValueError, StoreError) as e:
@@ -101,7 +110,7 @@ def main():
     with open(os.path.join(args.certs, "token")) as f:
         token = f.read().strip()
     srv = Server((args.bind, args.port), family, store, tls_context(args.certs),
-                 token, args.bookmark_interval)
+                 token, args.bookmark_interval, args.forbid_events)
     port = srv.server_address[1]
     write_file(args.dir, "pid", "%d\n" % os.getpid())
     for name, mode in (("kubeconfig", "token"), ("kubeconfig-cert", "cert")):

@@ -17,11 +17,23 @@ from kpxapi_select import (decode_continue, encode_continue, match_fields,
 from kpxapi_store import RESOURCES, StoreError, obj_key, split_objects
 
 
-def status_body(code, reason, message, extra_md=None):
+def status_body(code, reason, message, extra_md=None, causes=None):
     """A v1 Status object (the body of every error answer)."""
-    return {"kind": "Status", "apiVersion": "v1", "metadata": extra_md or {},
-            "status": "Failure", "message": message, "reason": reason,
-            "code": code}
+    st = {"kind": "Status", "apiVersion": "v1", "metadata": extra_md or {},
+          "status": "Failure", "message": message, "reason": reason,
+          "code": code}
+    if causes:
+        st["details"] = {"causes": causes, "retryAfterSeconds": 1}
+    return st
+
+
+def parse_events_path(path):
+    """The namespace of /apis/events.k8s.io/v1/namespaces/NS/events, or None."""
+    parts = [p for p in path.split("/") if p]
+    if len(parts) == 6 and parts[:3] == ["apis", "events.k8s.io", "v1"] and \
+            parts[3] == "namespaces" and parts[5] == "events":
+        return parts[4]
+    return None
 
 
 def _strip(obj):
@@ -106,8 +118,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def send_status(self, code, reason, message, extra_md=None):
-        self.send_json(code, status_body(code, reason, message, extra_md))
+    def send_status(self, code, reason, message, extra_md=None, causes=None):
+        self.send_json(code, status_body(code, reason, message, extra_md, causes))
 
     def authorized(self):
         """Bearer token or a client certificate signed by the CA."""
@@ -150,6 +162,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if url.path.startswith("/_test/"):
                 return self.control(url.path[len("/_test/"):], q)
+            ev_ns = parse_events_path(url.path)
+            if ev_ns is not None and self.command == "POST":
+                return self.do_post_event(ev_ns)
             if self.command != "GET":
                 raise StoreError(405, "MethodNotAllowed", "only GET is served")
             if url.path == "/version":
@@ -165,7 +180,26 @@ class Handler(BaseHTTPRequestHandler):
                 return self.do_watch(resource, ns, q)
             return self.do_list(resource, ns, q)
         except StoreError as e:
-            self.send_status(e.code, e.reason, e.message)
+            self.send_status(e.code, e.reason, e.message, causes=e.causes)
+
+    def do_post_event(self, ns):
+        """POST of an events.k8s.io/v1 Event: recorded (201), or 403."""
+        body = self.read_body()
+        if not isinstance(body, dict) or body.get("kind") != "Event" or \
+                body.get("apiVersion") != "events.k8s.io/v1":
+            raise StoreError(400, "BadRequest", "body must be an events.k8s.io/v1 Event")
+        md = body.get("metadata") or {}
+        if md.get("namespace") not in (None, "", ns):
+            raise StoreError(400, "BadRequest", "the namespace of the object does "
+                             "not match the namespace on the request")
+        forbid = self.server.forbid_events
+        ev = self.server.store.post_event(ns, body, forbidden=forbid)
+        if ev is None:
+            raise StoreError(403, "Forbidden",
+                             'events.events.k8s.io is forbidden: User "kpx" cannot '
+                             'create resource "events" in API group "events.k8s.io" '
+                             'in the namespace "%s"' % ns)
+        self.send_json(201, ev)
 
     def send_text(self, code, text):
         data = text.encode()
@@ -207,6 +241,8 @@ class Handler(BaseHTTPRequestHandler):
         start = None
         cont = q.get("continue")
         if cont:
+            store.log_list({"resource": resource, "resourceVersion": q.get("resourceVersion"),
+                            "limit": q.get("limit"), "continue": True, "from": "store"})
             rv, start = decode_continue(cont)
             try:
                 at, objs, keys = store.snapshot_keys(kind, rv)
@@ -228,9 +264,23 @@ class Handler(BaseHTTPRequestHandler):
         else:
             want = None
             rvq = q.get("resourceVersion", "")
-            if rvq not in ("", "0") and q.get("resourceVersionMatch") == "Exact":
-                want = self._rv(rvq)
-            at, objs, keys = store.snapshot_keys(kind, want)
+            exact = q.get("resourceVersionMatch") == "Exact"
+            # kube-apiserver's watch cache serves resourceVersion=0 (limit
+            # ignored) and a resourceVersion without a limit (waiting for
+            # the cache to reach it); the rest is read from the store.
+            cached = store.watch_cache and not exact and \
+                (rvq == "0" or (rvq != "" and limit <= 0))
+            store.log_list({"resource": resource, "resourceVersion": q.get("resourceVersion"),
+                            "limit": q.get("limit"), "continue": False,
+                            "from": "cache" if cached else "store"})
+            if cached:
+                want = store.cache_wait(self._rv(rvq) if rvq != "0" else 0)
+                at, objs, keys = store.snapshot_keys(kind, want, cache=True)
+                limit = 0
+            else:
+                if rvq not in ("", "0") and exact:
+                    want = self._rv(rvq)
+                at, objs, keys = store.snapshot_keys(kind, want)
         # the namespace's objects are one range of the sorted keys
         lo, hi = 0, len(objs)
         if ns is not None:
@@ -395,6 +445,10 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         if what == "stats" and self.command == "GET":
             return self.send_json(200, store.stats())
+        if what == "events" and self.command == "GET":
+            with store.cond:
+                return self.send_json(200, {"items": list(store.events),
+                                            "posts": dict(store.event_posts)})
         if self.command != "POST":
             raise StoreError(405, "MethodNotAllowed", "use POST for /_test/%s" % what)
         if what == "apply":
@@ -417,6 +471,17 @@ class Handler(BaseHTTPRequestHandler):
         if what == "compact":
             rv = self._rv(q["rv"]) if q.get("rv") else None
             return self.send_json(200, {"compactedResourceVersion": str(store.compact(rv))})
+        if what == "cache":
+            mode = q.get("mode", "")
+            if mode == "freeze":
+                return self.send_json(200, {"cacheResourceVersion": str(store.cache_freeze())})
+            if mode == "follow":
+                return self.send_json(200, {"cacheResourceVersion": str(store.cache_follow())})
+            raise StoreError(400, "BadRequest", "mode is freeze or follow")
+        if what == "events":
+            with store.cond:
+                return self.send_json(200, {"items": list(store.events),
+                                            "posts": dict(store.event_posts)})
         if what == "drop-watches":
             mode = q.get("mode", "abort")
             if mode not in ("abort", "clean"):

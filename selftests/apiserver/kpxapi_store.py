@@ -4,11 +4,19 @@
 One global revision counter (like etcd's), an event history that can be
 compacted, per-object resourceVersion, and per-watcher event queues so that
 open watches never lose events to a compaction.
+
+A watch cache in front of it, as kube-apiserver's: lists at
+resourceVersion=0 (or at a resourceVersion without a limit) and every watch
+are served from the cache's revision, which follows the store unless frozen
+(a lagging cache: freeze() holds it at the current revision, follow()
+catches it up).  Events (events.k8s.io/v1) posted by clients are recorded.
 """
 
+import collections
 import copy
 import datetime
 import threading
+import time
 import uuid
 
 # resource name -> (kind, apiVersion, namespaced)
@@ -26,11 +34,12 @@ DELETE_ANNOTATION = "cases.kpr.test/delete"
 class StoreError(Exception):
     """An error that maps onto a Kubernetes Status (code, reason)."""
 
-    def __init__(self, code, reason, message):
+    def __init__(self, code, reason, message, causes=None):
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
+        self.causes = causes
 
 
 def obj_key(obj):
@@ -96,6 +105,11 @@ class Store:
         self.next_step = 1
         self.counts = {"list": {}, "watch": {}, "get": {}}
         self._sorted = {}             # kind -> (rv, keys, objects) at rv
+        self.watch_cache = True       # False: --no-watch-cache
+        self.cache_rv = None          # frozen cache's revision, None: follows
+        self.list_log = collections.deque(maxlen=500)  # the list queries seen
+        self.events = []              # posted events.k8s.io/v1 Events
+        self.event_posts = {"created": 0, "forbidden": 0}
 
     # -- loading and changes -------------------------------------------------
 
@@ -188,7 +202,8 @@ class Store:
         """Drop history up to rv (default: everything)."""
         with self.cond:
             rv = self.rv if rv is None else min(int(rv), self.rv)
-            self.history = [e for e in self.history if e.rv > rv]
+            keep = rv if self.cache_rv is None else min(rv, self.cache_rv)
+            self.history = [e for e in self.history if e.rv > keep]
             self.compacted = max(self.compacted, rv)
             return self.compacted
 
@@ -209,7 +224,67 @@ class Store:
         """
         return self.snapshot_keys(kind, rv)[0::2]
 
-    def snapshot_keys(self, kind, rv=None):
+    # -- the watch cache ---------------------------------------------------
+
+    def cache_view(self):
+        """The revision the watch cache has reached (under the lock)."""
+        return self.rv if self.cache_rv is None else self.cache_rv
+
+    def cache_freeze(self):
+        with self.cond:
+            if self.cache_rv is None:
+                self.cache_rv = self.rv
+            return self.cache_rv
+
+    def cache_follow(self):
+        with self.cond:
+            self.cache_rv = None
+            self.cond.notify_all()
+            return self.rv
+
+    def cache_wait(self, rv, timeout=3.0):
+        """The cache's revision once it reaches rv, waiting up to timeout s.
+
+        Raises the Status kube-apiserver's watch cache answers when it does
+        not catch up in time: 504 Timeout, cause ResourceVersionTooLarge.
+        """
+        end = time.monotonic() + timeout
+        with self.cond:
+            while self.cache_view() < rv:
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise StoreError(504, "Timeout",
+                                     "Too large resource version: %d, current: %d"
+                                     % (rv, self.cache_view()),
+                                     causes=[{"reason": "ResourceVersionTooLarge",
+                                              "message": "Too large resource version"}])
+                self.cond.wait(left)
+            return self.cache_view()
+
+    def log_list(self, entry):
+        with self.cond:
+            self.list_log.append(entry)
+
+    def post_event(self, ns, ev, forbidden=False):
+        """Record one posted Event; returns it as stored (or None: 403)."""
+        with self.cond:
+            if forbidden:
+                self.event_posts["forbidden"] += 1
+                return None
+            ev = copy.deepcopy(ev)
+            md = ev.setdefault("metadata", {})
+            md["namespace"] = ns
+            if not md.get("name"):
+                md["name"] = "%s%x" % (md.get("generateName", "event."), self.rv)
+            self.rv += 1
+            md["resourceVersion"] = str(self.rv)
+            md["uid"] = str(uuid.uuid4())
+            md["creationTimestamp"] = _now()
+            self.events.append(ev)
+            self.event_posts["created"] += 1
+            return ev
+
+    def snapshot_keys(self, kind, rv=None, cache=False):
         """As snapshot(), plus the objects' sorted keys: (rv, [objects], [keys]).
 
         The current revision's is cached until the next change, so that the
@@ -225,7 +300,7 @@ class Store:
                 objs = [self.objects[k] for k in keys]
                 self._sorted[kind] = (self.rv, keys, objs)
                 return self.rv, objs, keys
-            if rv < self.compacted:
+            if rv < self.compacted and not cache:
                 raise StoreError(410, "Expired",
                                  "too old resource version: %d (%d)"
                                  % (rv, self.compacted))
@@ -266,7 +341,7 @@ class Store:
                                  % (rv, self.compacted))
             else:
                 w.queue = [e for e in self.history if e.rv > rv]
-            w.cursor = self.rv if rv is None else max(rv, self.rv)
+            w.cursor = self.cache_view() if rv is None else rv
             self.watchers.add(w)
             self.counts["watch"][resource] = self.counts["watch"].get(resource, 0) + 1
             return w, initial
@@ -278,13 +353,19 @@ class Store:
     def wait_events(self, w, timeout):
         """Wait up to timeout seconds for events; returns (events, cursor)."""
         with self.cond:
-            if not w.queue and w.dropped is None:
+            lim = self.cache_view()
+            if (not w.queue or w.queue[0].rv > lim) and w.dropped is None:
                 self.cond.wait(timeout)
-            evs, w.queue = w.queue, []
+                lim = self.cache_view()
+            # only what the (possibly lagging) watch cache has reached
+            n = 0
+            while n < len(w.queue) and w.queue[n].rv <= lim:
+                n += 1
+            evs, w.queue = w.queue[:n], w.queue[n:]
             if evs:
                 w.cursor = max(w.cursor, evs[-1].rv)
             if not w.queue:
-                w.cursor = max(w.cursor, self.rv)
+                w.cursor = max(w.cursor, lim)
             return evs, w.cursor
 
     def count(self, what, resource):
@@ -311,5 +392,10 @@ class Store:
                 "openWatchesTotal": len(self.watchers),
                 "objects": objs,
                 "steps": sorted(self.steps),
+                "watchCache": self.watch_cache,
+                "cacheResourceVersion": str(self.cache_view()),
+                "cacheFrozen": self.cache_rv is not None,
+                "listQueries": list(self.list_log),
+                "eventPosts": dict(self.event_posts),
                 "nextStep": self.next_step,
             }
