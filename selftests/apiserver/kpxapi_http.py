@@ -474,7 +474,8 @@ class Handler(BaseHTTPRequestHandler):
         if what == "cache":
             mode = q.get("mode", "")
             if mode == "freeze":
-                return self.send_json(200, {"cacheResourceVersion": str(store.cache_freeze())})
+                rv = self._rv(q["rv"]) if q.get("rv") else None
+                return self.send_json(200, {"cacheResourceVersion": str(store.cache_freeze(rv))})
             if mode == "follow":
                 return self.send_json(200, {"cacheResourceVersion": str(store.cache_follow())})
             raise StoreError(400, "BadRequest", "mode is freeze or follow")

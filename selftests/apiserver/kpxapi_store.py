@@ -230,11 +230,16 @@ class Store:
         """The revision the watch cache has reached (under the lock)."""
         return self.rv if self.cache_rv is None else self.cache_rv
 
-    def cache_freeze(self):
+    def cache_freeze(self, rv=None):
+        """Hold the cache at rv (default: now), an earlier revision as an
+        HA peer's lagging cache; raises 410 when rv is compacted."""
         with self.cond:
-            if self.cache_rv is None:
-                self.cache_rv = self.rv
-            return self.cache_rv
+            rv = self.rv if rv is None else min(rv, self.rv)
+            if rv < self.compacted:
+                raise StoreError(410, "Expired", "too old resource version: %d (%d)"
+                                 % (rv, self.compacted))
+            self.cache_rv = rv
+            return rv
 
     def cache_follow(self):
         with self.cond:
