@@ -113,8 +113,13 @@ struct servers {
 	struct kpx_httpd *hzd, *mdd;
 };
 
+/*
+ * Started once the own Node is known; then, as kube-proxy, a Node Event
+ * "Starting", or a Warning FailedToStartProxierHealthcheck /
+ * FailedToStartMetricServer with the error for a server that cannot bind.
+ */
 static void servers_start(struct servers *sv, const struct kpx_config *o,
-			  struct kpx_metrics *m, const char *mode)
+			  struct kpx_metrics *m, const char *mode, struct kpx_k8s *k)
 {
 	char err[256];
 
@@ -127,6 +132,9 @@ static void servers_start(struct servers *sv, const struct kpx_config *o,
 			kpx_info("main", "serving /healthz and /livez on %s", o->healthz_bind);
 		else
 			kpx_err("main", "healthz server: %s", err);
+		if (!sv->hzd)
+			kpx_k8s_event(k, "Warning", "FailedToStartProxierHealthcheck",
+				      "StartKubeProxy", err);
 	}
 	if (o->metrics_bind[0]) {
 		sv->mdd = kpx_metricsd_start(o->metrics_bind, &sv->md, err, sizeof(err));
@@ -134,7 +142,11 @@ static void servers_start(struct servers *sv, const struct kpx_config *o,
 			kpx_info("main", "serving /metrics on %s", o->metrics_bind);
 		else
 			kpx_err("main", "metrics server: %s", err);
+		if (!sv->mdd)
+			kpx_k8s_event(k, "Warning", "FailedToStartMetricServer",
+				      "StartKubeProxy", err);
 	}
+	kpx_k8s_event(k, "Normal", "Starting", "StartKubeProxy", NULL);
 }
 
 static void servers_stop(struct servers *sv)
@@ -340,7 +352,7 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 			if (r == KPX_NODEWAIT_DONE) {
 				node_ready = true;
 				if (!o->once)
-					servers_start(&sv, o, metrics, dp ? dp->ops->name : NULL);
+					servers_start(&sv, o, metrics, dp ? dp->ops->name : NULL, k);
 			}
 		}
 		if (node_ready && lists_done(k)) {

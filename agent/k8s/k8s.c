@@ -215,7 +215,7 @@ static void set_pem(CURL *c, const struct kpx_pem *pem, CURLoption blob_opt,
 	}
 }
 
-static int set_auth(struct kpx_k8s *k, CURL *c)
+int k8s_set_auth(struct kpx_k8s *k, CURL *c)
 {
 	const struct kpx_kubeconfig *kc = k->kc;
 	char *token;
@@ -292,7 +292,7 @@ static void start(struct res *r)
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPIDLE, 30L);
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPINTVL, 10L);
-	set_auth(k, c);
+	k8s_set_auth(k, c);
 	if (curl_multi_add_handle(k->multi, c) != CURLM_OK)
 		goto fail;
 	kpx_dbg(2, "k8s", "GET %s", url);
@@ -472,6 +472,8 @@ static void done(struct kpx_k8s *k, CURL *c, CURLcode res)
 	struct res *r = NULL;
 	curl_off_t us = 0;
 
+	if (k8s_post_done(k, c, res))
+		return;
 	curl_easy_getinfo(c, CURLINFO_PRIVATE, (char **)&r);
 	if (!r->code)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->code);
@@ -562,6 +564,7 @@ struct kpx_k8s *kpx_k8s_new(const struct kpx_kubeconfig *kc, const char *node,
 	k->request_timeout_s = LIST_TIMEOUT_S;
 	k->stall_timeout_s = STALL_TIMEOUT_S;
 	kpx_ratelimit_init(&k->rl, 5, 10, kpx_now_ms());
+	k8s_posts_init(k);
 	srandom((unsigned int)(kpx_now_ms() ^ getpid()));
 	k->base = strdup(kc->server);
 	k->node = strdup(node);
@@ -620,6 +623,7 @@ void kpx_k8s_free(struct kpx_k8s *k)
 		free(r->page_rv);
 		free(r->list_rv_buf);
 	}
+	k8s_posts_free(k);
 	curl_multi_cleanup(k->multi);
 	curl_slist_free_all(k->headers);
 	free(k->base);

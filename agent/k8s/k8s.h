@@ -10,9 +10,15 @@
  * Services and slices are selected as kube-proxy selects them:
  * !service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name.
  *
- * Each resource is listed (limit=500 + continue paging) between
- * kpx_model_relist_begin() and _end(), then watched from the list's
- * resourceVersion with bookmarks and a jittered 300-600 s server timeout.
+ * Each resource is listed between kpx_model_relist_begin() and _end(),
+ * then watched from the list's resourceVersion with bookmarks and a
+ * jittered 300-600 s server timeout.  Lists follow client-go's reflector:
+ * the first at resourceVersion=0 with limit=500 (the watch cache answers
+ * it whole; a server without one pages it, and the limit is then kept),
+ * later ones at the last resourceVersion seen, without a limit (served by
+ * the watch cache once it has that revision), continue pages without a
+ * resourceVersion; a list answered 410 or ResourceVersionTooLarge is sent
+ * again at once without a resourceVersion (the latest, a quorum read).
  * A 200 list page without items or metadata.resourceVersion (an auth
  * proxy's "{}", an error object) is a failed list: nothing is deleted.  A
  * list that fails partway, or whose continue token expires (410), is
@@ -81,6 +87,18 @@ int kpx_k8s_parse_time(const char *s, double *out);
  * internal libcurl failure.
  */
 int kpx_k8s_poll(struct kpx_k8s *k, int fd, int timeout_ms);
+
+/*
+ * Posts an events.k8s.io/v1 Event regarding the own Node, as kube-proxy's
+ * recorder (k8s_record.c: the object, reportingController "kube-proxy"):
+ * @type "Normal" or "Warning", @reason ("Starting",
+ * "FailedToStartProxierHealthcheck", ...), @action ("StartKubeProxy"),
+ * @note (NULL or "" for none).  Best-effort and rate-limited: it is sent
+ * by kpx_k8s_poll() and never waited for.  Returns 0 (queued), -EBUSY
+ * (dropped: rate limit or too many in flight) or -ENOMEM.
+ */
+int kpx_k8s_event(struct kpx_k8s *k, const char *type, const char *reason,
+		  const char *action, const char *note);
 
 /* True once the initial list of @kind has completed (it stays true). */
 bool kpx_k8s_synced(const struct kpx_k8s *k, enum kpx_kind kind);

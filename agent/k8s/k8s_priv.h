@@ -85,6 +85,18 @@ struct res {
 	unsigned long items, events;
 };
 
+#define EV_INFLIGHT		4
+
+/* An Event post in flight (k8s_record.c). */
+struct k8s_post {
+	CURL *easy;		/* NULL: the slot is free */
+	char *body;
+	char reason[64];
+	char errbody[512];
+	size_t errlen;
+	char curlerr[CURL_ERROR_SIZE];
+};
+
 struct kpx_k8s {
 	const struct kpx_kubeconfig *kc;
 	struct kpx_model *model;
@@ -98,8 +110,19 @@ struct kpx_k8s {
 	struct kpx_ratelimit rl;
 	int request_timeout_s, stall_timeout_s;
 	struct kpx_metrics *metrics;	/* or NULL */
+	struct k8s_post posts[EV_INFLIGHT];
+	struct curl_slist *post_headers;
+	struct kpx_ratelimit ev_rl;
+	long ev_failed_code;	/* of the last failed post, logged once */
 };
 
+/* k8s.c */
+int k8s_set_auth(struct kpx_k8s *k, CURL *c);
+/* k8s_record.c */
+void k8s_posts_init(struct kpx_k8s *k);
+void k8s_posts_free(struct kpx_k8s *k);
+/* True when @c was an Event post (then done with and freed). */
+bool k8s_post_done(struct kpx_k8s *k, CURL *c, CURLcode res);
 /* k8s_events.c */
 void k8s_set_str(char **dst, const char *s);
 void k8s_backoff(struct res *r);
