@@ -18,8 +18,9 @@
  * Best-effort: at most EV_INFLIGHT posts at once, rate-limited (burst
  * EV_BURST, then one per EV_REFILL_S s, client-go's event spam filter);
  * an Event that does not fit is dropped and logged at -v 2; a failed post
- * (403 from RBAC, 5xx, no connection) is logged once per reason and not
- * retried.
+ * (403 from RBAC, 5xx, no connection) is warned about once (until a post
+ * succeeds again) and not retried.  Their own token bucket: they take
+ * nothing from --kube-api-qps.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -160,7 +161,6 @@ int kpx_k8s_event(struct kpx_k8s *k, const char *type, const char *reason,
 bool k8s_post_done(struct kpx_k8s *k, CURL *c, CURLcode res)
 {
 	struct k8s_post *ps = NULL;
-	curl_off_t us = 0;
 	long code = 0;
 	int i;
 
@@ -170,8 +170,8 @@ bool k8s_post_done(struct kpx_k8s *k, CURL *c, CURLcode res)
 	if (!ps)
 		return false;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &us);
-	kpx_metrics_rest_request(k->metrics, code, "POST", k->host, (double)us / 1e6);
+	/* counted by code and method; the latency histogram is the lists' */
+	kpx_metrics_rest_request(k->metrics, code, "POST", k->host, -1);
 	if (res != CURLE_OK || code / 100 != 2) {
 		struct json_object *st = json_tokener_parse(ps->errbody);
 		const char *msg = NULL;
@@ -191,6 +191,7 @@ bool k8s_post_done(struct kpx_k8s *k, CURL *c, CURLcode res)
 		json_object_put(st);
 	} else {
 		kpx_dbg(2, "k8s", "event %s recorded", ps->reason);
+		k->ev_failed_code = -1;
 	}
 	curl_multi_remove_handle(k->multi, c);
 	curl_easy_cleanup(c);
