@@ -62,7 +62,8 @@ static char *event_body(const struct kpx_k8s *k, const char *type, const char *r
 	char name[KPX_OBJ_NAME_LEN + 20], when[40], host[256] = "", inst[300];
 	struct timespec ts;
 	struct tm tm;
-	char *out = NULL;
+	const char *js;
+	char *out;
 
 	if (!ev)
 		return NULL;
@@ -78,6 +79,12 @@ static char *event_body(const struct kpx_k8s *k, const char *type, const char *r
 
 	md = json_object_new_object();
 	reg = json_object_new_object();
+	if (!md || !reg) {
+		json_object_put(md);
+		json_object_put(reg);
+		json_object_put(ev);
+		return NULL;
+	}
 	json_object_object_add(ev, "apiVersion", json_object_new_string("events.k8s.io/v1"));
 	json_object_object_add(ev, "kind", json_object_new_string("Event"));
 	json_object_object_add(md, "name", json_object_new_string(name));
@@ -95,8 +102,8 @@ static char *event_body(const struct kpx_k8s *k, const char *type, const char *r
 	json_object_object_add(reg, "name", json_object_new_string(k->node));
 	json_object_object_add(reg, "uid", json_object_new_string(k->node));
 	json_object_object_add(ev, "regarding", reg);
-	if (md && reg)
-		out = strdup(json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN));
+	js = json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN);
+	out = js ? strdup(js) : NULL;
 	json_object_put(ev);
 	return out;
 }
@@ -216,11 +223,12 @@ void k8s_posts_free(struct kpx_k8s *k)
 
 void k8s_posts_init(struct kpx_k8s *k)
 {
+	struct curl_slist *h, *h2;
+
 	kpx_ratelimit_init(&k->ev_rl, 1.0 / EV_REFILL_S, EV_BURST, kpx_now_ms());
 	k->ev_failed_code = -1;
-	struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
-	struct curl_slist *h2 = h ? curl_slist_append(h, "Content-Type: application/json") : NULL;
-
+	h = curl_slist_append(NULL, "Accept: application/json");
+	h2 = h ? curl_slist_append(h, "Content-Type: application/json") : NULL;
 	if (!h2)
 		curl_slist_free_all(h);
 	k->post_headers = h2;	/* NULL: events are not posted */
