@@ -171,6 +171,25 @@ static void localnet_on(void)
 }
 
 /*
+ * The fallback modes' settings for the data plane: the masquerade mark of
+ * the mode's masqueradeBit (nftables.*, else iptables.*), ipvs.strictARP
+ * and the IPVS timeouts.
+ */
+static void dp_params(const struct kpx_config *o)
+{
+	struct kpx_dp_params p = {
+		.masq_mark = 1U << (!strcmp(o->proxy_mode, "nftables") ? o->nft_masq_bit :
+				    o->ipt_masq_bit),
+		.strict_arp = o->ipvs_strict_arp,
+		.ipvs_tcp_s = (uint32_t)o->ipvs_tcp_s,
+		.ipvs_tcpfin_s = (uint32_t)o->ipvs_tcpfin_s,
+		.ipvs_udp_s = (uint32_t)o->ipvs_udp_s,
+	};
+
+	kpx_dp_set_params(&p);
+}
+
+/*
  * --init-only: the node's set-up that needs privileges the agent does not
  * keep (writing /proc/sys, loading nf_conntrack and ip_vs), as kube-proxy
  * does at start-up: the conntrack sysctls and those of the proxy mode.  Run
@@ -185,12 +204,16 @@ static int init_only(const struct kpx_config *o)
 
 	r = kpx_ct_apply(&o->conntrack, "", kpx_ct_ncpu(), flags, err, sizeof(err));
 	if (r >= 0) {
-		bool lo = kpx_cidrs_hold_localhost(o->nodeport_cidrs,
-						   o->n_nodeport_cidrs);
+		bool lo = !o->no_localhost_nodeports &&
+			  kpx_cidrs_hold_localhost(o->nodeport_cidrs, o->n_nodeport_cidrs);
 
 		n = r;
 		r = kpx_mode_sysctls(o->proxy_mode, lo, "", flags, err,
 				     sizeof(err));
+	}
+	if (r >= 0 && o->ipvs_strict_arp && !strcmp(o->proxy_mode, "ipvs")) {
+		n += r;
+		r = kpx_strict_arp_sysctls("", flags, err, sizeof(err));
 	}
 	if (r < 0) {
 		fprintf(stderr, "kpx-agent: --init-only: %s\n", err);
@@ -488,6 +511,7 @@ int main(int argc, char **argv)
 		kpx_config_free(&o);
 		return r;
 	}
+	dp_params(&o);
 	if (!o.dry_run) {
 		r = kpx_dp_open(o.proxy_mode, &dp, err, sizeof(err));
 		if (r) {
@@ -496,6 +520,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	kpx_config_mode_notes(&o, dp ? dp->ops->name : *o.proxy_mode ? o.proxy_mode : "kpx");
 	/*
 	 * kube-proxy's setupConntrack(): after the proxier, before the first
 	 * sync.  A read-only /proc/sys (a container's, the unit's

@@ -97,6 +97,18 @@ struct kpx_config {
 	 */
 	char **values;
 	int oom_score_adj;		/* --oom-score-adj / oomScoreAdj, default -999 */
+	/*
+	 * The fallback modes' own settings (kpx_dp_params, given to the data
+	 * plane by main.c): ipvs.strictARP; ipvs.tcpTimeout, tcpFinTimeout,
+	 * udpTimeout in seconds (0: the kernel's); iptables.masqueradeBit
+	 * (iptables and ipvs modes) and nftables.masqueradeBit, default 14;
+	 * no_localhost_nodeports: iptables.localhostNodePorts false (default
+	 * true), no 127.0.0.1 NodePort even when --nodeport-addresses holds it.
+	 */
+	bool ipvs_strict_arp;
+	long ipvs_tcp_s, ipvs_tcpfin_s, ipvs_udp_s;
+	int ipt_masq_bit, nft_masq_bit;
+	bool no_localhost_nodeports;
 	/* --healthz-bind-address / --metrics-bind-address had no port: the
 	 * deprecated --healthz-port / --metrics-port then set it */
 	bool healthz_bind_bare, metrics_bind_bare;
@@ -184,6 +196,14 @@ int kpx_config_apply_oom_score_adj(const struct kpx_config *c, const char *path)
  */
 char *kpx_config_configz(const struct kpx_config *c);
 char *kpx_config_flagz(const struct kpx_config *c);
+
+/*
+ * Logs, once at start-up, each fallback-mode setting of @c (ipvs.strictARP,
+ * the IPVS timeouts, the masquerade bits, iptables.localhostNodePorts)
+ * given with a non-default value that @mode ("kpx", "nftables", ...) does
+ * not use, and why (modenotes.c).
+ */
+void kpx_config_mode_notes(const struct kpx_config *c, const char *mode);
 
 /* Frees the strings @c owns (kubeconfig, master, config_file, ...). */
 void kpx_config_free(struct kpx_config *c);

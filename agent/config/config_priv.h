@@ -69,6 +69,8 @@ int cfg_apply(struct kpx_config *c, const struct setting *s, const char *v,
 int cfg_parse_bool(const char *v, bool *out);
 int cfg_parse_long(const char *v, long min, long max, long *out);
 CFG_SETTER(cfg_set_str);
+CFG_SETTER(cfg_set_masq_bit);
+CFG_SETTER(cfg_set_bool_not);
 CFG_SETTER(cfg_set_master);
 CFG_SETTER(cfg_set_hostname);
 CFG_SETTER(cfg_set_qps);

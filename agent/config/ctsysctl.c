@@ -198,3 +198,14 @@ int kpx_mode_sysctls(const char *mode, bool localhost_nodeports, const char *roo
 	}
 	return n;
 }
+
+int kpx_strict_arp_sysctls(const char *root, unsigned int flags, char *err, size_t errlen)
+{
+	int n, r;
+
+	n = kpx_sysctl_ensure(root, "net/ipv4/conf/all/arp_ignore", 1, flags, err, errlen);
+	if (n < 0)
+		return n;
+	r = kpx_sysctl_ensure(root, "net/ipv4/conf/all/arp_announce", 2, flags, err, errlen);
+	return r < 0 ? r : n + r;
+}

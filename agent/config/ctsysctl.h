@@ -77,4 +77,14 @@ int kpx_ct_apply(const struct kpx_ct_settings *s, const char *root, int ncpu,
 int kpx_mode_sysctls(const char *mode, bool localhost_nodeports, const char *root,
 		     unsigned int flags, char *err, size_t errlen);
 
+/*
+ * ipvs.strictARP in the "ipvs" mode, as kube-proxy's IPVS proxier:
+ * net.ipv4.conf.all.arp_ignore = 1 (answer ARP only for addresses of the
+ * interface asked on, so not for the VIPs on the dummy device) and
+ * net.ipv4.conf.all.arp_announce = 2 (never announce them as a source),
+ * each through kpx_sysctl_ensure() with @flags.  Returns the number
+ * written, or -errno with @err.
+ */
+int kpx_strict_arp_sysctls(const char *root, unsigned int flags, char *err, size_t errlen);
+
 #endif

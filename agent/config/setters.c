@@ -490,6 +490,18 @@ int cfg_set_bool(struct kpx_config *c, const struct setting *s,
 	return 0;
 }
 
+/* A boolean stored negated (a field whose zero is kube-proxy's default true). */
+int cfg_set_bool_not(struct kpx_config *c, const struct setting *s,
+		     const char *v, bool from_file, char *err, size_t len)
+{
+	bool *out = cfg_field(c, s);
+
+	if (cfg_parse_bool(v, out))
+		return BAD(" (want true or false)");
+	*out = !*out;
+	return 0;
+}
+
 int cfg_set_write_config(struct kpx_config *c, const struct setting *s,
 			    const char *v, bool from_file, char *err, size_t len)
 {
@@ -517,6 +529,19 @@ int cfg_set_oom(struct kpx_config *c, const struct setting *s,
 	if (cfg_parse_long(v, -1000, 1000, &x))
 		return BAD(" (must be within the range [-1000, 1000])");
 	c->oom_score_adj = (int)x;
+	return 0;
+}
+
+/* iptables.masqueradeBit, nftables.masqueradeBit: kube-proxy's validation. */
+int cfg_set_masq_bit(struct kpx_config *c, const struct setting *s,
+		     const char *v, bool from_file, char *err, size_t len)
+{
+	int *out = cfg_field(c, s);
+	long x;
+
+	if (cfg_parse_long(v, 0, 31, &x))
+		return BAD(" (must be within the range [0, 31])");
+	*out = (int)x;
 	return 0;
 }
 

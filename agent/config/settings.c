@@ -54,6 +54,7 @@ void kpx_config_defaults(struct kpx_config *c)
 	c->watch_stall_ms = 150000;
 	c->oom_score_adj = -999;	/* kube-proxy's qos.KubeProxyOOMScoreAdj */
 	kpx_ct_settings_defaults(&c->conntrack);
+	c->ipt_masq_bit = c->nft_masq_bit = 14;
 }
 
 void kpx_config_free(struct kpx_config *c)
@@ -188,20 +189,21 @@ const struct setting cfg_settings[] = {
 	{ "config-sync-period", "configSyncPeriod", V_DUR, NULL, false },
 	{ "proxy-port-range", "portRange", V_STR, NULL, false },
 	{ NULL, "windowsRunAsService", V_BOOL, NULL, false },
-	{ "iptables-masquerade-bit", "iptables.masqueradeBit", V_INT, NULL, false },
-	{ "iptables-localhost-nodeports", "iptables.localhostNodePorts", V_BOOL, NULL, false },
+	{ "iptables-masquerade-bit", "iptables.masqueradeBit", V_INT, cfg_set_masq_bit, false, AT(ipt_masq_bit) },
+	{ "iptables-localhost-nodeports", "iptables.localhostNodePorts", V_BOOL, cfg_set_bool_not, false,
+	  AT(no_localhost_nodeports) },
 	{ NULL, "iptables.snatNodeInternalIP", V_BOOL, NULL, false },
-	{ NULL, "nftables.masqueradeBit", V_INT, NULL, false },
+	{ NULL, "nftables.masqueradeBit", V_INT, cfg_set_masq_bit, false, AT(nft_masq_bit) },
 	{ NULL, "nftables.syncPeriod", V_DUR, cfg_set_mode_period, false },
 	{ NULL, "nftables.minSyncPeriod", V_DUR, cfg_set_mode_period, false },
 	{ "ipvs-sync-period", "ipvs.syncPeriod", V_DUR, cfg_set_mode_period, false },
 	{ "ipvs-min-sync-period", "ipvs.minSyncPeriod", V_DUR, cfg_set_mode_period, false },
 	{ "ipvs-scheduler", "ipvs.scheduler", V_STR, cfg_set_ipvs_scheduler, false },
 	{ "ipvs-exclude-cidrs", "ipvs.excludeCIDRs", V_LIST, NULL, false },
-	{ "ipvs-strict-arp", "ipvs.strictARP", V_BOOL, NULL, false },
-	{ "ipvs-tcp-timeout", "ipvs.tcpTimeout", V_DUR, NULL, false },
-	{ "ipvs-tcpfin-timeout", "ipvs.tcpFinTimeout", V_DUR, NULL, false },
-	{ "ipvs-udp-timeout", "ipvs.udpTimeout", V_DUR, NULL, false },
+	{ "ipvs-strict-arp", "ipvs.strictARP", V_BOOL, cfg_set_bool, false, AT(ipvs_strict_arp) },
+	{ "ipvs-tcp-timeout", "ipvs.tcpTimeout", V_DUR, cfg_set_ct_timeout, false, AT(ipvs_tcp_s) },
+	{ "ipvs-tcpfin-timeout", "ipvs.tcpFinTimeout", V_DUR, cfg_set_ct_timeout, false, AT(ipvs_tcpfin_s) },
+	{ "ipvs-udp-timeout", "ipvs.udpTimeout", V_DUR, cfg_set_ct_timeout, false, AT(ipvs_udp_s) },
 	{ NULL, "winkernel.networkName", V_STR, NULL, false },
 	{ NULL, "winkernel.sourceVip", V_STR, NULL, false },
 	{ NULL, "winkernel.enableDSR", V_BOOL, NULL, false },

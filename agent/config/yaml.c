@@ -177,10 +177,15 @@ static int field_value(struct yctx *y, const struct setting *s, yaml_node_t *n)
 		return cfg_fail(y->err, y->len, "%s: want a %s, not a quoted string", s->field,
 			    s->type == V_BOOL ? "boolean" : "number");
 	/*
-	 * A file's zero means "unset, take the default", except in conntrack.*:
-	 * there kube-proxy's 0 means "leave the sysctl as it is".
+	 * A file's zero means "unset, take the default", except for the fields
+	 * that are pointers in kube-proxy's v1alpha1 types, where only a
+	 * missing one is defaulted: conntrack.* (0 is "leave the sysctl as it
+	 * is"), the masquerade bits (bit 0) and iptables.localhostNodePorts
+	 * (false).
 	 */
-	if (cfg_is_zero(s, v) && strncmp(s->field, "conntrack.", 10))
+	if (cfg_is_zero(s, v) && strncmp(s->field, "conntrack.", 10) &&
+	    strcmp(s->field, "iptables.masqueradeBit") && strcmp(s->field, "nftables.masqueradeBit") &&
+	    strcmp(s->field, "iptables.localhostNodePorts"))
 		return 0;
 	return cfg_apply(y->c, s, v, true, y->err, y->len);
 }

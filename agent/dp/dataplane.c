@@ -24,6 +24,20 @@ const struct kpx_dp_ops *const kpx_dp_modes[] = {
 	NULL,
 };
 
+static struct kpx_dp_params params = { .masq_mark = KPX_DP_MASQ_MARK_DEFAULT };
+
+void kpx_dp_set_params(const struct kpx_dp_params *p)
+{
+	params = *p;
+	if (!params.masq_mark)
+		params.masq_mark = KPX_DP_MASQ_MARK_DEFAULT;
+}
+
+const struct kpx_dp_params *kpx_dp_params(void)
+{
+	return &params;
+}
+
 const struct kpx_dp_ops *kpx_dp_find(const char *name)
 {
 	size_t i;

@@ -136,6 +136,29 @@ struct kpx_dp {
 	char errmsg[512];
 };
 
+/*
+ * kube-proxy's settings of the fallback modes, given before kpx_dp_open()
+ * (main.c; the defaults until then) and read by the modes they apply to.
+ */
+struct kpx_dp_params {
+	/* 1 << the mode's masqueradeBit (iptables.masqueradeBit in the
+	 * iptables and ipvs modes, nftables.masqueradeBit in nftables);
+	 * default 0x4000 (bit 14) */
+	uint32_t masq_mark;
+	/* ipvs: ipvs.strictARP, net.ipv4.conf.all.arp_ignore = 1 and
+	 * arp_announce = 2 (no ARP replies for the VIPs on the dummy device) */
+	bool strict_arp;
+	/* ipvs: ipvs.tcpTimeout, tcpFinTimeout, udpTimeout in seconds, set by
+	 * IPVS_CMD_SET_CONFIG; 0 leaves the kernel's value */
+	uint32_t ipvs_tcp_s, ipvs_tcpfin_s, ipvs_udp_s;
+};
+
+#define KPX_DP_MASQ_MARK_DEFAULT 0x4000
+
+void kpx_dp_set_params(const struct kpx_dp_params *p);
+/* The parameters given, or the defaults. */
+const struct kpx_dp_params *kpx_dp_params(void);
+
 /* The mode of that name ("kpx", "nftables", "iptables", "ipvs"), or NULL. */
 const struct kpx_dp_ops *kpx_dp_find(const char *name);
 /* NULL-terminated list, in the order of the automatic choice. */

@@ -384,6 +384,7 @@ void kpx_model_set_config(struct kpx_model *m, const struct kpx_config *c)
 	memcpy(s->nodeport_cidrs, c->nodeport_cidrs,
 	       (size_t)s->n_nodeport_cidrs * sizeof(s->nodeport_cidrs[0]));
 	s->nodeport_primary = c->nodeport_primary || !s->n_nodeport_cidrs;
+	s->no_localhost_nodeports = c->no_localhost_nodeports;
 	snprintf(s->scheduler, sizeof(s->scheduler), "%s", c->scheduler);
 	model_dirty_everything(m);
 }

@@ -97,6 +97,7 @@ struct settings {
 	struct kpx_cidr nodeport_cidrs[KPX_CONFIG_CIDRS_MAX];
 	int n_nodeport_cidrs;
 	bool nodeport_primary;
+	bool no_localhost_nodeports;	/* iptables.localhostNodePorts false */
 	char scheduler[16];	/* --scheduler, "" = "random" */
 };
 

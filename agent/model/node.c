@@ -161,7 +161,8 @@ static bool np_skipped(int family, const union kpx_api_addr *a)
  * removed is dropped); until the interface addresses are known (dry run,
  * tests) the Node's InternalIP/ExternalIP addresses inside them.  A CIDR
  * holding 127.0.0.1 also gives the IPv4 localhost NodePort of
- * kube-proxy's iptables mode (route_localnet; always masqueraded).
+ * kube-proxy's iptables mode (route_localnet; always masqueraded), unless
+ * iptables.localhostNodePorts is false.
  */
 size_t model_nodeport_addrs(const struct kpx_model *m,
 			    const struct kpx_api_node *nd, struct np_addr *v)
@@ -203,7 +204,7 @@ size_t model_nodeport_addrs(const struct kpx_model *m,
 	memset(&lo, 0, sizeof(lo));
 	lo.family = AF_INET;
 	lo.addr.v4.s_addr = htonl(INADDR_LOOPBACK);
-	for (j = 0; nd && j < s->n_nodeport_cidrs; j++)
+	for (j = 0; nd && !s->no_localhost_nodeports && j < s->n_nodeport_cidrs; j++)
 		if (kpx_cidr_contains(&s->nodeport_cidrs[j], AF_INET, &lo.addr))
 			np_add(v, &n, &lo, true);
 	return n;
@@ -296,6 +297,7 @@ bool kpx_model_own_node(const struct kpx_model *m, size_t *naddrs,
 
 bool kpx_model_localhost_nodeports(const struct kpx_model *m)
 {
-	return kpx_cidrs_hold_localhost(m->cfg.nodeport_cidrs, m->cfg.n_nodeport_cidrs);
+	return !m->cfg.no_localhost_nodeports &&
+	       kpx_cidrs_hold_localhost(m->cfg.nodeport_cidrs, m->cfg.n_nodeport_cidrs);
 }
 

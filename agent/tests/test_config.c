@@ -137,8 +137,14 @@ static void test_full(void)
 	   c.conntrack.tcp_established_s == 7200 && c.conntrack.tcp_close_wait_s == 0 &&
 	   c.conntrack.tcp_be_liberal && c.conntrack.udp_s == 30 && c.conntrack.udp_stream_s == 120,
 	   "full: conntrack.* read, a 0 kept as 0 (leave the sysctl as is)");
-	ok(c.n_ignored == 3, "full: 3 ignored settings reported, bindAddress 192.0.2.7 one (%u)",
+	ok(c.n_ignored == 2, "full: 2 ignored settings reported, bindAddress 192.0.2.7 one (%u)",
 	   c.n_ignored);
+	ok(c.ipvs_strict_arp && c.ipvs_tcp_s == 900 && c.ipvs_tcpfin_s == 30 && c.ipvs_udp_s == 300,
+	   "full: ipvs.strictARP, tcpTimeout 900 s, tcpFinTimeout 30 s, udpTimeout 300 s (%ld %ld %ld)",
+	   c.ipvs_tcp_s, c.ipvs_tcpfin_s, c.ipvs_udp_s);
+	ok(c.ipt_masq_bit == 12 && c.nft_masq_bit == 13 && c.no_localhost_nodeports,
+	   "full: iptables.masqueradeBit 12, nftables.masqueradeBit 13, localhostNodePorts false (%d %d)",
+	   c.ipt_masq_bit, c.nft_masq_bit);
 	ok(c.oom_score_adj == -999, "full: oomScoreAdj -999");
 	kpx_config_free(&c);
 }
@@ -718,6 +724,32 @@ static void test_mode_settings(void)
 		r = parse(&c, b);
 		ok(r == 0 && streq(c.scheduler, "mh"), "--scheduler wins over --ipvs-scheduler (%s)",
 		   c.scheduler);
+		kpx_config_free(&c);
+	}
+	kpx_config_defaults(&c);
+	ok(c.ipt_masq_bit == 14 && c.nft_masq_bit == 14 && !c.no_localhost_nodeports &&
+	   !c.ipvs_strict_arp && !c.ipvs_tcp_s && !c.ipvs_tcpfin_s && !c.ipvs_udp_s,
+	   "defaults: masqueradeBit 14 (both), localhostNodePorts true, strictARP false, IPVS timeouts 0");
+	r = yaml(&c, HDR "iptables:\n  masqueradeBit: 32\n");
+	ok(r == -EINVAL && strstr(err, "masqueradeBit: Invalid value: 32: must be within the range [0, 31]"),
+	   "iptables.masqueradeBit 32 rejected (%s)", err);
+	kpx_config_free(&c);
+	r = yaml(&c, HDR "ipvs:\n  udpTimeout: -1s\n");
+	ok(r == -EINVAL && strstr(err, "udpTimeout: Invalid value"), "ipvs.udpTimeout -1s rejected (%s)",
+	   err);
+	kpx_config_free(&c);
+	{
+		const char *const a[] = { "--proxy-mode", "ipvs", "--ipvs-strict-arp",
+			"--ipvs-tcp-timeout", "2m", "--ipvs-tcpfin-timeout=10s", "--ipvs-udp-timeout",
+			"45s", "--iptables-masquerade-bit", "0", "--iptables-localhost-nodeports=false",
+			NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && c.ipvs_strict_arp && c.ipvs_tcp_s == 120 && c.ipvs_tcpfin_s == 10 &&
+		   c.ipvs_udp_s == 45 && c.ipt_masq_bit == 0 && c.no_localhost_nodeports &&
+		   c.n_ignored == 0,
+		   "--ipvs-strict-arp, --ipvs-*-timeout 2m 10s 45s, --iptables-masquerade-bit 0, --iptables-localhost-nodeports=false applied, none ignored (%s)",
+		   r ? err : "ok");
 		kpx_config_free(&c);
 	}
 }

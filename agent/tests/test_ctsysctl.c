@@ -119,6 +119,14 @@ static void mode_sysctls(void)
 	ok(r == -ENOENT && strstr(err, "vs/conntrack"),
 	   "ipvs without net.ipv4.vs.conntrack: -ENOENT even when tolerant (%d %s)", r, err);
 	put(VS "conntrack", 1);
+	put("/proc/sys/net/ipv4/conf/all/arp_ignore", 0);
+	put("/proc/sys/net/ipv4/conf/all/arp_announce", 1);
+	r = kpx_strict_arp_sysctls(root, 0, err, sizeof(err));
+	ok(r == 2 && get("/proc/sys/net/ipv4/conf/all/arp_ignore") == 1 &&
+	   get("/proc/sys/net/ipv4/conf/all/arp_announce") == 2,
+	   "ipvs.strictARP: arp_ignore 0 -> 1, arp_announce 1 -> 2 (%d)", r);
+	r = kpx_strict_arp_sysctls(root, 0, err, sizeof(err));
+	ok(r == 0, "ipvs.strictARP again: nothing rewritten (%d)", r);
 }
 
 /* Runs @fn with stderr (the log) in a file; returns the number of lines matching @pat. */

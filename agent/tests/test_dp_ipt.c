@@ -137,6 +137,22 @@ static void test_full_v4(void)
 	ok(has(t, "-A KPX-MARK-MASQ -j MARK --or-mark 0x4000\n"), "masquerade mark 0x4000");
 	ok(has(t, "-A KPX-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n-A KPX-POSTROUTING -j MARK --xor-mark 0x4000\n-A KPX-POSTROUTING -m comment --comment \"kpx service traffic requiring SNAT\" -j MASQUERADE\n"),
 	   "postrouting: unmarked return, mark cleared, masquerade");
+	{
+		/* iptables.masqueradeBit 0 */
+		struct kpx_dp_params p = *kpx_dp_params();
+		char *t2;
+
+		p.masq_mark = 1U << 0;
+		kpx_dp_set_params(&p);
+		t2 = gen(AF_INET, v, 5, NULL, &cfg, KPX_IPT_HOOKS_ALL, NULL, 0);
+		p.masq_mark = KPX_DP_MASQ_MARK_DEFAULT;
+		kpx_dp_set_params(&p);
+		ok(has(t2, "-A KPX-MARK-MASQ -j MARK --or-mark 0x1\n") &&
+		   has(t2, "-A KPX-POSTROUTING -m mark ! --mark 0x1/0x1 -j RETURN\n-A KPX-POSTROUTING -j MARK --xor-mark 0x1\n") &&
+		   !has(t2, "0x4000"),
+		   "masqueradeBit 0: mark 0x1 set, tested and cleared, no 0x4000");
+		free(t2);
+	}
 	ok(has(t, "-A KPX-MASQ-NONLOCAL -s 10.244.0.0/16 -j RETURN\n-A KPX-MASQ-NONLOCAL -i veth+ -j RETURN\n-A KPX-MASQ-NONLOCAL -j KPX-MARK-MASQ\n"),
 	   "non-local: IPv4 prefix and interface prefix return, the rest is marked");
 	ok(!has(t, "fd00:10:244"), "no IPv6 prefix in the IPv4 restore");

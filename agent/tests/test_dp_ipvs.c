@@ -192,6 +192,29 @@ static void test_rules(void)
 	ok(strstr(t, "-A KPX-IPVS-MARK-MASQ -j MARK --or-mark 0x4000\n") &&
 	   strstr(t, "-A KPX-IPVS-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n"),
 	   "mark bit 0x4000 set and tested");
+	free(t);
+	{
+		/* iptables.masqueradeBit 12 */
+		struct kpx_dp_params p = *kpx_dp_params();
+
+		p.masq_mark = 1U << 12;
+		kpx_dp_set_params(&p);
+		t = NULL;
+		f = open_memstream(&t, &len);
+		kpx_ipvs_iptables_rules(f, AF_INET, &c);
+		fclose(f);
+		p.masq_mark = KPX_DP_MASQ_MARK_DEFAULT;
+		kpx_dp_set_params(&p);
+		ok(strstr(t, "-A KPX-IPVS-MARK-MASQ -j MARK --or-mark 0x1000\n") &&
+		   strstr(t, "-A KPX-IPVS-POSTROUTING -m mark ! --mark 0x1000/0x1000 -j RETURN\n") &&
+		   strstr(t, "-A KPX-IPVS-POSTROUTING -j MARK --xor-mark 0x1000\n") && !strstr(t, "0x4000"),
+		   "masqueradeBit 12: mark 0x1000 set, tested and cleared, no 0x4000");
+		free(t);
+	}
+	t = NULL;
+	f = open_memstream(&t, &len);
+	kpx_ipvs_iptables_rules(f, AF_INET, &c);
+	fclose(f);
 	ok(strstr(t, "-A KPX-IPVS-FILTER -m set --match-set KPX-IPVS-FW dst,dst -m set ! --match-set KPX-IPVS-FW-SRC dst,dst,src -m conntrack --ctstate NEW -j DROP\n") != NULL,
 	   "source ranges drop new connections from other sources");
 	ok(strstr(t, "-A KPX-IPVS-OUTPUT -m set --match-set KPX-IPVS-SVC src,dst -j KPX-IPVS-MARK-MASQ\n") != NULL,

@@ -59,6 +59,22 @@ static void test_table(void)
 	ok(has(&b, "add rule ip kpx masquerading meta mark and 0x4000 == 0 return\n"
 		   "add rule ip kpx masquerading meta mark set meta mark xor 0x4000\n"
 		   "add rule ip kpx masquerading masquerade fully-random"), "masquerade by mark 0x4000");
+	{
+		/* nftables.masqueradeBit 13 */
+		struct kpx_dp_params p = *kpx_dp_params();
+		struct kpx_strbuf b2 = { 0 };
+
+		p.masq_mark = 1U << 13;
+		kpx_dp_set_params(&p);
+		kpx_nft_gen_table(&b2, AF_INET);
+		p.masq_mark = KPX_DP_MASQ_MARK_DEFAULT;
+		kpx_dp_set_params(&p);
+		ok(has(&b2, "add rule ip kpx mark-for-masquerade meta mark set meta mark or 0x2000\n") &&
+		   has(&b2, "add rule ip kpx masquerading meta mark and 0x2000 == 0 return\n"
+			    "add rule ip kpx masquerading meta mark set meta mark xor 0x2000\n") &&
+		   !has(&b2, "0x4000"), "masqueradeBit 13: mark 0x2000 set, tested and cleared, no 0x4000");
+		kpx_strbuf_free(&b2);
+	}
 	ok(has(&b, "add rule ip kpx filter-input ip daddr 127.0.0.0/8 ip saddr != 127.0.0.0/8 ct state != { established, related } ct status & dnat == 0 drop\n"),
 	   "127/8 closed to other hosts (CVE-2020-8558)");
 	ok(has(&b, "add rule ip kpx filter-prerouting ct state new jump firewall-check\n"

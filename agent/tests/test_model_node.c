@@ -182,6 +182,24 @@ static void test_local_addrs(void)
 		      "local: all: every interface address, no fe80::, 127.0.0.1 as the localhost NodePort (masq)");
 	ok(kpx_model_nodeport_ips(m, ips, 4) == 0,
 	   "local: all: health checks on the wildcard (0 addresses: both families)");
+	ok(kpx_model_localhost_nodeports(m), "local: all: localhost NodePorts (route_localnet wanted)");
+	/* the same with iptables.localhostNodePorts false */
+	{
+		struct kpx_config c;
+
+		case_config(&c, "node-a");
+		cidr(&c.nodeport_cidrs[0], "0.0.0.0/0");
+		cidr(&c.nodeport_cidrs[1], "::/0");
+		c.n_nodeport_cidrs = 2;
+		c.nodeport_primary = false;
+		c.no_localhost_nodeports = true;
+		kpx_model_set_config(m, &c);
+	}
+	ok_state_only(m, ":30320",
+		      "10.0.0.5:30320/tcp [masqnl] -> 10.244.1.185:8080\n"
+		      "192.0.2.11:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+		      "local: all, localhostNodePorts false: no 127.0.0.1 NodePort");
+	ok(!kpx_model_localhost_nodeports(m), "local: localhostNodePorts false: no route_localnet");
 	kpx_model_free(m);
 }
 

@@ -43,12 +43,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/service.h"
+#include "dp/dataplane.h"
 #include "base/strbuf.h"
 
 /* iptables' chain name limit (XT_EXTENSION_MAXNAMELEN 29, with the NUL). */
 #define KPX_IPT_CHAIN_LEN 29
-/* The masquerade mark bit (kube-proxy --iptables-masquerade-bit 14). */
-#define KPX_IPT_MASQ_MARK 0x4000
+/* The masquerade mark: 1 << --iptables-masquerade-bit (default 14, 0x4000). */
+#define KPX_IPT_MASQ_MARK (kpx_dp_params()->masq_mark)
 
 typedef char kpx_ipt_chain_t[KPX_IPT_CHAIN_LEN];
 

@@ -313,3 +313,50 @@ int kpx_ipvs_dest_dump(struct kpx_ipvs *v, const struct kpx_ipvs_svc *s,
 	*n = dd.vec.n;
 	return 0;
 }
+
+int kpx_ipvs_set_timeouts(struct kpx_ipvs *v, const struct kpx_ipvs_timeouts *t)
+{
+	struct nl_msg *msg;
+	struct kpx_genl_req r = { 0 };
+
+	if (!t->tcp && !t->tcpfin && !t->udp)
+		return 0;
+	msg = new_msg(v, IPVS_CMD_SET_CONFIG, 0);
+	if (!msg)
+		return -ENOMEM;
+	/* an attribute left out keeps its value (0 would be taken as such too) */
+	if ((t->tcp && nla_put_u32(msg, IPVS_CMD_ATTR_TIMEOUT_TCP, t->tcp)) ||
+	    (t->tcpfin && nla_put_u32(msg, IPVS_CMD_ATTR_TIMEOUT_TCP_FIN, t->tcpfin)) ||
+	    (t->udp && nla_put_u32(msg, IPVS_CMD_ATTR_TIMEOUT_UDP, t->udp))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return transact(v, msg, &r);
+}
+
+static int parse_config(struct nlmsghdr *nlh, void *arg)
+{
+	struct nlattr *tb[IPVS_CMD_ATTR_MAX + 1];
+	struct kpx_ipvs_timeouts *t = arg;
+
+	if (genlmsg_parse(nlh, 0, tb, IPVS_CMD_ATTR_MAX, NULL) < 0)
+		return -EBADMSG;
+	if (tb[IPVS_CMD_ATTR_TIMEOUT_TCP])
+		t->tcp = nla_get_u32(tb[IPVS_CMD_ATTR_TIMEOUT_TCP]);
+	if (tb[IPVS_CMD_ATTR_TIMEOUT_TCP_FIN])
+		t->tcpfin = nla_get_u32(tb[IPVS_CMD_ATTR_TIMEOUT_TCP_FIN]);
+	if (tb[IPVS_CMD_ATTR_TIMEOUT_UDP])
+		t->udp = nla_get_u32(tb[IPVS_CMD_ATTR_TIMEOUT_UDP]);
+	return 0;
+}
+
+int kpx_ipvs_get_timeouts(struct kpx_ipvs *v, struct kpx_ipvs_timeouts *t)
+{
+	struct nl_msg *msg = new_msg(v, IPVS_CMD_GET_CONFIG, 0);
+	struct kpx_genl_req r = { .parse = parse_config, .arg = t };
+
+	memset(t, 0, sizeof(*t));
+	if (!msg)
+		return -ENOMEM;
+	return transact(v, msg, &r);
+}

@@ -74,4 +74,17 @@ int kpx_ipvs_svc_dump(struct kpx_ipvs *v, struct kpx_ipvs_svc **out, size_t *n);
 int kpx_ipvs_dest_dump(struct kpx_ipvs *v, const struct kpx_ipvs_svc *s,
 		       struct kpx_ipvs_dest **out, size_t *n);
 
+/* IPVS's connection timeouts, seconds (ipvsadm --set tcp tcpfin udp). */
+struct kpx_ipvs_timeouts {
+	uint32_t tcp, tcpfin, udp;
+};
+
+/*
+ * IPVS_CMD_SET_CONFIG with the timeouts of @t that are not 0 (the others
+ * keep their value); 0 without a request when all are 0.
+ */
+int kpx_ipvs_set_timeouts(struct kpx_ipvs *v, const struct kpx_ipvs_timeouts *t);
+/* IPVS_CMD_GET_CONFIG: the namespace's timeouts into *t. */
+int kpx_ipvs_get_timeouts(struct kpx_ipvs *v, struct kpx_ipvs_timeouts *t);
+
 #endif

@@ -58,9 +58,41 @@ const char *ipvs_iptables_cmd(int family, bool restore)
 
 /* --- the constant ruleset -------------------------------------------------- */
 
+/*
+ * ipvs.tcpTimeout, tcpFinTimeout, udpTimeout: IPVS_CMD_SET_CONFIG (as
+ * kube-proxy's ConfigureTimeouts()) of those given (> 0) that differ from
+ * the kernel's; each change logged with the old value.  A refusal is
+ * logged as an error and not fatal, as in kube-proxy.
+ */
+static int ipvs_set_timeouts(struct dp_ipvs *v)
+{
+	const struct kpx_dp_params *p = kpx_dp_params();
+	struct kpx_ipvs_timeouts now, want = { p->ipvs_tcp_s, p->ipvs_tcpfin_s, p->ipvs_udp_s };
+	int r;
+
+	if (!want.tcp && !want.tcpfin && !want.udp)
+		return 0;
+	r = kpx_ipvs_get_timeouts(v->ipvs, &now);
+	if (!r && (!want.tcp || want.tcp == now.tcp) &&
+	    (!want.tcpfin || want.tcpfin == now.tcpfin) && (!want.udp || want.udp == now.udp))
+		return 0;
+	r = kpx_ipvs_set_timeouts(v->ipvs, &want);
+	if (r) {
+		kpx_err("dataplane", "ipvs: setting the IPVS timeouts (tcp %u, tcpfin %u, udp %u s): %s%s%s",
+			want.tcp, want.tcpfin, want.udp, strerror(-r),
+			*kpx_ipvs_errmsg(v->ipvs) ? ": " : "", kpx_ipvs_errmsg(v->ipvs));
+		return 0;
+	}
+	kpx_info("dataplane", "ipvs: IPVS timeouts tcp %u s, tcpfin %u s, udp %u s (were %u, %u, %u)",
+		 want.tcp ? want.tcp : now.tcp, want.tcpfin ? want.tcpfin : now.tcpfin,
+		 want.udp ? want.udp : now.udp, now.tcp, now.tcpfin, now.udp);
+	return 0;
+}
+
 /* Sets, chains and jumps of both families, and the sysctls; idempotent. */
 int ipvs_write_rules(struct dp_ipvs *v)
 {
+	const struct kpx_dp_params *p = kpx_dp_params();
 	static const int fams[] = { AF_INET, AF_INET6 };
 	char *text = NULL, err[400];
 	size_t len, i, j;
@@ -74,6 +106,14 @@ int ipvs_write_rules(struct dp_ipvs *v)
 	r = kpx_mode_sysctls("ipvs", false, "", KPX_SYSCTL_TOLERANT, err, sizeof(err));
 	if (r < 0)
 		return kpx_dp_fail(&v->dp, r, "setting the IPVS sysctls: %s", err);
+	if (p->strict_arp) {
+		r = kpx_strict_arp_sysctls("", KPX_SYSCTL_TOLERANT, err, sizeof(err));
+		if (r < 0)
+			return kpx_dp_fail(&v->dp, r, "ipvs.strictARP: %s", err);
+	}
+	r = ipvs_set_timeouts(v);
+	if (r)
+		return r;
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;

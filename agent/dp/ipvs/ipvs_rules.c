@@ -344,12 +344,12 @@ void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c)
 		fprintf(f, "-A KPX-IPVS-NONLOCAL -i %s+ -j RETURN\n", c->local_ifprefix);
 	fprintf(f, "-A KPX-IPVS-NONLOCAL -j KPX-IPVS-MARK-MASQ\n");
 	fprintf(f, "-A KPX-IPVS-NONLOCAL-OUT -j KPX-IPVS-MARK-MASQ\n");
-	fprintf(f, "-A KPX-IPVS-MARK-MASQ -j MARK --or-mark " KPX_IPVS_MASQ_MARK "\n");
+	fprintf(f, "-A KPX-IPVS-MARK-MASQ -j MARK --or-mark 0x%x\n", KPX_IPVS_MASQ_MARK);
 	fprintf(f, "-A KPX-IPVS-POSTROUTING -m set --match-set %s dst,dst,src -j MASQUERADE\n",
 		set_names[fi][KPX_IPVS_SET_LOOP]);
-	fprintf(f, "-A KPX-IPVS-POSTROUTING -m mark ! --mark " KPX_IPVS_MASQ_MARK "/"
-		KPX_IPVS_MASQ_MARK " -j RETURN\n");
-	fprintf(f, "-A KPX-IPVS-POSTROUTING -j MARK --xor-mark " KPX_IPVS_MASQ_MARK "\n");
+	fprintf(f, "-A KPX-IPVS-POSTROUTING -m mark ! --mark 0x%x/0x%x -j RETURN\n",
+		KPX_IPVS_MASQ_MARK, KPX_IPVS_MASQ_MARK);
+	fprintf(f, "-A KPX-IPVS-POSTROUTING -j MARK --xor-mark 0x%x\n", KPX_IPVS_MASQ_MARK);
 	fprintf(f, "-A KPX-IPVS-POSTROUTING -j MASQUERADE\n");
 	fprintf(f, "COMMIT\n*mangle\n:KPX-IPVS-FILTER - [0:0]\n");
 	fprintf(f, "-A KPX-IPVS-FILTER -m set --match-set %s dst,dst -m conntrack --ctstate NEW -j DROP\n",

@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include "dp/ipvs/ipvs_nl.h"
 #include "base/service.h"
+#include "dp/dataplane.h"
 
 /* Our ipsets, per family. */
 enum kpx_ipvs_set {
@@ -64,7 +65,7 @@ enum kpx_ipvs_set {
 };
 
 #define KPX_IPVS_LINK "kpx-ipvs0"
-#define KPX_IPVS_MASQ_MARK "0x4000"
+#define KPX_IPVS_MASQ_MARK (kpx_dp_params()->masq_mark)
 #define KPX_IPVS_COMMENT_MAX 128
 /* One ipset entry: "SETNAME ENTRY[ comment "..."]". */
 #define KPX_IPVS_LINE_MAX 192

@@ -39,10 +39,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "base/service.h"
+#include "dp/dataplane.h"
 #include "base/strbuf.h"
 
 #define KPX_NFT_TABLE "kpx"
-#define KPX_NFT_MASQ_MARK 0x4000
+#define KPX_NFT_MASQ_MARK (kpx_dp_params()->masq_mark)
 
 /* "ip" for AF_INET, "ip6" for AF_INET6. */
 const char *kpx_nft_family(int family);
