@@ -17,6 +17,7 @@
 #include <linux/workqueue.h>
 
 #include "backend.h"
+#include "stats.h"
 
 /* The order of a set: by address (16 bytes), then port, host order. */
 static int be_cmp(const u8 *a1, __be16 p1, const u8 *a2, __be16 p2)
@@ -91,8 +92,10 @@ int kpx_be_cfg_sort(struct kpx_be_cfg *cfg, u32 n, u32 *dup_pos)
 
 static void be_put(struct kpx_backend *be)
 {
-	if (refcount_dec_and_test(&be->ref))
+	if (refcount_dec_and_test(&be->ref)) {
+		kpx_be_stats_free(be->conns);
 		kfree(be);
+	}
 }
 
 /* Frees and allocations of large sets reschedule every this many steps. */
@@ -206,10 +209,14 @@ struct kpx_bset *kpx_bset_build(const struct kpx_bset *old,
 			be = kzalloc(sizeof(*be), GFP_KERNEL_ACCOUNT);
 			if (!be)
 				goto nomem;
+			be->conns = kpx_be_stats_alloc();
+			if (!be->conns) {
+				kfree(be);
+				goto nomem;
+			}
 			refcount_set(&be->ref, 1);
 			be->addr = cfg[i].addr;
 			be->port = cfg[i].port;
-			atomic64_set(&be->conns, 0);
 		}
 		set->count = i + 1;
 		set->be[i] = be;

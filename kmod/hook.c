@@ -174,7 +174,7 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 
 	verdict = nf_nat_setup_info(ct, &range, NF_NAT_MANIP_DST);
 	if (verdict == NF_ACCEPT) {
-		atomic64_inc(&be->conns);
+		kpx_be_stat_inc(be->conns);
 		kpx_lb_connected(set, be);
 		kpx_stat_inc2(svc->stats, kn->stats, conns);
 	} else {

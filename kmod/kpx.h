@@ -23,6 +23,7 @@
 struct kpx_cidrs;
 struct kpx_nscfg;
 struct kpx_stats_pcpu;
+struct kpx_be_pcpu;
 struct kpx_mh_cache;
 struct kpx_ct;
 
@@ -58,7 +59,8 @@ struct kpx_backend {
 	refcount_t ref;
 	union kpx_addr addr;	/* network order */
 	__be16 port;		/* network order */
-	atomic64_t conns;	/* new connections sent here */
+	/* new connections sent here, per CPU (stats.h) */
+	struct kpx_be_pcpu __percpu *conns;
 	/*
 	 * "lc" only (lb.c): open connections as lc sees them; those sent
 	 * here since the current recount pass began; the pass's own count

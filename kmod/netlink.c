@@ -530,7 +530,7 @@ static int put_backend(struct sk_buff *skb, u16 family,
 	    nla_put_be16(skb, KPX_BE_A_PORT, be->port) ||
 	    nla_put_u32(skb, KPX_BE_A_WEIGHT, kpx_bset_weight(set, i)) ||
 	    nla_put_u64_64bit(skb, KPX_BE_A_CONNS,
-			      atomic64_read(&be->conns), KPX_BE_A_PAD) ||
+			      kpx_be_stats_conns(be->conns), KPX_BE_A_PAD) ||
 	    nla_put_u32(skb, KPX_BE_A_ACTIVE, kpx_be_active(be))) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;

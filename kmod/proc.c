@@ -188,7 +188,7 @@ static int services_show(struct seq_file *seq, void *v)
 	seq_puts(seq, "  -> ");
 	put_addr(seq, svc->key.family, &set->be[i]->addr, set->be[i]->port);
 	seq_printf(seq, " weight %u conns %llu\n", kpx_bset_weight(set, i),
-		   (u64)atomic64_read(&set->be[i]->conns));
+		   kpx_be_stats_conns(set->be[i]->conns));
 	return 0;
 }
 

@@ -25,6 +25,12 @@ struct kpx_stats_pcpu {
 	struct u64_stats_sync syncp;
 };
 
+/* One CPU's count of the new connections sent to one backend. */
+struct kpx_be_pcpu {
+	u64_stats_t conns;
+	struct u64_stats_sync syncp;
+};
+
 /* The sum over every CPU, as the uapi counters report it. */
 struct kpx_stats {
 	u64 conns;
@@ -38,6 +44,9 @@ struct kpx_stats_pcpu __percpu *kpx_stats_alloc(void);
 void kpx_stats_free(struct kpx_stats_pcpu __percpu *st);
 void kpx_stats_sum(const struct kpx_stats_pcpu __percpu *st,
 		   struct kpx_stats *sum);
+struct kpx_be_pcpu __percpu *kpx_be_stats_alloc(void);
+void kpx_be_stats_free(struct kpx_be_pcpu __percpu *st);
+u64 kpx_be_stats_conns(const struct kpx_be_pcpu __percpu *st);
 
 /*
  * kpx_stat_inc2 - add one to @field of two counter sets (a frontend's and
@@ -64,5 +73,18 @@ void kpx_stats_sum(const struct kpx_stats_pcpu __percpu *st,
 	} while (0)
 
 #define kpx_stat_inc(a, field)	kpx_stat_inc2(a, NULL, field)
+
+/* kpx_be_stat_inc - one more connection sent to a backend; any context. */
+static inline void kpx_be_stat_inc(struct kpx_be_pcpu __percpu *st)
+{
+	struct kpx_be_pcpu *s;
+
+	local_bh_disable();
+	s = this_cpu_ptr(st);
+	u64_stats_update_begin(&s->syncp);
+	u64_stats_inc(&s->conns);
+	u64_stats_update_end(&s->syncp);
+	local_bh_enable();
+}
 
 #endif /* _KPX_STATS_H */
