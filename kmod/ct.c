@@ -35,10 +35,16 @@
  * last one left.  Should the queue be full or an allocation fail, that one
  * cleanup runs at once in the writer's context, as a single-key walk.
  * KPX_CMD_CT_SYNC (kpx_ct_sync()) waits for the queued cleanups.
+ *
+ * The walk looks every UDP and SCTP entry of the host's table up among the
+ * keys walked, and an entry's tuple is the client's choice: the queued and
+ * the walked keys are in rhashtables (a random seed per table, chains of
+ * at most RHT_ELASTICITY, re-seeded or grown in the background by moving
+ * entries without lookups), so a lookup costs O(1) however many keys are
+ * queued and whatever their values.
  */
 #include <linux/rcupdate.h>
-#include <linux/hashtable.h>
-#include <linux/jhash.h>
+#include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/socket.h>
@@ -53,7 +59,6 @@
 
 /* Most keys queued per namespace; further ones are cleaned at once. */
 #define KPX_CT_PENDING_MAX	65536
-#define KPX_CT_HASH_BITS	8
 /* Most walks kpx_ct_sync() waits for. */
 #define KPX_CT_SYNC_ROUNDS	8
 
@@ -63,7 +68,9 @@
 #define CT_GONE		BIT(2)	/* every entry, if the frontend is gone */
 
 struct ct_key {
-	struct hlist_node node;
+	struct rhash_head pnode;	/* in pending */
+	struct rhash_head wnode;	/* in walking */
+	struct list_head list;		/* on pending_list or walking_list */
 	struct kpx_key key;
 	u32 what;		/* CT_* */
 	unsigned long gp;	/* get_state_synchronize_rcu() when queued */
@@ -73,19 +80,54 @@ struct ct_key {
 struct kpx_ct {
 	struct kpx_net *kn;
 	struct rcu_work rwork;
-	spinlock_t lock;	/* pending, n_pending, dying */
-	DECLARE_HASHTABLE(pending, KPX_CT_HASH_BITS);
+	spinlock_t lock;	/* pending, pending_list, n_pending, dying */
+	struct rhashtable pending;
+	struct list_head pending_list;
 	u32 n_pending;
 	bool dying;		/* namespace exit: no more requeueing */
 	/* the worker's own: the keys of the walk in progress */
-	DECLARE_HASHTABLE(walking, KPX_CT_HASH_BITS);
+	struct rhashtable walking;
+	struct list_head walking_list;
 };
 
 /* One walk: the keys (a table, or one key), the entries found. */
 struct ct_walk {
 	struct kpx_net *kn;
-	struct hlist_head *table;	/* KPX_CT_HASH_BITS buckets, or NULL */
+	struct rhashtable *table;	/* or NULL */
 	const struct ct_key *one;	/* with table NULL */
+};
+
+#ifdef KPX_TEST_HOOKS
+atomic_t kpx_test_ct_cmps;
+
+/* The default comparison, counted. */
+static int ct_key_cmp(struct rhashtable_compare_arg *arg, const void *obj)
+{
+	const struct ct_key *e = obj;
+
+	atomic_inc(&kpx_test_ct_cmps);
+	return memcmp(&e->key, arg->key, sizeof(e->key));
+}
+#endif
+
+static const struct rhashtable_params pending_params = {
+	.key_len = sizeof(struct kpx_key),
+	.key_offset = offsetof(struct ct_key, key),
+	.head_offset = offsetof(struct ct_key, pnode),
+	.automatic_shrinking = true,
+#ifdef KPX_TEST_HOOKS
+	.obj_cmpfn = ct_key_cmp,
+#endif
+};
+
+static const struct rhashtable_params walking_params = {
+	.key_len = sizeof(struct kpx_key),
+	.key_offset = offsetof(struct ct_key, key),
+	.head_offset = offsetof(struct ct_key, wnode),
+	.automatic_shrinking = true,
+#ifdef KPX_TEST_HOOKS
+	.obj_cmpfn = ct_key_cmp,
+#endif
 };
 
 /**
@@ -99,27 +141,11 @@ bool kpx_ct_wants_cleanup(const struct kpx_key *key)
 	return key->protocol == IPPROTO_UDP || key->protocol == IPPROTO_SCTP;
 }
 
-static u32 key_hash(const struct kpx_key *key)
+/* The walk's key @key, or NULL; the worker's own table. */
+static struct ct_key *walking_find(struct rhashtable *walking,
+				   const struct kpx_key *key)
 {
-	return jhash(key, sizeof(*key), 0);
-}
-
-static struct ct_key *table_find(struct hlist_head *table,
-				 const struct kpx_key *key)
-{
-	struct ct_key *e;
-
-	hlist_for_each_entry(e, &table[hash_min(key_hash(key),
-						KPX_CT_HASH_BITS)], node)
-		if (!memcmp(&e->key, key, sizeof(*key)))
-			return e;
-	return NULL;
-}
-
-static void table_add(struct hlist_head *table, struct ct_key *e)
-{
-	hlist_add_head(&e->node,
-		       &table[hash_min(key_hash(&e->key), KPX_CT_HASH_BITS)]);
+	return rhashtable_lookup_fast(walking, key, walking_params);
 }
 
 static bool set_empty(const struct kpx_bset *set)
@@ -175,7 +201,7 @@ static int ct_iter(struct nf_conn *ct, void *data)
 		return 0;
 	kpx_key_from_tuple(&key, o);
 	if (w->table)
-		e = table_find(w->table, &key);
+		e = walking_find(w->table, &key);
 	else
 		e = memcmp(&key, &w->one->key, sizeof(key)) ? NULL : w->one;
 	if (!e)
@@ -186,7 +212,7 @@ static int ct_iter(struct nf_conn *ct, void *data)
 	return stale;
 }
 
-static void ct_walk(struct kpx_net *kn, struct hlist_head *table,
+static void ct_walk(struct kpx_net *kn, struct rhashtable *table,
 		    const struct ct_key *one)
 {
 	struct ct_walk w = { .kn = kn, .table = table, .one = one };
@@ -215,10 +241,10 @@ static void add_ext_local(struct kpx_ct *q)
 		    !kpx_ct_wants_cleanup(&svc->key))
 			continue;
 		ck = rcu_dereference(svc->cluster);
-		c = ck ? table_find(q->walking, &ck->key) : NULL;
+		c = ck ? walking_find(&q->walking, &ck->key) : NULL;
 		if (!c || !(c->what & (CT_STALE_BE | CT_NO_NAT | CT_GONE)))
 			continue;
-		e = table_find(q->walking, &svc->key);
+		e = walking_find(&q->walking, &svc->key);
 		if (e) {
 			e->what |= c->what & (CT_STALE_BE | CT_NO_NAT);
 			if (c->what & CT_GONE)
@@ -231,42 +257,48 @@ static void add_ext_local(struct kpx_ct *q)
 		e->key = svc->key;
 		e->what = (c->what & (CT_STALE_BE | CT_NO_NAT)) |
 			  ((c->what & CT_GONE) ? CT_STALE_BE : 0);
-		table_add(q->walking, e);
+		if (rhashtable_insert_fast(&q->walking, &e->wnode,
+					   walking_params)) {
+			kfree(e);
+			break;
+		}
+		list_add_tail(&e->list, &q->walking_list);
 	}
 	rcu_read_unlock();
 }
 
-static void table_free(struct hlist_head *table)
+/* Frees the keys of the walk that is over. */
+static void walking_free(struct kpx_ct *q)
 {
-	struct hlist_node *tmp;
-	struct ct_key *e;
-	int b;
+	struct ct_key *e, *tmp;
 
-	for (b = 0; b < (1 << KPX_CT_HASH_BITS); b++)
-		hlist_for_each_entry_safe(e, tmp, &table[b], node) {
-			hlist_del(&e->node);
-			kfree(e);
-		}
+	list_for_each_entry_safe(e, tmp, &q->walking_list, list) {
+		rhashtable_remove_fast(&q->walking, &e->wnode, walking_params);
+		list_del(&e->list);
+		kfree(e);
+	}
 }
 
 /*
  * Moves the keys whose grace period is over (all of them with @all, after
- * the caller waited for one) from pending to walking.
+ * the caller waited for one) from pending to walking.  A key the walking
+ * table cannot take now (no memory) stays pending, for the next walk.
  */
 static u32 take_ready(struct kpx_ct *q, bool all)
 {
-	struct hlist_node *tmp;
-	struct ct_key *e;
+	struct ct_key *e, *tmp;
 	u32 n = 0;
-	int b;
 
 	spin_lock(&q->lock);
-	hash_for_each_safe(q->pending, b, tmp, e, node) {
+	list_for_each_entry_safe(e, tmp, &q->pending_list, list) {
 		if (!all && !poll_state_synchronize_rcu(e->gp))
 			continue;
-		hash_del(&e->node);
+		if (rhashtable_insert_fast(&q->walking, &e->wnode,
+					   walking_params))
+			break;
+		rhashtable_remove_fast(&q->pending, &e->pnode, pending_params);
+		list_move_tail(&e->list, &q->walking_list);
 		q->n_pending--;
-		table_add(q->walking, e);
 		n++;
 	}
 	spin_unlock(&q->lock);
@@ -281,9 +313,9 @@ static void ct_process(struct kpx_ct *q, bool all)
 	/* A namespace on its way out loses its conntrack table anyway. */
 	if (check_net(q->kn->net)) {
 		add_ext_local(q);
-		ct_walk(q->kn, q->walking, NULL);
+		ct_walk(q->kn, &q->walking, NULL);
 	}
-	table_free(q->walking);
+	walking_free(q);
 }
 
 static void ct_work(struct work_struct *work)
@@ -312,13 +344,23 @@ static struct kpx_ct *ct_queue_get(struct kpx_net *kn)
 	q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
 	if (!q)
 		return NULL;
+	if (rhashtable_init(&q->pending, &pending_params))
+		goto free;
+	if (rhashtable_init(&q->walking, &walking_params))
+		goto destroy;
 	q->kn = kn;
 	spin_lock_init(&q->lock);
-	hash_init(q->pending);
-	hash_init(q->walking);
+	INIT_LIST_HEAD(&q->pending_list);
+	INIT_LIST_HEAD(&q->walking_list);
 	INIT_RCU_WORK(&q->rwork, ct_work);
 	kn->ct = q;
 	return q;
+
+destroy:
+	rhashtable_destroy(&q->pending);
+free:
+	kfree(q);
+	return NULL;
 }
 
 /*
@@ -340,18 +382,21 @@ static bool ct_queue(struct kpx_net *kn, const struct kpx_key *key, u32 what)
 		kfree(fresh);
 		return false;
 	}
-	e = table_find(q->pending, key);
+	e = rhashtable_lookup_fast(&q->pending, key, pending_params);
 	if (e) {
 		e->what |= what;
 		e->gp = gp;
 	} else if (fresh && q->n_pending < KPX_CT_PENDING_MAX) {
-		e = fresh;
-		fresh = NULL;
-		e->key = *key;
-		e->what = what;
-		e->gp = gp;
-		table_add(q->pending, e);
-		q->n_pending++;
+		fresh->key = *key;
+		fresh->what = what;
+		fresh->gp = gp;
+		if (!rhashtable_insert_fast(&q->pending, &fresh->pnode,
+					    pending_params)) {
+			e = fresh;
+			fresh = NULL;
+			list_add_tail(&e->list, &q->pending_list);
+			q->n_pending++;
+		}
 	}
 	if (e)
 		queue_rcu_work(system_unbound_wq, &q->rwork);
@@ -474,6 +519,7 @@ void kpx_ct_sync(struct kpx_net *kn)
 void kpx_ct_net_exit(struct kpx_net *kn)
 {
 	struct kpx_ct *q = kn->ct;
+	struct ct_key *e, *tmp;
 
 	if (!q)
 		return;
@@ -485,6 +531,73 @@ void kpx_ct_net_exit(struct kpx_net *kn)
 		synchronize_rcu();
 		ct_process(q, true);
 	}
+	/* What the walking table could not take: dropped with the queue. */
+	list_for_each_entry_safe(e, tmp, &q->pending_list, list) {
+		list_del(&e->list);
+		kfree(e);
+	}
+	rhashtable_destroy(&q->walking);
+	rhashtable_destroy(&q->pending);
 	kn->ct = NULL;
 	kfree(q);
 }
+
+#ifdef KPX_TEST_HOOKS
+/**
+ * kpx_test_ct_lookup_cost - the most key comparisons one lookup of a walk's
+ * table makes
+ * @keys: inserted, distinct
+ * @n: number of @keys
+ * @probe: looked up after @keys, none of them in @keys
+ * @np: number of @probe
+ * @max_cmps: set to the most comparisons of one lookup of @keys or @probe,
+ *	once the table's background rehashes are done
+ *
+ * A table of its own with the walk's parameters.  Process context.
+ *
+ * Return: 0; -ENOENT if a lookup of @keys missed or one of @probe hit;
+ * -ENOMEM or an insertion error.
+ */
+int kpx_test_ct_lookup_cost(const struct kpx_key *keys, u32 n,
+			    const struct kpx_key *probe, u32 np, u32 *max_cmps)
+{
+	struct bucket_table *tbl;
+	struct ct_key *e, *hit;
+	struct rhashtable t;
+	bool settled;
+	u32 i, c;
+	int err;
+
+	*max_cmps = 0;
+	e = kvcalloc(n, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	err = rhashtable_init(&t, &walking_params);
+	if (err)
+		goto out;
+	for (i = 0; i < n && !err; i++) {
+		e[i].key = keys[i];
+		err = rhashtable_insert_fast(&t, &e[i].wnode, walking_params);
+	}
+	do {
+		flush_work(&t.run_work);
+		rcu_read_lock();
+		tbl = rcu_dereference(t.tbl);
+		settled = !rcu_access_pointer(tbl->future_tbl);
+		rcu_read_unlock();
+	} while (!err && !settled);
+	for (i = 0; i < n + np && !err; i++) {
+		atomic_set(&kpx_test_ct_cmps, 0);
+		hit = rhashtable_lookup_fast(&t, i < n ? &keys[i] :
+					     &probe[i - n], walking_params);
+		c = atomic_read(&kpx_test_ct_cmps);
+		*max_cmps = max(*max_cmps, c);
+		if (hit != (i < n ? &e[i] : NULL))
+			err = -ENOENT;
+	}
+	rhashtable_destroy(&t);
+out:
+	kvfree(e);
+	return err;
+}
+#endif

@@ -13,4 +13,10 @@ bool kpx_ct_wants_cleanup(const struct kpx_key *key);
 void kpx_ct_net_exit(struct kpx_net *kn);
 void kpx_ct_sync(struct kpx_net *kn);
 
+#ifdef KPX_TEST_HOOKS
+/* Test builds only (kmod/tests/Kbuild): see ct.c. */
+int kpx_test_ct_lookup_cost(const struct kpx_key *keys, u32 n,
+			    const struct kpx_key *probe, u32 np, u32 *max_cmps);
+#endif
+
 #endif /* _KPX_CT_H */

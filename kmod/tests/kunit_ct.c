@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite kpx_ct: the tables of the conntrack cleanup (ct.c), whose
+ * every lookup is keyed by a conntrack entry's tuple, a client's choice.
+ *
+ * - N_KEYS UDP frontend keys that all fall in one bucket of a fixed-seed,
+ *   fixed-size table (jhash seed 0, 256 buckets: what anyone who knows the
+ *   seed can aim at) are inserted in a walk's table; each of them, and
+ *   N_PROBE more such keys that are not in it, is found or missed with at
+ *   most RHT_ELASTICITY key comparisons, where one shared chain would take
+ *   up to N_KEYS.
+ */
+#include <kunit/test.h>
+#include <linux/jhash.h>
+#include <linux/in.h>
+#include <linux/socket.h>
+#include <linux/rhashtable.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+
+#include "kpx.h"
+#include "ct.h"
+
+#define N_KEYS		1024
+#define N_PROBE		256
+#define FIXED_BUCKETS	256	/* the fixed table aimed at */
+
+/* UDP 10.96.0.0/12 + @i, port 53. */
+static void ct_test_key(struct kpx_key *key, u32 i)
+{
+	__be32 a = htonl(0x0a600000 + i);
+
+	kpx_key_init(key, AF_INET, IPPROTO_UDP, &a, htons(53));
+}
+
+static u32 fixed_bucket(const struct kpx_key *key)
+{
+	return jhash(key, sizeof(*key), 0) % FIXED_BUCKETS;
+}
+
+static void ct_colliding_keys_test(struct kunit *test)
+{
+	struct kpx_key *k, first;
+	u32 i, n = 0, max_cmps, want;
+
+	k = kvcalloc(N_KEYS + N_PROBE, sizeof(*k), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, k);
+	ct_test_key(&first, 0);
+	want = fixed_bucket(&first);
+	for (i = 0; n < N_KEYS + N_PROBE && i < (1U << 20); i++) {
+		ct_test_key(&k[n], i);
+		if (fixed_bucket(&k[n]) == want)
+			n++;
+	}
+	KUNIT_ASSERT_EQ(test, n, N_KEYS + N_PROBE);
+	KUNIT_EXPECT_EQ(test, kpx_test_ct_lookup_cost(k, N_KEYS, k + N_KEYS,
+						      N_PROBE, &max_cmps), 0);
+	kunit_info(test, "%u keys of one fixed bucket: at most %u comparisons per lookup",
+		   N_KEYS, max_cmps);
+	KUNIT_EXPECT_GE(test, max_cmps, 1U);
+	KUNIT_EXPECT_LE(test, max_cmps, RHT_ELASTICITY);
+	kvfree(k);
+}
+
+static struct kunit_case ct_cases[] = {
+	KUNIT_CASE(ct_colliding_keys_test),
+	{}
+};
+
+static struct kunit_suite ct_suite = {
+	.name = "kpx_ct",
+	.test_cases = ct_cases,
+};
+
+kunit_test_suites(&ct_suite);
