@@ -40,13 +40,7 @@
 #include <time.h>
 
 #include "guest.h"
-
-#ifndef NETLINK_EXT_ACK
-#define NETLINK_EXT_ACK 11
-#endif
-#ifndef NETLINK_CAP_ACK
-#define NETLINK_CAP_ACK 10
-#endif
+#include "nl_ack.h"
 
 struct reply {
 	int error;		/* 0 or a negative errno */
@@ -93,16 +87,13 @@ static int on_ack(struct nl_msg *msg, void *arg)
 static struct nl_sock *kpx_connect(int *fam, struct reply *r)
 {
 	struct nl_sock *sk = nl_socket_alloc();
-	int one = 1, big = 8 << 20;
+	int big = 8 << 20;
 
 	if (!sk || genl_connect(sk)) {
 		fprintf(stderr, "genlbench: genl_connect failed\n");
 		return NULL;
 	}
-	setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK, &one,
-		   sizeof(one));
-	setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_CAP_ACK, &one,
-		   sizeof(one));
+	kpx_nl_ext_ack(nl_socket_get_fd(sk));
 	/* a 424 KB request: past wmem_max, hence the FORCE (root) */
 	setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_SNDBUFFORCE, &big,
 		   sizeof(big));

@@ -77,13 +77,8 @@
 #include <unistd.h>
 
 #include "guest.h"
+#include "nl_ack.h"
 
-#ifndef NETLINK_EXT_ACK
-#define NETLINK_EXT_ACK 11
-#endif
-#ifndef NETLINK_CAP_ACK
-#define NETLINK_CAP_ACK 10
-#endif
 #ifndef IPPROTO_SCTP
 #define IPPROTO_SCTP 132
 #endif
@@ -253,17 +248,12 @@ static int on_intr(struct nl_msg *msg, void *arg)
 static int conn_open(struct conn *c, size_t bufsize)
 {
 	struct timeval tv = { .tv_sec = REPLY_TIMEOUT_S };
-	int one = 1;
 
 	memset(c, 0, sizeof(*c));
 	c->sk = nl_socket_alloc();
 	if (!c->sk || genl_connect(c->sk))
 		return -1;
-	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK,
-		   &one, sizeof(one));
-	/* errors do not echo the (up to 1 MiB) request */
-	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_CAP_ACK,
-		   &one, sizeof(one));
+	kpx_nl_ext_ack(nl_socket_get_fd(c->sk));
 	setsockopt(nl_socket_get_fd(c->sk), SOL_SOCKET, SO_RCVTIMEO, &tv,
 		   sizeof(tv));
 	nl_socket_set_buffer_size(c->sk, 4 << 20, 4 << 20);

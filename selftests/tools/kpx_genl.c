@@ -42,13 +42,7 @@
 
 #include "guest.h"
 #include "kselftest_harness.h"
-
-#ifndef NETLINK_EXT_ACK
-#define NETLINK_EXT_ACK 11
-#endif
-#ifndef NETLINK_CAP_ACK
-#define NETLINK_CAP_ACK 10
-#endif
+#include "nl_ack.h"
 
 struct conn {
 	struct nl_sock *sk;
@@ -220,7 +214,7 @@ static int on_finish(struct nl_msg *msg, void *arg)
  */
 static int conn_open_buf(struct conn *c, int bufsize)
 {
-	int one = 1, big = 8 << 20;
+	int big = 8 << 20;
 
 	memset(c, 0, sizeof(*c));
 	c->sk = nl_socket_alloc();
@@ -233,11 +227,7 @@ static int conn_open_buf(struct conn *c, int bufsize)
 		nl_socket_enable_msg_peek(c->sk);
 	if (genl_connect(c->sk))
 		return -ENOTCONN;
-	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK,
-		   &one, sizeof(one));
-	/* Errors without the echoed request (it can be megabytes). */
-	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_CAP_ACK,
-		   &one, sizeof(one));
+	kpx_nl_ext_ack(nl_socket_get_fd(c->sk));
 	/* Large requests (thousands of backends) must fit the send buffer. */
 	nl_socket_set_buffer_size(c->sk, 4 << 20, 4 << 20);
 	/* Past wmem_max: needs CAP_NET_ADMIN, ignored without it. */
