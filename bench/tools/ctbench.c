@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "guest.h"
+#include "setmsg.h"
 
 static double now_ms(void)
 {
@@ -118,27 +119,15 @@ static int sync_set(long n, int drop)
 	t0 = now_ms();
 	for (i = 0; i < n; i++) {
 		struct nl_msg *m = nlmsg_alloc();
-		struct nlattr *svc, *list, *be;
+		struct nlattr *svc, *list;
 		uint32_t vip = htonl(0x0a600000u | (uint32_t)((i / 250) << 8) |
 				     (uint32_t)(i % 250 + 1));
 		int b;
 
-		genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, fam, 0, 0,
-			    KPX_CMD_SET_SERVICE, KPX_GENL_VERSION);
-		svc = nla_nest_start(m, KPX_A_SERVICE);
-		nla_put_u16(m, KPX_SVC_A_FAMILY, AF_INET);
-		nla_put_u8(m, KPX_SVC_A_PROTOCOL, IPPROTO_UDP);
-		nla_put(m, KPX_SVC_A_ADDR, 4, &vip);
-		nla_put_u16(m, KPX_SVC_A_PORT, htons(53));
+		svc = kpx_set_begin(m, fam, IPPROTO_UDP, vip, 53);
 		list = nla_nest_start(m, KPX_SVC_A_BACKENDS);
-		for (b = 1; b <= (drop ? 1 : 2); b++) {
-			uint32_t a = htonl(0x0af40000u + (uint32_t)b);
-
-			be = nla_nest_start(m, KPX_BACKENDS_A_BACKEND);
-			nla_put(m, KPX_BE_A_ADDR, 4, &a);
-			nla_put_u16(m, KPX_BE_A_PORT, htons(53));
-			nla_nest_end(m, be);
-		}
+		for (b = 1; b <= (drop ? 1 : 2); b++)
+			kpx_set_put_be(m, htonl(0x0af40000u + (uint32_t)b), 53);
 		nla_nest_end(m, list);
 		nla_nest_end(m, svc);
 		err = 0;

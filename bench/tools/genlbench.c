@@ -41,6 +41,7 @@
 
 #include "guest.h"
 #include "nl_ack.h"
+#include "setmsg.h"
 
 struct reply {
 	int error;		/* 0 or a negative errno */
@@ -108,14 +109,10 @@ static struct nl_sock *kpx_connect(int *fam, struct reply *r)
 	return sk;
 }
 
+/* Backend @k: 10.200.0.0 + k. */
 static void put_be(struct nl_msg *m, long k, int port)
 {
-	struct nlattr *be = nla_nest_start(m, KPX_BACKENDS_A_BACKEND);
-	uint32_t a = htonl(0x0ac80000u + (uint32_t)k);	/* 10.200.0.0 + k */
-
-	nla_put(m, KPX_BE_A_ADDR, 4, &a);
-	nla_put_u16(m, KPX_BE_A_PORT, htons(port));
-	nla_nest_end(m, be);
+	kpx_set_put_be(m, htonl(0x0ac80000u + (uint32_t)k), (uint16_t)port);
 }
 
 /*
@@ -133,13 +130,11 @@ static struct nl_msg *build(int fam, const char *name, int rep,
 
 	if (!m)
 		return NULL;
-	genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, fam, 0, 0,
-		    KPX_CMD_SET_SERVICE, KPX_GENL_VERSION);
-	svc = nla_nest_start(m, KPX_A_SERVICE);
-	nla_put_u16(m, KPX_SVC_A_FAMILY, AF_INET);
-	nla_put_u8(m, KPX_SVC_A_PROTOCOL, IPPROTO_TCP);
-	nla_put(m, KPX_SVC_A_ADDR, 4, &vip);
-	nla_put_u16(m, KPX_SVC_A_PORT, htons(80));
+	svc = kpx_set_begin(m, fam, IPPROTO_TCP, vip, 80);
+	if (!svc) {
+		nlmsg_free(m);
+		return NULL;
+	}
 	if (!strcmp(name, "empty106k")) {
 		nla_nest_end(m, svc);
 		/* put directly: libnl's nla_nest_end() drops an empty nest */

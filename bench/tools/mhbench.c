@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "guest.h"
+#include "setmsg.h"
 
 static double now_us(void)
 {
@@ -88,20 +89,14 @@ static int set_all(long n, long min, long max, long share, long mh_size)
 		struct nl_msg *m = nlmsg_alloc_size(1 << 16);
 		long s = i / share, nb = min + s % (max - min + 1), b;
 		uint32_t vip = htonl(0x0a600000u + (uint32_t)i);
-		struct nlattr *svc, *list, *be;
+		struct nlattr *svc, *list;
 		int rc;
 
 		if (!m) {
 			fprintf(stderr, "mhbench: out of memory\n");
 			return 1;
 		}
-		genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, fam, 0, 0,
-			    KPX_CMD_SET_SERVICE, KPX_GENL_VERSION);
-		svc = nla_nest_start(m, KPX_A_SERVICE);
-		nla_put_u16(m, KPX_SVC_A_FAMILY, AF_INET);
-		nla_put_u8(m, KPX_SVC_A_PROTOCOL, IPPROTO_TCP);
-		nla_put(m, KPX_SVC_A_ADDR, 4, &vip);
-		nla_put_u16(m, KPX_SVC_A_PORT, htons(80));
+		svc = kpx_set_begin(m, fam, IPPROTO_TCP, vip, 80);
 		nla_put_string(m, KPX_SVC_A_SCHEDULER, "mh");
 		if (mh_size)
 			nla_put_u32(m, KPX_SVC_A_MH_SIZE, (uint32_t)mh_size);
@@ -109,13 +104,10 @@ static int set_all(long n, long min, long max, long share, long mh_size)
 		for (b = 0; b < nb; b++) {
 			uint32_t a = htonl(0x0a000001u + (uint32_t)(s * max + b));
 
-			be = nla_nest_start(m, KPX_BACKENDS_A_BACKEND);
-			nla_put(m, KPX_BE_A_ADDR, 4, &a);
-			nla_put_u16(m, KPX_BE_A_PORT, htons(8080));
-			nla_nest_end(m, be);
+			kpx_set_put_be(m, a, 8080);
 		}
 		nla_nest_end(m, list);
-		if (nla_nest_end(m, svc) < 0) {
+		if (!svc || nla_nest_end(m, svc) < 0) {
 			fprintf(stderr, "mhbench: message too big\n");
 			return 1;
 		}
