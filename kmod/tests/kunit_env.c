@@ -8,6 +8,7 @@
  * called directly: kpx_genl_init() is __init) and down in its suite_exit.
  * The genl family is named "kpx": do not load this module next to kpx.ko.
  */
+#include <kunit/test.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <net/genetlink.h>
@@ -19,11 +20,13 @@
 #include "kunit_env.h"
 
 /**
- * kpx_test_up - register what kpx.ko's init registers
+ * kpx_test_suite_init - a suite's suite_init: register what kpx.ko's init
+ * registers
+ * @suite: the suite (unused)
  *
  * Return: 0 or the first error (everything undone).
  */
-int kpx_test_up(void)
+int kpx_test_suite_init(struct kunit_suite *suite)
 {
 	int err;
 
@@ -47,8 +50,12 @@ masq:
 	return err;
 }
 
-/** kpx_test_down - undo kpx_test_up(), in kpx.ko's exit order */
-void kpx_test_down(void)
+/**
+ * kpx_test_suite_exit - a suite's suite_exit: undo kpx_test_suite_init(),
+ * in kpx.ko's exit order
+ * @suite: the suite (unused)
+ */
+void kpx_test_suite_exit(struct kunit_suite *suite)
 {
 	genl_unregister_family(&kpx_family);
 	kpx_pernet_exit();

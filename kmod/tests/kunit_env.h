@@ -6,7 +6,10 @@
 #ifndef _KPX_KUNIT_ENV_H
 #define _KPX_KUNIT_ENV_H
 
-int kpx_test_up(void);
-void kpx_test_down(void);
+struct kunit_suite;
+
+/* A suite's .suite_init and .suite_exit. */
+int kpx_test_suite_init(struct kunit_suite *suite);
+void kpx_test_suite_exit(struct kunit_suite *suite);
 
 #endif /* _KPX_KUNIT_ENV_H */

@@ -357,16 +357,6 @@ static void lc_missed_kick_test(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, lc_listed(kn));
 }
 
-static int lc_suite_init(struct kunit_suite *suite)
-{
-	return kpx_test_up();
-}
-
-static void lc_suite_exit(struct kunit_suite *suite)
-{
-	kpx_test_down();
-}
-
 static struct kunit_case lc_cases[] = {
 	KUNIT_CASE(lc_kick_no_mutex_test),
 	KUNIT_CASE(lc_slices_test),
@@ -376,8 +366,8 @@ static struct kunit_case lc_cases[] = {
 
 static struct kunit_suite lc_suite = {
 	.name = "kpx_lc",
-	.suite_init = lc_suite_init,
-	.suite_exit = lc_suite_exit,
+	.suite_init = kpx_test_suite_init,
+	.suite_exit = kpx_test_suite_exit,
 	.test_cases = lc_cases,
 };
 

@@ -1112,16 +1112,6 @@ static void nl_test_exit(struct kunit *test)
 		nl_close(c);
 }
 
-static int nl_suite_init(struct kunit_suite *suite)
-{
-	return kpx_test_up();
-}
-
-static void nl_suite_exit(struct kunit_suite *suite)
-{
-	kpx_test_down();
-}
-
 static struct kunit_case nl_cases[] = {
 	KUNIT_CASE_PARAM(nl_bad_set_test, bad_req_gen_params),
 	KUNIT_CASE(nl_valid_set_test),
@@ -1139,8 +1129,8 @@ static struct kunit_suite nl_suite = {
 	.name = "kpx_netlink",
 	.init = nl_test_init,
 	.exit = nl_test_exit,
-	.suite_init = nl_suite_init,
-	.suite_exit = nl_suite_exit,
+	.suite_init = kpx_test_suite_init,
+	.suite_exit = kpx_test_suite_exit,
 	.test_cases = nl_cases,
 };
 

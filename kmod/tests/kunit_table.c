@@ -545,16 +545,6 @@ static void table_mh_shared_test(struct kunit *test)
 	kpx_svc_flush(kn);
 }
 
-static int table_suite_init(struct kunit_suite *suite)
-{
-	return kpx_test_up();
-}
-
-static void table_suite_exit(struct kunit_suite *suite)
-{
-	kpx_test_down();
-}
-
 static struct kunit_case table_cases[] = {
 	KUNIT_CASE(table_replace_keeps_backends_test),
 	KUNIT_CASE(table_limits_test),
@@ -565,8 +555,8 @@ static struct kunit_case table_cases[] = {
 
 static struct kunit_suite table_suite = {
 	.name = "kpx_table",
-	.suite_init = table_suite_init,
-	.suite_exit = table_suite_exit,
+	.suite_init = kpx_test_suite_init,
+	.suite_exit = kpx_test_suite_exit,
 	.test_cases = table_cases,
 };
 
