@@ -13,8 +13,10 @@
 #include <linux/rcupdate.h>
 #include <net/genetlink.h>
 
+#include "kpx.h"
 #include "netlink.h"
 #include "pernet.h"
+#include "svc.h"
 #include "masq.h"
 #include "lb.h"
 #include "kunit_env.h"
@@ -61,6 +63,32 @@ void kpx_test_suite_exit(struct kunit_suite *suite)
 	kpx_pernet_exit();
 	kpx_masq_exit();
 	rcu_barrier();
+}
+
+/**
+ * kpx_test_svc - a frontend and its backend set, for a test that holds
+ * the namespace's config mutex (which keeps both)
+ * @kn: the namespace; kn->lock held
+ * @key: the frontend's key
+ * @set: if not NULL, set to the frontend's current backend set (NULL
+ *	without the frontend or without backends)
+ *
+ * Return: the frontend, or NULL.
+ */
+struct kpx_svc *kpx_test_svc(struct kpx_net *kn, const struct kpx_key *key,
+			     const struct kpx_bset **set)
+{
+	struct kpx_svc *svc;
+
+	lockdep_assert_held(&kn->lock);
+	rcu_read_lock();
+	svc = kpx_svc_lookup(kn, key);
+	rcu_read_unlock();
+	if (set)
+		*set = svc ? rcu_dereference_protected(svc->bset,
+						       lockdep_is_held(&kn->lock)) :
+			     NULL;
+	return svc;
 }
 
 MODULE_LICENSE("GPL");

@@ -7,9 +7,16 @@
 #define _KPX_KUNIT_ENV_H
 
 struct kunit_suite;
+struct kpx_net;
+struct kpx_key;
+struct kpx_svc;
+struct kpx_bset;
 
 /* A suite's .suite_init and .suite_exit. */
 int kpx_test_suite_init(struct kunit_suite *suite);
 void kpx_test_suite_exit(struct kunit_suite *suite);
+
+struct kpx_svc *kpx_test_svc(struct kpx_net *kn, const struct kpx_key *key,
+			     const struct kpx_bset **set);
 
 #endif /* _KPX_KUNIT_ENV_H */

@@ -82,17 +82,10 @@ static int lc_del(u32 i)
 static struct kpx_backend *lc_be(struct kpx_net *kn, u32 i, u32 j)
 {
 	const struct kpx_bset *set;
-	struct kpx_svc *svc;
 	struct kpx_key key;
 
-	lockdep_assert_held(&kn->lock);
 	lc_key(&key, i);
-	rcu_read_lock();
-	svc = kpx_svc_lookup(kn, &key);
-	rcu_read_unlock();	/* kn->lock keeps it */
-	if (!svc)
-		return NULL;
-	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
+	kpx_test_svc(kn, &key, &set);
 	return set && j < set->count ? set->be[j] : NULL;
 }
 

@@ -379,13 +379,9 @@ static void snap_take(struct snap *s)
 	s->n_svcs = kn->n_svcs;
 	s->n_backends = kn->n_backends;
 	s->cfg = rcu_dereference_protected(kn->cfg, lockdep_is_held(&kn->lock));
-	rcu_read_lock();
-	svc = kpx_svc_lookup(kn, &key);
-	rcu_read_unlock();
+	svc = kpx_test_svc(kn, &key, &s->bset);
 	s->svc = svc;
 	if (svc) {
-		s->bset = rcu_dereference_protected(svc->bset,
-						    lockdep_is_held(&kn->lock));
 		s->ranges = rcu_dereference_protected(svc->ranges,
 						      lockdep_is_held(&kn->lock));
 		s->cluster = rcu_dereference_protected(svc->cluster,

@@ -324,7 +324,7 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	struct kpx_be_cfg cfg[3];
 	struct kpx_backend *kept;
 	struct kpx_sched_cfg scfg;
-	struct kpx_bset *set;
+	const struct kpx_bset *set;
 	struct kpx_svc *svc;
 	struct kpx_key key;
 	u32 dup;
@@ -337,10 +337,7 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg,
 					  NULL), 0);
 	mutex_lock(&kn->lock);
-	rcu_read_lock();
-	svc = kpx_svc_lookup(kn, &key);
-	rcu_read_unlock();	/* kn->lock keeps it */
-	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
+	svc = kpx_test_svc(kn, &key, &set);
 	kept = set->be[1];
 	for (i = 0; i < 40; i++)
 		kpx_be_stat_inc(kept->conns);
@@ -373,20 +370,13 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 static int be_count(struct kpx_net *kn, u32 i)
 {
 	const struct kpx_bset *set;
-	struct kpx_svc *svc;
 	struct kpx_key key;
 	int n = -1;
 
 	key_of(&key, i);
 	mutex_lock(&kn->lock);
-	rcu_read_lock();
-	svc = kpx_svc_lookup(kn, &key);
-	rcu_read_unlock();	/* kn->lock keeps it */
-	if (svc) {
-		set = rcu_dereference_protected(svc->bset,
-						lockdep_is_held(&kn->lock));
+	if (kpx_test_svc(kn, &key, &set))
 		n = set ? set->count : 0;
-	}
 	mutex_unlock(&kn->lock);
 	return n;
 }
@@ -458,16 +448,10 @@ static void table_limits_test(struct kunit *test)
 static const u16 *mh_of(struct kpx_net *kn, u32 i, u32 *size)
 {
 	const struct kpx_bset *set;
-	struct kpx_svc *svc;
 	struct kpx_key key;
 
 	key_of(&key, i);
-	rcu_read_lock();
-	svc = kpx_svc_lookup(kn, &key);
-	rcu_read_unlock();	/* kn->lock keeps it */
-	if (!svc)
-		return NULL;
-	set = rcu_dereference_protected(svc->bset, lockdep_is_held(&kn->lock));
+	kpx_test_svc(kn, &key, &set);
 	if (!set || !set->sd)
 		return NULL;
 	*size = set->sd->mh_size;
