@@ -600,4 +600,21 @@ out:
 	kvfree(e);
 	return err;
 }
+
+/** kpx_test_ct_pending - the keys the namespace's cleanup queue holds */
+u32 kpx_test_ct_pending(struct kpx_net *kn)
+{
+	struct kpx_ct *q;
+	u32 n;
+
+	mutex_lock(&kn->lock);
+	q = kn->ct;	/* freed only at namespace exit */
+	mutex_unlock(&kn->lock);
+	if (!q)
+		return 0;
+	spin_lock(&q->lock);
+	n = q->n_pending;
+	spin_unlock(&q->lock);
+	return n;
+}
 #endif

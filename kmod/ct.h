@@ -17,6 +17,7 @@ void kpx_ct_sync(struct kpx_net *kn);
 /* Test builds only (kmod/tests/Kbuild): see ct.c. */
 int kpx_test_ct_lookup_cost(const struct kpx_key *keys, u32 n,
 			    const struct kpx_key *probe, u32 np, u32 *max_cmps);
+u32 kpx_test_ct_pending(struct kpx_net *kn);
 #endif
 
 #endif /* _KPX_CT_H */

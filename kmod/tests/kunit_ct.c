@@ -9,6 +9,10 @@
  *   N_PROBE more such keys that are not in it, is found or missed with at
  *   most RHT_ELASTICITY key comparisons, where one shared chain would take
  *   up to N_KEYS.
+ * - N_SVC UDP frontends created (each queues a cleanup of its entries
+ *   without DNAT) and deleted (each queues one of all its entries): the
+ *   queue coalesces them (never more than N_SVC keys) and kpx_ct_sync()
+ *   leaves none queued.
  */
 #include <kunit/test.h>
 #include <linux/jhash.h>
@@ -20,10 +24,15 @@
 
 #include "kpx.h"
 #include "ct.h"
+#include "lb.h"
+#include "pernet.h"
+#include "svc.h"
+#include "kunit_env.h"
 
 #define N_KEYS		1024
 #define N_PROBE		256
 #define FIXED_BUCKETS	256	/* the fixed table aimed at */
+#define N_SVC		1000
 
 /* UDP 10.96.0.0/12 + @i, port 53. */
 static void ct_test_key(struct kpx_key *key, u32 i)
@@ -62,13 +71,50 @@ static void ct_colliding_keys_test(struct kunit *test)
 	kvfree(k);
 }
 
+static void ct_queue_drains_test(struct kunit *test)
+{
+	struct kpx_net *kn = kpx_net(&init_net);
+	struct kpx_sched_cfg scfg;
+	struct kpx_be_cfg be;
+	struct kpx_key key;
+	u32 i, most = 0;
+
+	kpx_sched_cfg_default(&scfg);
+	for (i = 0; i < N_SVC; i++) {
+		memset(&be, 0, sizeof(be));
+		be.addr.bytes[0] = 10;
+		be.addr.bytes[1] = 244;
+		be.addr.bytes[3] = 2;
+		be.port = htons(53);
+		be.weight = 1;
+		ct_test_key(&key, i);
+		KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, &be, 1, NULL,
+						      &scfg, NULL), 0);
+		most = max(most, kpx_test_ct_pending(kn));
+	}
+	for (i = 0; i < N_SVC; i++) {
+		ct_test_key(&key, i);
+		KUNIT_ASSERT_EQ(test, kpx_svc_del(kn, &key), 0);
+		most = max(most, kpx_test_ct_pending(kn));
+	}
+	kunit_info(test, "at most %u keys queued", most);
+	KUNIT_EXPECT_GE(test, most, 1U);
+	KUNIT_EXPECT_LE(test, most, N_SVC);
+	kpx_ct_sync(kn);
+	KUNIT_EXPECT_EQ(test, kpx_test_ct_pending(kn), 0U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kn->n_svcs), 0U);
+}
+
 static struct kunit_case ct_cases[] = {
 	KUNIT_CASE(ct_colliding_keys_test),
+	KUNIT_CASE(ct_queue_drains_test),
 	{}
 };
 
 static struct kunit_suite ct_suite = {
 	.name = "kpx_ct",
+	.suite_init = kpx_test_suite_init,
+	.suite_exit = kpx_test_suite_exit,
 	.test_cases = ct_cases,
 };
 
