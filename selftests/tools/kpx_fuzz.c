@@ -77,6 +77,7 @@
 #include <unistd.h>
 
 #include "guest.h"
+#include "kpx_attr.h"
 #include "nl_ack.h"
 
 #ifndef IPPROTO_SCTP
@@ -1242,15 +1243,10 @@ static struct nl_msg *set_req(const struct svc_spec *s)
 	if (s->nranges) {
 		rl = nla_nest_start(m, KPX_SVC_A_SOURCE_RANGES);
 		for (i = 0; i < s->nranges; i++) {
-			struct nlattr *c = nla_nest_start(m, KPX_CIDRS_A_CIDR);
-
 			memset(a, 0, sizeof(a));
 			a[0] = s->family == AF_INET ? 10 : 0xfd;
 			a[1] = (unsigned char)i;
-			nla_put_u16(m, KPX_CIDR_A_FAMILY, (uint16_t)s->family);
-			nla_put(m, KPX_CIDR_A_ADDR, alen(s->family), a);
-			nla_put_u8(m, KPX_CIDR_A_PREFIXLEN, 16);
-			nla_nest_end(m, c);
+			kpx_put_cidr(m, s->family, a, 16);
 		}
 		nla_nest_end(m, rl);
 	}
@@ -1417,13 +1413,9 @@ static struct nl_msg *r_config(void)
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		struct nlattr *c = nla_nest_start(m, KPX_CIDRS_A_CIDR);
-		unsigned char a[16] = { 10, (unsigned char)(244 + i) };
+		unsigned char a[4] = { 10, (unsigned char)(244 + i) };
 
-		nla_put_u16(m, KPX_CIDR_A_FAMILY, AF_INET);
-		nla_put(m, KPX_CIDR_A_ADDR, 4, a);
-		nla_put_u8(m, KPX_CIDR_A_PREFIXLEN, 16);
-		nla_nest_end(m, c);
+		kpx_put_cidr(m, AF_INET, a, 16);
 	}
 	nla_nest_end(m, l);
 	nla_put_string(m, KPX_CFG_A_LOCAL_IFPREFIX, "veth");
@@ -1492,13 +1484,9 @@ static void reset(struct conn *c, const struct path *p)
 	struct nl_msg *m = new_req(KPX_CMD_SET_CONFIG, 0);
 	struct nlattr *cfg = nla_nest_start(m, KPX_A_CONFIG);
 	struct nlattr *l = nla_nest_start(m, KPX_CFG_A_LOCAL_CIDRS);
-	struct nlattr *cidr = nla_nest_start(m, KPX_CIDRS_A_CIDR);
 	unsigned char a[4] = { 10, 200 };
 
-	nla_put_u16(m, KPX_CIDR_A_FAMILY, AF_INET);
-	nla_put(m, KPX_CIDR_A_ADDR, 4, a);
-	nla_put_u8(m, KPX_CIDR_A_PREFIXLEN, 16);
-	nla_nest_end(m, cidr);
+	kpx_put_cidr(m, AF_INET, a, 16);
 	nla_nest_end(m, l);
 	nla_put_string(m, KPX_CFG_A_LOCAL_IFNAME, "");
 	nla_put_string(m, KPX_CFG_A_LOCAL_IFPREFIX, "");

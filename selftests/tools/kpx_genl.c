@@ -42,6 +42,7 @@
 
 #include "guest.h"
 #include "kselftest_harness.h"
+#include "kpx_attr.h"
 #include "nl_ack.h"
 
 struct conn {
@@ -753,23 +754,15 @@ TEST_F(kpx, too_many_backend_lists)
 /* A CIDR entry of a range list: 2001:db8:<k>::/48 or 10.<k>.<k>.0/24. */
 static int put_range(struct nl_msg *m, int family, int k)
 {
-	struct nlattr *n = nla_nest_start(m, KPX_CIDRS_A_CIDR);
 	unsigned char a[16] = { 0 };
 
-	if (!n)
-		return -EMSGSIZE;
-	nla_put_u16(m, KPX_CIDR_A_FAMILY, (uint16_t)family);
 	if (family == AF_INET6) {
 		a[0] = 0x20; a[1] = 0x01; a[2] = 0x0d; a[3] = 0xb8;
 		a[4] = (unsigned char)(k >> 8); a[5] = (unsigned char)k;
-		nla_put(m, KPX_CIDR_A_ADDR, 16, a);
-		nla_put_u8(m, KPX_CIDR_A_PREFIXLEN, 48);
-	} else {
-		a[0] = 10; a[1] = (unsigned char)(k >> 8); a[2] = (unsigned char)k;
-		nla_put(m, KPX_CIDR_A_ADDR, 4, a);
-		nla_put_u8(m, KPX_CIDR_A_PREFIXLEN, 24);
+		return kpx_put_cidr(m, family, a, 48);
 	}
-	return nla_nest_end(m, n);
+	a[0] = 10; a[1] = (unsigned char)(k >> 8); a[2] = (unsigned char)k;
+	return kpx_put_cidr(m, family, a, 24);
 }
 
 /*
@@ -957,13 +950,9 @@ static int set_config(struct conn *c, int n, const char *ifname,
 	if (n >= 0) {
 		l = nla_nest_start(m, KPX_CFG_A_LOCAL_CIDRS);
 		for (i = 0; i < n; i++) {
-			struct nlattr *cd = nla_nest_start(m, KPX_CIDRS_A_CIDR);
 			unsigned char a[4] = { 10, (unsigned char)(240 + i) };
 
-			nla_put_u16(m, KPX_CIDR_A_FAMILY, AF_INET);
-			nla_put(m, KPX_CIDR_A_ADDR, 4, a);
-			nla_put_u8(m, KPX_CIDR_A_PREFIXLEN, 16);
-			nla_nest_end(m, cd);
+			kpx_put_cidr(m, AF_INET, a, 16);
 		}
 		/* libnl's nla_nest_end() drops an empty nest */
 		nla_nest_end_keep_empty(m, l);
