@@ -139,25 +139,35 @@ active() {
 		.backends[] | select(.addr == \"$1\") | .active"
 }
 # wait_active ADDR N: until backend ADDR of $VL has N active connections
-# (at most 20 s: each recount pass is about a second apart); prints the
-# last count seen.
+# (at most 100 reads: each recount pass is a second or more apart, longer
+# under load); prints the last count seen, and logs each count seen with
+# the states of $VL's conntrack entries then.
 wait_active() {
-	local i a
+	local i a last="" seen="" t0=$SECONDS
 	for i in $(seq 1 100); do
 		a=$(active "$1")
+		[ "$a" = "$last" ] ||
+			seen+=" $a@$((SECONDS - t0))s[$(conntrack -L -p tcp -d $VL 2>/dev/null |
+				awk '{ n[$4]++ } END { for (s in n) printf " %s %d", s, n[s] }')]"
+		last=$a
 		[ "$a" = "$2" ] && break
 		sleep 0.2
 	done
+	log "wait_active $1 $2: saw$seen" >&2
 	echo "$a"
 }
-# hold N VIP OUT: N connections held open (60 s) from cli, their pids in
-# HELD (to be killed: that closes them).
+# hold N VIP OUT: N connections held open (60 s at most) from cli, their
+# pids in HELD (to be killed: that closes them).  The client is started by
+# /usr/sbin/ip itself, not through lib.sh's ip() function: a function in
+# the background runs in a subshell of its own, so $! would be that
+# subshell's pid and killing it would leave the client holding its
+# connection until its 60 s are over.
 hold() {
 	local i
 	HELD=()
 	for i in $(seq 1 "$1"); do
-		ip netns exec cli "$CLIENT_BIN" --hold 60000 -t 3000 "$2:80" \
-			>"$TMPD/$3$i.out" 2>&1 &
+		/usr/sbin/ip netns exec cli "$CLIENT_BIN" --hold 60000 -t 3000 \
+			"$2:80" >"$TMPD/$3$i.out" 2>&1 &
 		PIDS+=($!)
 		HELD+=($!)
 	done
@@ -201,6 +211,8 @@ kill "${h1[@]}" 2>/dev/null
 wait "${h1[@]}" 2>/dev/null
 assert_eq "lc: pod1 active = 0 after its connections closed" 0 \
 	"$(wait_active 10.244.1.2 0)"
+assert_eq "lc: pod1's held clients were killed, none ran its 60 s" 0 \
+	"$(cat "$TMPD"/h1?.out | grep -c '^hold summary')"
 assert_eq "lc: pod2 active still 3" 3 "$(active 10.244.2.2)"
 client cli -n 3 -t 3000 -q $VL:80
 assert_eq "lc: after the close, 3 new connections all go to pod1" 3 \
