@@ -173,6 +173,8 @@ struct kpx_svc {
 	struct kpx_affk __rcu *aff;	/* ClientIP affinity, lb.c */
 	/* KPX_SVC_A_CLUSTER_*, NULL without KPX_SVC_F_EXT_LOCAL */
 	struct kpx_ckey __rcu *cluster;
+	/* KPX_SVC_A_NAME and KPX_SVC_A_KIND (name.h), NULL: neither */
+	struct kpx_name __rcu *name;
 	u64 seq;			/* unique in its namespace, never reused */
 };
 

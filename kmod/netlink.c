@@ -33,6 +33,7 @@
 #include "lb_nl.h"
 #include "stats.h"
 #include "ct.h"
+#include "name.h"
 
 static const struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	/* Length checked in parse_backend(): the contract says EINVAL. */
@@ -63,6 +64,10 @@ static const struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	/* parse_cluster() checks the length and the flag */
 	[KPX_SVC_A_CLUSTER_ADDR] = { .type = NLA_BINARY },
 	[KPX_SVC_A_CLUSTER_PORT] = { .type = NLA_BE16 },
+	/* kpx_name_parse() checks the characters and the kind's range */
+	[KPX_SVC_A_NAME] = { .type = NLA_NUL_STRING,
+			     .len = KPX_SVC_NAME_MAX - 1 },
+	[KPX_SVC_A_KIND] = { .type = NLA_U8 },
 };
 
 static const struct nla_policy kpx_policy[KPX_A_MAX + 1] = {
@@ -377,6 +382,7 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 	struct kpx_sched_cfg scfg;
 	struct kpx_key key, cluster;
 	struct kpx_be_cfg *cfg = NULL;
+	struct kpx_name_req nreq;
 	struct set_lists *sl;
 	bool has_cluster;
 	u32 n = 0, flags;
@@ -390,6 +396,8 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 		flags = nla_get_u32(tb[KPX_SVC_A_FLAGS]);
 	err = parse_cluster(tb, info->attrs[KPX_A_SERVICE], &key, flags,
 			    &cluster, &has_cluster, info->extack);
+	if (!err)
+		err = kpx_name_parse(tb, &nreq, info->extack);
 	if (err)
 		return err;
 	sl = kmalloc(sizeof(*sl), GFP_KERNEL_ACCOUNT);
@@ -411,7 +419,7 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 		return err;
 	}
 	err = kpx_net_svc_set(kn, &key, flags, cfg, n, ranges, &scfg,
-			      has_cluster ? &cluster : NULL);
+			      has_cluster ? &cluster : NULL, &nreq);
 	if (err == -ENOSPC)
 		NL_SET_ERR_MSG(info->extack,
 			       "namespace limit reached (KPX_SERVICES_MAX frontends or KPX_NS_BACKENDS_MAX backends)");
@@ -513,7 +521,8 @@ static int put_key(struct sk_buff *skb, const struct kpx_svc *svc)
 			      st.rejects, KPX_SVC_A_PAD) ||
 	    nla_put_u64_64bit(skb, KPX_SVC_A_FILTERED,
 			      st.filtered, KPX_SVC_A_PAD) ||
-	    kpx_sched_cfg_put(skb, svc) || put_cluster(skb, svc))
+	    kpx_sched_cfg_put(skb, svc) || put_cluster(skb, svc) ||
+	    kpx_name_put(skb, svc))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -83,6 +83,7 @@ static int net_hooks_enable(struct kpx_net *kn)
  * @scfg: scheduler and affinity settings
  * @cluster: the ClusterIP frontend key of a KPX_SVC_F_EXT_LOCAL frontend,
  *	else NULL; copied
+ * @nreq: the name and kind the SET gives (NULL or neither: kept)
  *
  * Under kn->lock: the namespace's first SET switches its NAT hooks on
  * (they stay on, whatever follows), then __kpx_svc_set() changes the
@@ -94,7 +95,8 @@ static int net_hooks_enable(struct kpx_net *kn)
 int kpx_net_svc_set(struct kpx_net *kn, const struct kpx_key *key,
 		    u32 flags, struct kpx_be_cfg *cfg, u32 n,
 		    struct kpx_cidrs *ranges, const struct kpx_sched_cfg *scfg,
-		    const struct kpx_key *cluster)
+		    const struct kpx_key *cluster,
+		    const struct kpx_name_req *nreq)
 {
 	int err;
 
@@ -104,7 +106,7 @@ int kpx_net_svc_set(struct kpx_net *kn, const struct kpx_key *key,
 		kpx_cidrs_free(ranges);
 	else
 		err = __kpx_svc_set(kn, key, flags, cfg, n, ranges, scfg,
-				    cluster);
+				    cluster, nreq);
 	mutex_unlock(&kn->lock);
 	return err;
 }

@@ -5,10 +5,10 @@
  * Format: one header line, then per frontend one line and one indented line
  * per backend (IPv6 addresses in brackets, compressed form):
  *
- *   Prot VIP:Port Flags Conns Rejects
- *   TCP  10.96.0.10:80 0x0 60 0
+ *   Prot VIP:Port Flags Conns Rejects Service Kind
+ *   TCP  10.96.0.10:80 0x8 60 0 default/web:http cluster-ip
  *     -> 10.244.1.2:8080 weight 1 conns 20
- *   UDP  [fd00::10]:53 0x1 0 3
+ *   UDP  [fd00::10]:53 0x1 0 3 - -
  *
  * Prot is TCP, UDP or SCTP.  Flags is KPX_SVC_F_* in hex.  Conns counts new
  * connections scheduled to a backend, Rejects new connections refused for
@@ -16,6 +16,10 @@
  * KPX_SVC_F_DROP_EMPTY).  A backend's conns counts the new connections sent
  * to it.  All counters are decimal u64 and count from the frontend's (or
  * backend's) creation.  Backends are listed sorted by address, then port.
+ * Service is the frontend's KPX_SVC_A_NAME, Kind its KPX_SVC_A_KIND
+ * ("cluster-ip", "node-port", "load-balancer", "external-ip"), "-" for
+ * none; both come last, so that parsers of the first five columns keep
+ * working.
  *
  * The file is a seq_file of one record per line.  Each read() fills at
  * most the reader's buffer under one RCU read section, then drops it; the
@@ -36,6 +40,7 @@
 #include "proc.h"
 #include "stats.h"
 #include "svc.h"
+#include "name.h"
 
 static const char *proto_name(u8 protocol)
 {
@@ -169,7 +174,7 @@ static int services_show(struct seq_file *seq, void *v)
 	u32 i;
 
 	if (v == SEQ_START_TOKEN) {
-		seq_puts(seq, "Prot VIP:Port Flags Conns Rejects\n");
+		seq_puts(seq, "Prot VIP:Port Flags Conns Rejects Service Kind\n");
 		return 0;
 	}
 	svc = it->svc;
@@ -177,8 +182,10 @@ static int services_show(struct seq_file *seq, void *v)
 		seq_printf(seq, "%-4s ", proto_name(svc->key.protocol));
 		put_addr(seq, svc->key.family, &svc->key.addr, svc->key.port);
 		kpx_stats_sum(svc->stats, &st);
-		seq_printf(seq, " 0x%x %llu %llu\n", READ_ONCE(svc->flags),
+		seq_printf(seq, " 0x%x %llu %llu", READ_ONCE(svc->flags),
 			   st.conns, st.rejects);
+		kpx_name_show(seq, svc);
+		seq_putc(seq, '\n');
 		return 0;
 	}
 	set = rcu_dereference(svc->bset);

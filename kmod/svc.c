@@ -20,6 +20,7 @@
 #include "ct.h"
 #include "vip.h"
 #include "stats.h"
+#include "name.h"
 
 static const struct rhashtable_params svc_params = {
 	.key_len = sizeof(struct kpx_key),
@@ -133,6 +134,7 @@ static void svc_free_work(struct work_struct *work)
 	svc_bset_free(rcu_dereference_raw(svc->bset));
 	kpx_cidrs_free(rcu_dereference_raw(svc->ranges));
 	kfree(rcu_dereference_raw(svc->cluster));
+	kfree(rcu_dereference_raw(svc->name));
 	kpx_aff_release(svc);
 	kpx_stats_free(svc->stats);
 	kfree(svc);
@@ -167,6 +169,7 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  * @scfg: scheduler and affinity settings
  * @cluster: the ClusterIP frontend key of a KPX_SVC_F_EXT_LOCAL frontend,
  *	else NULL; copied
+ * @nreq: the name and kind the SET gives (NULL or neither: kept)
  *
  * Readers see the old set or the new one.  Backends in both keep their
  * object and counter.  Every step that can fail (allocations of the
@@ -186,8 +189,10 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
 int __kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		  struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
 		  const struct kpx_sched_cfg *scfg,
-		  const struct kpx_key *cluster)
+		  const struct kpx_key *cluster,
+		  const struct kpx_name_req *nreq)
 {
+	struct kpx_name *nm = NULL, *old_nm;
 	struct kpx_ckey *ck = NULL, *old_ck;
 	struct kpx_affk *fresh = NULL;
 	struct kpx_bset *old = NULL, *set;
@@ -209,6 +214,15 @@ int __kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	if (svc)
 		old = rcu_dereference_protected(svc->bset,
 						lockdep_is_held(&kn->lock));
+	if (kpx_name_req_any(nreq)) {
+		nm = kpx_name_build(svc ? rcu_dereference_protected(svc->name,
+				    lockdep_is_held(&kn->lock)) : NULL, nreq);
+		if (IS_ERR(nm)) {
+			err = PTR_ERR(nm);
+			nm = NULL;
+			goto out;
+		}
+	}
 	if ((!svc && kn->n_svcs >= KPX_SERVICES_MAX) ||
 	    (u64)kn->n_backends - (old ? old->count : 0) + n >
 	    KPX_NS_BACKENDS_MAX) {
@@ -266,6 +280,13 @@ int __kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		ck = NULL;
 		if (old_ck)
 			kfree_rcu(old_ck, rcu);
+		if (kpx_name_req_any(nreq)) {
+			old_nm = rcu_replace_pointer(svc->name, nm,
+						     lockdep_is_held(&kn->lock));
+			nm = NULL;
+			if (old_nm)
+				kfree_rcu(old_nm, rcu);
+		}
 		svc->scfg = *scfg;
 		rcu_assign_pointer(svc->bset, set);
 		kpx_aff_commit(svc, fresh, set);
@@ -285,10 +306,12 @@ int __kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	RCU_INIT_POINTER(svc->bset, set);
 	RCU_INIT_POINTER(svc->ranges, ranges);
 	RCU_INIT_POINTER(svc->cluster, ck);
+	RCU_INIT_POINTER(svc->name, nm);
 	svc->scfg = *scfg;
 	RCU_INIT_POINTER(svc->aff, fresh);
 	ranges = NULL;
 	ck = NULL;
+	nm = NULL;
 	/*
 	 * On the list first, then in the table: a dump that finds a frontend
 	 * through the table (to resume at it) may walk the list from there.
@@ -318,6 +341,7 @@ out:
 	kfree(nsvc);
 	kpx_cidrs_free(ranges);
 	kfree(ck);
+	kfree(nm);
 	return err;
 }
 

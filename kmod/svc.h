@@ -5,13 +5,16 @@
 
 #include "kpx.h"
 
+struct kpx_name_req;
+
 int kpx_svc_table_init(struct kpx_net *kn);
 void kpx_svc_table_destroy(struct kpx_net *kn);
 struct kpx_svc *kpx_svc_lookup(struct kpx_net *kn, const struct kpx_key *key);
 int __kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		  struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
 		  const struct kpx_sched_cfg *scfg,
-		  const struct kpx_key *cluster);
+		  const struct kpx_key *cluster,
+		  const struct kpx_name_req *nreq);
 struct kpx_svc *kpx_svc_cluster(struct kpx_net *kn,
 				const struct kpx_svc *svc);
 int kpx_svc_del(struct kpx_net *kn, const struct kpx_key *key);

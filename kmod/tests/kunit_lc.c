@@ -67,7 +67,7 @@ static int lc_set(u32 i, u8 id)
 	if (kpx_be_cfg_sort(cfg, N_BE, &dup))
 		return -EINVAL;
 	return kpx_net_svc_set(kpx_net(&init_net), &key, 0, cfg, N_BE, NULL,
-			       &scfg, NULL);
+			       &scfg, NULL, NULL);
 }
 
 static int lc_del(u32 i)

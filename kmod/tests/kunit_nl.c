@@ -37,6 +37,7 @@
 #include "ranges.h"
 #include "backend.h"
 #include "lb.h"
+#include "name.h"
 #include "kunit_env.h"
 
 #define RX_SIZE		8192
@@ -202,6 +203,10 @@ struct req {
 	u8 cl_addr_len;		/* 0: no KPX_SVC_A_CLUSTER_ADDR */
 	u32 cl_port;		/* 0: no KPX_SVC_A_CLUSTER_PORT; PORT_ZERO: 0 */
 	bool cl_self;		/* the frontend's own address */
+	const char *svc_name;	/* KPX_SVC_A_NAME; NULL: not sent */
+	bool long_name;		/* KPX_SVC_A_NAME of 300 'a's instead */
+	bool put_kind;
+	u8 kind;		/* KPX_SVC_A_KIND */
 	/* expected */
 	int err;
 	const char *msg;	/* NULL: any non-empty message */
@@ -279,6 +284,18 @@ static bool want(struct nl_ctx *c, struct sk_buff *skb, const struct req *r,
 
 #define PUT(type, expr) (want(c, skb, r, type) && (expr))
 
+/* KPX_SVC_A_NAME of 300 'a's and its NUL: past KPX_SVC_NAME_MAX. */
+static int put_long_name(struct sk_buff *skb)
+{
+	struct nlattr *a = nla_reserve(skb, KPX_SVC_A_NAME, 301);
+
+	if (!a)
+		return -EMSGSIZE;
+	memset(nla_data(a), 'a', 300);
+	((char *)nla_data(a))[300] = '\0';
+	return 0;
+}
+
 static int put_service(struct nl_ctx *c, struct sk_buff *skb,
 		       const struct req *r)
 {
@@ -324,7 +341,13 @@ static int put_service(struct nl_ctx *c, struct sk_buff *skb,
 	    (r->cl_port &&
 	     PUT(KPX_SVC_A_CLUSTER_PORT,
 		 nla_put_be16(skb, KPX_SVC_A_CLUSTER_PORT,
-			      htons(r->cl_port == PORT_ZERO ? 0 : r->cl_port)))))
+			      htons(r->cl_port == PORT_ZERO ? 0 : r->cl_port)))) ||
+	    (r->svc_name &&
+	     PUT(KPX_SVC_A_NAME,
+		 nla_put_string(skb, KPX_SVC_A_NAME, r->svc_name))) ||
+	    (r->long_name && PUT(KPX_SVC_A_NAME, put_long_name(skb))) ||
+	    (r->put_kind &&
+	     PUT(KPX_SVC_A_KIND, nla_put_u8(skb, KPX_SVC_A_KIND, r->kind))))
 		return -EMSGSIZE;
 	if (!(r->omit & BIT(KPX_SVC_A_BACKENDS)) && put_backends(c, skb, r))
 		return -EMSGSIZE;
@@ -362,6 +385,7 @@ struct snap {
 	const struct kpx_cidrs *ranges;
 	const struct kpx_nscfg *cfg;
 	const struct kpx_ckey *cluster;
+	const struct kpx_name *name;
 	u32 flags;
 	struct kpx_sched_cfg scfg;
 };
@@ -386,6 +410,8 @@ static void snap_take(struct snap *s)
 						      lockdep_is_held(&kn->lock));
 		s->cluster = rcu_dereference_protected(svc->cluster,
 						       lockdep_is_held(&kn->lock));
+		s->name = rcu_dereference_protected(svc->name,
+						    lockdep_is_held(&kn->lock));
 		s->flags = svc->flags;
 		s->scfg = svc->scfg;
 	}
@@ -403,6 +429,7 @@ static void expect_same(struct kunit *test, const struct snap *a,
 	KUNIT_EXPECT_PTR_EQ(test, a->ranges, b->ranges);
 	KUNIT_EXPECT_PTR_EQ(test, a->cfg, b->cfg);
 	KUNIT_EXPECT_PTR_EQ(test, a->cluster, b->cluster);
+	KUNIT_EXPECT_PTR_EQ(test, a->name, b->name);
 	KUNIT_EXPECT_EQ(test, a->flags, b->flags);
 	KUNIT_EXPECT_EQ(test, a->scfg.id, b->scfg.id);
 	KUNIT_EXPECT_EQ(test, a->scfg.mh_size, b->scfg.mh_size);
@@ -410,7 +437,11 @@ static void expect_same(struct kunit *test, const struct snap *a,
 	KUNIT_EXPECT_EQ(test, a->scfg.aff_max, b->scfg.aff_max);
 }
 
-static const struct req base = { .name = "valid" };
+/* Every test starts from it, named (so a refused SET can be seen keep it). */
+static const struct req base = { .name = "valid",
+				 .svc_name = "default/web:http",
+				 .put_kind = true,
+				 .kind = KPX_SVC_KIND_CLUSTER_IP };
 
 static const struct req bad_reqs[] = {
 	{ .name = "no KPX_A_SERVICE", .no_service = true, .err = -EINVAL,
@@ -511,6 +542,28 @@ static const struct req bad_reqs[] = {
 	  .cl_port = 80, .err = -EINVAL,
 	  .msg = "cluster frontend is the frontend itself",
 	  .at_svc = KPX_SVC_A_CLUSTER_ADDR },
+	/* KPX_SVC_A_NAME, KPX_SVC_A_KIND */
+	{ .name = "name with a newline", .svc_name = "default/web\n:http",
+	  .err = -EINVAL,
+	  .msg = "name must be visible ASCII, without space or control characters",
+	  .at_svc = KPX_SVC_A_NAME },
+	{ .name = "name with a space", .svc_name = "default/web http",
+	  .err = -EINVAL,
+	  .msg = "name must be visible ASCII, without space or control characters",
+	  .at_svc = KPX_SVC_A_NAME },
+	{ .name = "name with a control character", .svc_name = "a\x01b",
+	  .err = -EINVAL,
+	  .msg = "name must be visible ASCII, without space or control characters",
+	  .at_svc = KPX_SVC_A_NAME },
+	{ .name = "name with a byte above 0x7e", .svc_name = "caf\xc3\xa9",
+	  .err = -EINVAL,
+	  .msg = "name must be visible ASCII, without space or control characters",
+	  .at_svc = KPX_SVC_A_NAME },
+	{ .name = "name of 300 bytes", .long_name = true, .err = -EINVAL,
+	  .at_svc = KPX_SVC_A_NAME },
+	{ .name = "kind past KPX_SVC_KIND_MAX", .put_kind = true,
+	  .kind = KPX_SVC_KIND_MAX + 1, .err = -EINVAL,
+	  .msg = "unknown frontend kind", .at_svc = KPX_SVC_A_KIND },
 };
 
 static void req_desc(const struct req *r, char *desc)
@@ -567,6 +620,69 @@ static void nl_valid_set_test(struct kunit *test)
 	KUNIT_EXPECT_PTR_NE(test, before.bset, after.bset);
 	KUNIT_EXPECT_EQ(test, after.scfg.id, (u8)KPX_SCHED_WRR);
 	KUNIT_EXPECT_EQ(test, after.n_backends, 2U);
+}
+
+/* The base frontend's name and kind, under kn->lock. */
+static void expect_name(struct kunit *test, const char *str, u8 kind)
+{
+	struct snap s;
+
+	snap_take(&s);
+	if (!str && !kind) {
+		KUNIT_EXPECT_NULL(test, s.name);
+		return;
+	}
+	KUNIT_ASSERT_NOT_NULL(test, s.name);
+	KUNIT_EXPECT_STREQ(test, s.name->str, str ?: "");
+	KUNIT_EXPECT_EQ(test, s.name->kind, kind);
+}
+
+/*
+ * The name and kind are kept by a SET that leaves them out (the very
+ * object), and each part is replaced or cleared on its own.
+ */
+static void nl_name_test(struct kunit *test)
+{
+	struct req r = { .name = "no name" };
+	struct nl_ctx *c = test->priv;
+	struct snap before, after;
+
+	expect_name(test, "default/web:http", KPX_SVC_KIND_CLUSTER_IP);
+	snap_take(&before);
+	KUNIT_ASSERT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &r), 0);
+	snap_take(&after);
+	KUNIT_EXPECT_NE(test, before.gen, after.gen);
+	KUNIT_EXPECT_PTR_EQ(test, before.name, after.name);
+	expect_name(test, "default/web:http", KPX_SVC_KIND_CLUSTER_IP);
+
+	r.put_kind = true;
+	r.kind = KPX_SVC_KIND_NODE_PORT;
+	KUNIT_ASSERT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &r), 0);
+	expect_name(test, "default/web:http", KPX_SVC_KIND_NODE_PORT);
+
+	r.put_kind = false;
+	r.svc_name = "kube-system/kube-dns:dns-tcp";
+	KUNIT_ASSERT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &r), 0);
+	expect_name(test, "kube-system/kube-dns:dns-tcp",
+		    KPX_SVC_KIND_NODE_PORT);
+
+	r.svc_name = "";
+	KUNIT_ASSERT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &r), 0);
+	expect_name(test, "", KPX_SVC_KIND_NODE_PORT);
+
+	r.svc_name = NULL;
+	r.put_kind = true;
+	r.kind = KPX_SVC_KIND_NONE;
+	KUNIT_ASSERT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &r), 0);
+	expect_name(test, NULL, 0);
+
+	/* the longest name there is */
+	r.put_kind = false;
+	r.svc_name = kunit_kzalloc(test, KPX_SVC_NAME_MAX, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r.svc_name);
+	memset((char *)r.svc_name, 'z', KPX_SVC_NAME_MAX - 1);
+	KUNIT_ASSERT_EQ(test, send_req(test, c, KPX_CMD_SET_SERVICE, &r), 0);
+	expect_name(test, r.svc_name, 0);
 }
 
 /*
@@ -1032,7 +1148,7 @@ static int race_set(struct kpx_net *kn, u32 i)
 		cfg[j].pos = j;
 	}
 	kpx_sched_cfg_default(&scfg);
-	return kpx_net_svc_set(kn, &key, 0, cfg, RACE_BE, NULL, &scfg, NULL);
+	return kpx_net_svc_set(kn, &key, 0, cfg, RACE_BE, NULL, &scfg, NULL, NULL);
 }
 
 static void nl_dump_race_test(struct kunit *test)
@@ -1111,6 +1227,7 @@ static void nl_test_exit(struct kunit *test)
 static struct kunit_case nl_cases[] = {
 	KUNIT_CASE_PARAM(nl_bad_set_test, bad_req_gen_params),
 	KUNIT_CASE(nl_valid_set_test),
+	KUNIT_CASE(nl_name_test),
 	KUNIT_CASE(nl_ext_local_test),
 	KUNIT_CASE(nl_del_test),
 	KUNIT_CASE(nl_bad_config_test),

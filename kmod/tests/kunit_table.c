@@ -176,7 +176,7 @@ static int set_one(struct table_ctx *c, u32 i, u32 v)
 		return -EINVAL;
 	kpx_sched_cfg_default(&scfg);
 	return kpx_net_svc_set(c->kn, &c->keys[i], 0, cfg, N_BE, NULL, &scfg,
-			   NULL);
+			   NULL, NULL);
 }
 
 static unsigned int tbl_size(struct kpx_net *kn)
@@ -335,7 +335,7 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	be_of(&cfg[1], 7, 1, 0);
 	KUNIT_ASSERT_EQ(test, kpx_be_cfg_sort(cfg, 2, &dup), 0);
 	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg,
-					  NULL), 0);
+					  NULL, NULL), 0);
 	mutex_lock(&kn->lock);
 	svc = kpx_test_svc(kn, &key, &set);
 	kept = set->be[1];
@@ -349,7 +349,7 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	be_of(&cfg[1], 7, 2, 0);
 	KUNIT_ASSERT_EQ(test, kpx_be_cfg_sort(cfg, 2, &dup), 0);
 	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg,
-					  NULL), 0);
+					  NULL, NULL), 0);
 	mutex_lock(&kn->lock);
 	rcu_read_lock();
 	KUNIT_EXPECT_PTR_EQ(test, kpx_svc_lookup(kn, &key), svc);
@@ -394,7 +394,7 @@ static int limit_set(struct kpx_net *kn, u32 i, u32 n)
 		be_of(&cfg[j], i, j, 0);
 	if (kpx_be_cfg_sort(cfg, n, &dup))
 		return -EINVAL;
-	return kpx_net_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL);
+	return kpx_net_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL, NULL);
 }
 
 /*
@@ -475,7 +475,7 @@ static int mh_set(struct kpx_net *kn, u32 i, u32 n, u32 w0)
 	}
 	if (kpx_be_cfg_sort(cfg, n, &dup))
 		return -EINVAL;
-	return kpx_net_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL);
+	return kpx_net_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL, NULL);
 }
 
 /*

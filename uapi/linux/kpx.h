@@ -78,6 +78,25 @@
  *           Service's ClusterIP frontend.  Both are required with
  *           KPX_SVC_F_EXT_LOCAL and refused without it, and must not name
  *           the frontend itself.
+ *       KPX_SVC_A_NAME: NUL-terminated string, optional, at most
+ *           KPX_SVC_NAME_MAX - 1 bytes: the Service the frontend belongs
+ *           to, for people (kpxctl list, /proc/net/kpx/services), as an
+ *           iptables rule carries a comment.  The agent writes
+ *           "namespace/name:port" (kube-proxy's ServicePortName: just
+ *           "namespace/name" for an unnamed port); the module only checks
+ *           it: visible ASCII (0x21..0x7e), no space, newline or other
+ *           control character, else EINVAL with an extack message (a
+ *           longer or unterminated string: EINVAL from the policy check).
+ *           Never used to match or schedule packets.
+ *       KPX_SVC_A_KIND: u8, optional, enum kpx_svc_kind: which of the
+ *           Service's addresses the frontend is (ClusterIP, NodePort, ...);
+ *           a value past KPX_SVC_KIND_MAX is EINVAL.  Descriptive only, as
+ *           KPX_SVC_A_NAME.
+ *       Both are kept across SETs that leave them out: a SET without
+ *       KPX_SVC_A_NAME keeps the frontend's name, one without
+ *       KPX_SVC_A_KIND its kind (a new frontend starts with none).  An
+ *       empty KPX_SVC_A_NAME ("") clears the name, KPX_SVC_KIND_NONE the
+ *       kind.
  *     KPX_A_BACKENDS: NLA_NESTED, optional, may repeat; same layout as
  *                     KPX_SVC_A_BACKENDS, whose entries it extends.  One
  *                     attribute holds at most 64 KiB (about 2000 IPv6
@@ -104,7 +123,10 @@
  * KPX_CMD_GET_SERVICE (dumpit; no privilege needed)
  *   Dumps every frontend of the namespace, one message each, carrying
  *   KPX_A_SERVICE with every SET attribute (the optional ones with their
- *   value or default; KPX_SVC_A_CLUSTER_* only with KPX_SVC_F_EXT_LOCAL)
+ *   value or default; KPX_SVC_A_CLUSTER_* only with KPX_SVC_F_EXT_LOCAL,
+ *   KPX_SVC_A_NAME only when the frontend has a name; KPX_SVC_A_KIND
+ *   always, KPX_SVC_KIND_NONE without a kind: a module without names
+ *   leaves both out)
  *   plus the read-only counters:
  *       KPX_SVC_A_CONNS: u64, new connections scheduled to a backend
  *       KPX_SVC_A_REJECTS: u64, new connections refused for want of a backend
@@ -270,6 +292,8 @@
 #define KPX_MH_SIZE_DEFAULT	65537
 #define KPX_AFFINITY_MAX_DEFAULT 65536
 #define KPX_SCHED_NAME_MAX	16
+/* KPX_SVC_A_NAME, with its NUL ("namespace/name:port" needs 143 at most). */
+#define KPX_SVC_NAME_MAX	256
 
 enum kpx_cmd {
 	KPX_CMD_UNSPEC,
@@ -318,6 +342,8 @@ enum kpx_svc_attr {
 	KPX_SVC_A_FILTERED,	/* u64, read-only */
 	KPX_SVC_A_CLUSTER_ADDR,	/* binary, network order */
 	KPX_SVC_A_CLUSTER_PORT,	/* be16 */
+	KPX_SVC_A_NAME,		/* string, "namespace/name:port" */
+	KPX_SVC_A_KIND,		/* u8, enum kpx_svc_kind */
 	__KPX_SVC_A_MAX
 };
 #define KPX_SVC_A_MAX (__KPX_SVC_A_MAX - 1)
@@ -372,6 +398,17 @@ enum kpx_svc_flags {
 			  KPX_SVC_F_MASQ | KPX_SVC_F_CLUSTER_IP |
 			  KPX_SVC_F_EXT_LOCAL
 };
+
+/* KPX_SVC_A_KIND: which address of its Service a frontend is. */
+enum kpx_svc_kind {
+	KPX_SVC_KIND_NONE,		/* not said */
+	KPX_SVC_KIND_CLUSTER_IP,	/* spec.clusterIPs */
+	KPX_SVC_KIND_NODE_PORT,		/* a node address and spec.ports[].nodePort */
+	KPX_SVC_KIND_LOAD_BALANCER,	/* status.loadBalancer.ingress[].ip */
+	KPX_SVC_KIND_EXTERNAL_IP,	/* spec.externalIPs */
+	__KPX_SVC_KIND_MAX
+};
+#define KPX_SVC_KIND_MAX (__KPX_SVC_KIND_MAX - 1)
 
 /* The backend list: a sequence of KPX_BACKENDS_A_BACKEND nests. */
 enum kpx_backends_attr {
