@@ -56,7 +56,7 @@ out=$(as_nobody unshare -Urn "$KPXCTL" flush 2>&1)
 assert_match "  kpxctl flush too" "Operation not permitted" "$out"
 assert_eq "  kpxctl list there still works (its own, empty namespace)" 0 \
 	"$(as_nobody unshare -Urn "$KPXCTL" list --json | jq '.services | length')"
-assert_eq "  and so does /proc/net/kpx/services" "Prot VIP:Port Flags Conns Rejects" \
+assert_eq "  and so does /proc/net/kpx/services" "Prot VIP:Port Flags Conns Rejects Service Kind" \
 	"$(as_nobody unshare -Urn cat /proc/net/kpx/services)"
 assert_eq "nobody reads the node's frontends (kpxctl list)" "10.96.0.99" \
 	"$(as_nobody "$KPXCTL" list --json | jq -r '.services[0].vip')"

@@ -69,7 +69,7 @@ assert_dmesg_clean "after rmmod under load"
 # Load again: empty state, working again.
 assert_rc "insmod kpx again" 0 load_kpx
 assert_eq "frontends after reload" 0 "$("$KPXCTL" stats --json | jq -r .services)"
-assert_eq "/proc/net/kpx/services after reload" "Prot VIP:Port Flags Conns Rejects" \
+assert_eq "/proc/net/kpx/services after reload" "Prot VIP:Port Flags Conns Rejects Service Kind" \
 	"$(cat /proc/net/kpx/services)"
 assert_rc "kpxctl set tcp $VIP:80 after reload" 0 set_frontend
 client cli -n 20 $VIP:80

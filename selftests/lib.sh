@@ -615,7 +615,7 @@ proc_svc() {
 		return
 	fi
 
-	while read -r a b flags conns rejects; do
+	while read -r a b flags conns rejects _; do
 		if [ "$a" = "$p" ] && [ "$b" = "$2" ]; then
 			case "$3" in
 			flags) echo "$flags" ;;

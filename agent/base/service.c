@@ -51,6 +51,9 @@ int kpx_service_copy(struct kpx_service *dst, const struct kpx_service *src)
 	*dst = *src;
 	dst->backends = NULL;
 	dst->source_ranges = NULL;
+	dst->name = NULL;
+	if (src->name && !(dst->name = strdup(src->name)))
+		goto nomem;
 	if (src->nbackends) {
 		dst->backends = malloc(src->nbackends * sizeof(*src->backends));
 		if (!dst->backends)
@@ -69,6 +72,7 @@ int kpx_service_copy(struct kpx_service *dst, const struct kpx_service *src)
 	return 0;
 nomem:
 	free(dst->backends);
+	free(dst->name);
 	memset(dst, 0, sizeof(*dst));
 	return -ENOMEM;
 }
@@ -144,6 +148,14 @@ bool kpx_service_same_config(const struct kpx_service *a,
 	if (a->cluster_port != b->cluster_port ||
 	    memcmp(&a->cluster_addr, &b->cluster_addr, alen))
 		return false;
+	/*
+	 * A side without a name does not know names (an IPVS read-back).  A
+	 * name is only missing or not: which of two Services claiming one
+	 * key names it is not worth a SET (the claim is logged).
+	 */
+	if (a->name && b->name &&
+	    (!*a->name != !*b->name || a->kind != b->kind))
+		return false;
 	for (size_t i = 0; i < a->nsource_ranges; i++)
 		if (kpx_cidr_cmp(&a->source_ranges[i], &b->source_ranges[i]))
 			return false;
@@ -216,6 +228,57 @@ void kpx_service_free(struct kpx_service *s)
 	free(s->source_ranges);
 	s->source_ranges = NULL;
 	s->nsource_ranges = 0;
+	free(s->name);
+	s->name = NULL;
+}
+
+int kpx_service_set_name(struct kpx_service *s, const char *name)
+{
+	char *n = NULL;
+
+	if (name && !(n = strdup(name)))
+		return -ENOMEM;
+	free(s->name);
+	s->name = n;
+	return 0;
+}
+
+static const char *const kind_names[] = {
+	[KPX_SVC_KIND_NONE] = "-",
+	[KPX_SVC_KIND_CLUSTER_IP] = "cluster-ip",
+	[KPX_SVC_KIND_NODE_PORT] = "node-port",
+	[KPX_SVC_KIND_LOAD_BALANCER] = "load-balancer",
+	[KPX_SVC_KIND_EXTERNAL_IP] = "external-ip",
+};
+
+_Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == KPX_SVC_KIND_MAX + 1,
+	       "a name for every kind");
+
+const char *kpx_kind_name(uint8_t kind)
+{
+	return kind <= KPX_SVC_KIND_MAX ? kind_names[kind] : "?";
+}
+
+int kpx_kind_parse(const char *name)
+{
+	if (!*name)
+		return KPX_SVC_KIND_NONE;
+	for (int k = 0; k <= KPX_SVC_KIND_MAX; k++)
+		if (!strcmp(name, kind_names[k]))
+			return k;
+	return -EINVAL;
+}
+
+static const char *const flag_names[] = {
+	"drop-empty", "masq-nonlocal", "masq", "cluster-ip", "ext-local",
+};
+
+_Static_assert((1U << sizeof(flag_names) / sizeof(flag_names[0])) - 1 == __KPX_SVC_F_ALL,
+	       "a name for every flag");
+
+const char *kpx_flag_name(unsigned int bit)
+{
+	return bit < sizeof(flag_names) / sizeof(flag_names[0]) ? flag_names[bit] : NULL;
 }
 
 int kpx_backend_parse(const char *s, int *family, struct kpx_backend *be)

@@ -74,6 +74,16 @@ struct kpx_service {
 		struct in6_addr v6;
 	} cluster_addr;			/* network byte order */
 	uint16_t cluster_port;		/* host byte order; 0 = none */
+	/*
+	 * KPX_SVC_A_NAME: the Service the frontend belongs to,
+	 * "namespace/name:port" ("namespace/name" for an unnamed port), and
+	 * KPX_SVC_A_KIND (enum kpx_svc_kind).  Descriptive only: the module
+	 * keeps them across SETs that leave them out.  @name is owned
+	 * (malloc'd) as the lists are; NULL: not known (a SET leaves both
+	 * out; read back from a module without names); "" read back: none.
+	 */
+	char *name;
+	uint8_t kind;
 };
 
 /*
@@ -96,13 +106,28 @@ struct kpx_service kpx_service_key(const struct kpx_service *s);
 /* Orders backends by (addr, port). */
 int kpx_backend_cmp(const void *a, const void *b);
 /* True when two frontends with the same key need no update (flags, backends, weights,
- * source ranges, scheduler, cluster frontend key). */
+ * source ranges, scheduler, cluster frontend key; when both know names
+ * (not NULL), the kind and whether there is a name at all). */
 bool kpx_service_same_config(const struct kpx_service *a, const struct kpx_service *b);
 /* Sorts the backend array and removes duplicates (same addr and port); the
  * same for the source ranges. */
 void kpx_service_normalize(struct kpx_service *s, size_t addrlen);
 /* Frees what @s points to (backends, source ranges), not @s itself. */
 void kpx_service_free(struct kpx_service *s);
+/* Sets @s's name to a copy of @name (NULL: none); 0 or -ENOMEM. */
+int kpx_service_set_name(struct kpx_service *s, const char *name);
+/*
+ * The uapi's names of enum kpx_svc_kind ("cluster-ip", "node-port",
+ * "load-balancer", "external-ip"; "-" for none, "?" past the enum) and the
+ * reverse (-EINVAL for an unknown name; "-" and "" are none).
+ */
+const char *kpx_kind_name(uint8_t kind);
+int kpx_kind_parse(const char *name);
+/*
+ * The names of KPX_SVC_F_* in bit order ("drop-empty", "masq-nonlocal",
+ * "masq", "cluster-ip", "ext-local"), NULL for a bit without one.
+ */
+const char *kpx_flag_name(unsigned int bit);
 /* "10.96.0.10:80/tcp" or "[fd00::1]:80/udp" into buf; returns buf. */
 const char *kpx_service_str(const struct kpx_service *s, char *buf, size_t len);
 

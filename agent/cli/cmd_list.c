@@ -40,29 +40,53 @@ static int svc_qsort_cmp(const void *a, const void *b)
 	return kpx_service_key_cmp(a, b);
 }
 
+/* The name of flag @bit ("cluster-ip"), "bit-N" for one without. */
+static const char *flag_str(unsigned int bit, char *buf, size_t len)
+{
+	const char *name = kpx_flag_name(bit);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "bit-%u", bit);
+	return buf;
+}
+
+/* The flags by name, in bit order. */
 static struct json_object *flags_json(uint32_t flags)
 {
 	struct json_object *a = json_object_new_array();
+	char buf[16];
 
-	if (flags & KPX_SVC_F_DROP_EMPTY)
-		json_object_array_add(a, json_object_new_string("drop-empty"));
-	if (flags & KPX_SVC_F_MASQ_NONLOCAL)
-		json_object_array_add(a, json_object_new_string("masq-nonlocal"));
-	if (flags & KPX_SVC_F_MASQ)
-		json_object_array_add(a, json_object_new_string("masq"));
-	if (flags & KPX_SVC_F_CLUSTER_IP)
-		json_object_array_add(a, json_object_new_string("cluster-ip"));
-	if (flags & KPX_SVC_F_EXT_LOCAL)
-		json_object_array_add(a, json_object_new_string("ext-local"));
-	for (int bit = 0; bit < 32; bit++) {
-		char name[16];
-
-		if (!(flags & ~(uint32_t)__KPX_SVC_F_ALL & (1U << bit)))
-			continue;
-		snprintf(name, sizeof(name), "bit-%d", bit);
-		json_object_array_add(a, json_object_new_string(name));
-	}
+	for (unsigned int bit = 0; bit < 32; bit++)
+		if (flags & (1U << bit))
+			json_object_array_add(a, json_object_new_string(
+						      flag_str(bit, buf, sizeof(buf))));
 	return a;
+}
+
+/* The table's Flags: the names joined by ",", "-" for none. */
+static void flags_text(uint32_t flags, char *out, size_t len)
+{
+	size_t at = 0;
+	char buf[16];
+
+	snprintf(out, len, "-");
+	for (unsigned int bit = 0; bit < 32; bit++)
+		if (flags & (1U << bit) && at < len)
+			at += (size_t)snprintf(out + at, len - at, "%s%s", at ? "," : "",
+					       flag_str(bit, buf, sizeof(buf)));
+}
+
+/* The name's JSON: the string, null for none (or a module without names). */
+static struct json_object *name_json(const struct kpx_service *s)
+{
+	return s->name && *s->name ? json_object_new_string(s->name) : NULL;
+}
+
+/* The kind's JSON: its uapi name, null for none. */
+static struct json_object *kind_json(const struct kpx_service *s)
+{
+	return s->kind ? json_object_new_string(kpx_kind_name(s->kind)) : NULL;
 }
 
 /* "scheduler", "mh_size" (mh only), "affinity" {"timeout",
@@ -131,6 +155,8 @@ static void list_json(const struct kpx_service *v, size_t n)
 		json_object_object_add(o, "vip", json_object_new_string(host));
 		json_object_object_add(o, "port", json_object_new_int(s->port));
 		json_object_object_add(o, "flags", flags_json(s->flags));
+		json_object_object_add(o, "service", name_json(s));
+		json_object_object_add(o, "kind", kind_json(s));
 		json_object_object_add(o, "source_ranges",
 				       cidrs_json(s->source_ranges,
 						  s->nsource_ranges));
@@ -166,8 +192,8 @@ static void list_json(const struct kpx_service *v, size_t n)
 
 /* Column layout shared by the headers and the rows; the counters'
  * columns (counters_row()) between. */
-#define SVC_FMT "%-4s %-30s %-10s"
-#define BE_FMT  "  -> %-30s %-10s"
+#define SVC_FMT "%-4s %-30s %-24s"
+#define BE_FMT  "  -> %-30s %-24s"
 
 static void list_table(const struct kpx_service *v, size_t n)
 {
@@ -175,13 +201,13 @@ static void list_table(const struct kpx_service *v, size_t n)
 
 	printf(SVC_FMT, "Prot", "LocalAddress:Port", "Flags");
 	counters_row(kpx_nl_frontend_counters, NULL);
-	printf("  %s\n", "Scheduler");
+	printf("  %-12s  %s\n", "Scheduler", "Service");
 	printf(BE_FMT, "RemoteAddress:Port", "Weight");
 	counters_row(kpx_nl_backend_counters, NULL);
 	printf("\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct kpx_service *s = &v[i];
-		char flags[32], sched[64 + KPX_HOSTPORT_STRLEN];
+		char flags[128], sched[64 + KPX_HOSTPORT_STRLEN];
 
 		/* ipvsadm style: "rr", "mh 65537", "sh affinity 10800" */
 		snprintf(sched, sizeof(sched), "%s",
@@ -199,18 +225,15 @@ static void list_table(const struct kpx_service *v, size_t n)
 				 kpx_hostport_str(s->family, &s->cluster_addr,
 						  s->cluster_port, hp, sizeof(hp)));
 		upper(proto, kpx_proto_name(s->protocol), sizeof(proto));
-		if (!s->flags)
-			snprintf(flags, sizeof(flags), "-");
-		else if (s->flags == KPX_SVC_F_DROP_EMPTY)
-			snprintf(flags, sizeof(flags), "drop-empty");
-		else
-			snprintf(flags, sizeof(flags), "0x%x", s->flags);
+		flags_text(s->flags, flags, sizeof(flags));
 		printf(SVC_FMT, proto,
 		       kpx_hostport_str(s->family, &s->addr, s->port, hp,
 					sizeof(hp)),
 		       flags);
 		counters_row(kpx_nl_frontend_counters, s);
-		printf("  %s\n", sched);
+		/* "namespace/name:port kind", "-" for what it has not */
+		printf("  %-12s  %s %s\n", sched,
+		       s->name && *s->name ? s->name : "-", kpx_kind_name(s->kind));
 		for (size_t j = 0; j < s->nbackends; j++) {
 			const struct kpx_backend *b = &s->backends[j];
 			char w[16];

@@ -95,6 +95,7 @@ int cmd_set(const struct cmd *cmd, int argc, char **argv)
 	char *pos[2];
 	struct kpx_nl *nl;
 	int npos = 0, err, ret = EXIT_USAGE;
+	bool kind_given = false;
 
 	s.backends = calloc((size_t)argc, sizeof(*s.backends));
 	if (!s.backends) {
@@ -134,6 +135,32 @@ int cmd_set(const struct cmd *cmd, int argc, char **argv)
 				goto out;
 			}
 			s.flags |= KPX_SVC_F_EXT_LOCAL;
+			i++;
+			continue;
+		}
+		/* as given: the module checks the name (EINVAL) */
+		if (!strcmp(argv[i], "--service")) {
+			if (i + 1 >= argc) {
+				usage_error(cmd, "--service needs NAMESPACE/NAME[:PORT] ('' clears it)");
+				goto out;
+			}
+			if (kpx_service_set_name(&s, argv[++i])) {
+				fprintf(stderr, "kpxctl: set: %s\n", strerror(ENOMEM));
+				ret = 1;
+				goto out;
+			}
+			continue;
+		}
+		if (!strcmp(argv[i], "--kind")) {
+			int k = i + 1 < argc ? kpx_kind_parse(argv[i + 1]) : -EINVAL;
+
+			if (k < 0) {
+				usage_error(cmd, "--kind needs cluster-ip, node-port, "
+					    "load-balancer, external-ip or - (none)");
+				goto out;
+			}
+			s.kind = (uint8_t)k;
+			kind_given = true;
 			i++;
 			continue;
 		}
@@ -179,6 +206,11 @@ int cmd_set(const struct cmd *cmd, int argc, char **argv)
 	}
 	if (npos < 2) {
 		usage_error(cmd, "missing %s", npos ? "VIP:PORT" : "PROTO");
+		goto out;
+	}
+	/* --kind - alone clears the kind, the name is kept */
+	if (kind_given && !s.kind && !s.name) {
+		usage_error(cmd, "--kind - needs --service (NAME, or '' to clear it too)");
 		goto out;
 	}
 	ret = 1;

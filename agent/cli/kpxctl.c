@@ -131,7 +131,8 @@ static const struct cmd cmds[] = {
 	  "set PROTO VIP:PORT [ADDR:PORT[@WEIGHT] ...] [--drop-empty] [--masq]\n"
 	  "             [--masq-nonlocal] [--source-range CIDR ...]\n"
 	  "             [--scheduler NAME] [--mh-size N] [--affinity SECONDS]\n"
-	  "             [--ext-local CLUSTER-VIP:PORT]",
+	  "             [--ext-local CLUSTER-VIP:PORT]\n"
+	  "             [--service NAMESPACE/NAME[:PORT]] [--kind KIND]",
 	  "Creates or replaces a frontend and its whole backend set.\n"
 	  "PROTO is tcp, udp or sctp; IPv6 addresses are bracketed, as in\n"
 	  "[fd00::1]:80.  WEIGHT is 1-65535 (default 1).  With no backend, new\n"
@@ -145,7 +146,11 @@ static const struct cmd cmds[] = {
 	  "(ClientIP session affinity, 1-86400).  --ext-local makes it an\n"
 	  "external frontend with externalTrafficPolicy: Local whose local\n"
 	  "clients and node are scheduled with the ClusterIP frontend\n"
-	  "CLUSTER-VIP:PORT (same family and protocol) instead." },
+	  "CLUSTER-VIP:PORT (same family and protocol) instead.  --service\n"
+	  "names the Service the frontend belongs to (visible ASCII, at most\n"
+	  "255 bytes; '' clears it) and --kind says which of its addresses it\n"
+	  "is: cluster-ip, node-port, load-balancer or external-ip (- none);\n"
+	  "without them the frontend keeps the name and kind it has." },
 	{ "config", cmd_config,
 	  "config [--local-cidr CIDR ...] [--local-ifname NAME] "
 	  "[--local-ifprefix PREFIX] | config --show",

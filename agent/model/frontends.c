@@ -284,14 +284,20 @@ static void fevec_free(struct fevec *fv)
 	fv->n = fv->cap = 0;
 }
 
-/* Adds a frontend with copies of @be and @ranges (of @family only). */
+/*
+ * Adds a frontend of kind @kind (KPX_SVC_KIND_*), named after its Service
+ * @owner ("namespace/name") and port as kube-proxy's ServicePortName
+ * ("namespace/name:port", no ":port" for an unnamed port), with copies of
+ * @be and @ranges (of @family only).
+ */
 static int emit(struct fevec *fv, const char *owner, int family,
-		const struct kpx_api_port *sp, const union kpx_api_addr *addr,
-		uint16_t port, uint32_t flags, const struct kpx_backend *be,
-		size_t nbe, const struct kpx_cidr *ranges, size_t nranges)
+		const struct kpx_api_port *sp, uint8_t kind,
+		const union kpx_api_addr *addr, uint16_t port, uint32_t flags,
+		const struct kpx_backend *be, size_t nbe,
+		const struct kpx_cidr *ranges, size_t nranges)
 {
 	struct kpx_service *s;
-	size_t i;
+	size_t i, nlen;
 
 	if (fv->n == fv->cap) {
 		size_t cap = fv->cap ? 2 * fv->cap : 16;
@@ -312,6 +318,12 @@ static int emit(struct fevec *fv, const char *owner, int family,
 	memcpy(&s->addr, addr, sizeof(s->addr));
 	s->port = port;
 	s->flags = flags;
+	s->kind = kind;
+	nlen = strlen(owner) + 1 + strlen(sp->name) + 1;
+	s->name = malloc(nlen);
+	if (!s->name)
+		return -ENOMEM;
+	snprintf(s->name, nlen, "%s%s%s", owner, sp->name[0] ? ":" : "", sp->name);
 	if (nbe) {
 		s->backends = malloc(nbe * sizeof(*be));
 		if (!s->backends)
@@ -452,8 +464,8 @@ static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 		eflags = cfg->masquerade_all ? KPX_SVC_F_MASQ :
 					       KPX_SVC_F_MASQ_NONLOCAL;
 
-	r = emit(fv, owner, fam, sp, &cip->addr, sp->port, iflags, ibe, nibe,
-		 NULL, 0);
+	r = emit(fv, owner, fam, sp, KPX_SVC_KIND_CLUSTER_IP, &cip->addr,
+		 sp->port, iflags, ibe, nibe, NULL, 0);
 	if (r)
 		return r;
 	if (sp->node_port && svc->type != KPX_API_CLUSTER_IP) {
@@ -463,11 +475,13 @@ static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 			if (a->ip.family != fam)
 				continue;
 			if (a->localhost)
-				r = emit(fv, owner, fam, sp, &a->ip.addr,
+				r = emit(fv, owner, fam, sp,
+					 KPX_SVC_KIND_NODE_PORT, &a->ip.addr,
 					 sp->node_port, KPX_SVC_F_MASQ,
 					 es->cluster, es->ncluster, NULL, 0);
 			else
-				r = emit(fv, owner, fam, sp, &a->ip.addr,
+				r = emit(fv, owner, fam, sp,
+					 KPX_SVC_KIND_NODE_PORT, &a->ip.addr,
 					 sp->node_port, eflags, ebe, nebe,
 					 NULL, 0);
 			if (!r && !a->localhost)
@@ -477,7 +491,8 @@ static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 	for (i = 0; i < svc->nexternal_ips && !r; i++) {
 		if (svc->external_ips[i].family != fam)
 			continue;
-		r = emit(fv, owner, fam, sp, &svc->external_ips[i].addr,
+		r = emit(fv, owner, fam, sp, KPX_SVC_KIND_EXTERNAL_IP,
+			 &svc->external_ips[i].addr,
 			 sp->port, eflags, ebe, nebe, NULL, 0);
 		if (!r)
 			set_cluster(fv, cip, sp);
@@ -487,7 +502,8 @@ static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 	for (i = 0; i < svc->nlb_ips && !r; i++) {
 		if (svc->lb_ips[i].family != fam)
 			continue;
-		r = emit(fv, owner, fam, sp, &svc->lb_ips[i].addr,
+		r = emit(fv, owner, fam, sp, KPX_SVC_KIND_LOAD_BALANCER,
+			 &svc->lb_ips[i].addr,
 			 sp->port, eflags, ebe, nebe, ranges, nranges);
 		if (!r)
 			set_cluster(fv, cip, sp);

@@ -256,8 +256,15 @@ static void op_failed(struct kpx_sync *s, const struct kpx_op *op, int r)
 	char key[KPX_SERVICE_STRLEN];
 	const char *msg = kpx_dp_errmsg(s->dp);
 
-	kpx_err("sync", "%s %s: %s%s%s", op->type == KPX_OP_SET ? "set" : "del",
-		kpx_service_str(op->service, key, sizeof(key)), strerror(-r),
+	const char *name = op->service->name;
+	char of[320] = "";
+
+	/* the Service it belongs to, when the change says (a SET does) */
+	if (name && *name)
+		snprintf(of, sizeof(of), " (Service %s, %s)", name,
+			 kpx_kind_name(op->service->kind));
+	kpx_err("sync", "%s %s%s: %s%s%s", op->type == KPX_OP_SET ? "set" : "del",
+		kpx_service_str(op->service, key, sizeof(key)), of, strerror(-r),
 		*msg ? ": " : "", msg);
 }
 

@@ -191,6 +191,7 @@ static int f_set(struct kpx_dp *dp, const struct kpx_service *s)
 	f->last_set = *s;
 	f->last_set.backends = NULL;
 	f->last_set.source_ranges = NULL;
+	f->last_set.name = NULL;
 	if (f->hold && pending_set(f, s))
 		return kpx_dp_fail(dp, -ENOMEM, "fake: set: out of memory");
 	f->pending_changed = true;

@@ -316,6 +316,11 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 		goto err;
 	if (put_sched(msg, s) < 0)
 		goto err;
+	/* the Service's name and kind: absent, the module keeps its own */
+	if (s->name && nla_put_string(msg, KPX_SVC_A_NAME, s->name) < 0)
+		goto err;
+	if ((s->name || s->kind) && nla_put_u8(msg, KPX_SVC_A_KIND, s->kind) < 0)
+		goto err;
 	/* the ClusterIP frontend of an eTP Local external one */
 	if ((s->flags & KPX_SVC_F_EXT_LOCAL) &&
 	    (nla_put(msg, KPX_SVC_A_CLUSTER_ADDR, (int)alen,

@@ -45,6 +45,8 @@ static struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_CLUSTER_ADDR] = { .type = NLA_UNSPEC, .minlen = 4,
 				     .maxlen = 16 },
 	[KPX_SVC_A_CLUSTER_PORT] = { .type = NLA_U16 },
+	[KPX_SVC_A_NAME] = { .type = NLA_STRING },
+	[KPX_SVC_A_KIND] = { .type = NLA_U8 },
 };
 
 static struct nla_policy cidr_policy[KPX_CIDR_A_MAX + 1] = {
@@ -232,6 +234,16 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 		}
 		cur = &d->v[d->n++];
 		*cur = s;
+		/* a module with names always says the kind; "" for no name */
+		if (stb[KPX_SVC_A_KIND]) {
+			cur->kind = nla_get_u8(stb[KPX_SVC_A_KIND]);
+			cur->name = stb[KPX_SVC_A_NAME] ?
+				    strndup(nla_data(stb[KPX_SVC_A_NAME]),
+					    (size_t)nla_len(stb[KPX_SVC_A_NAME])) :
+				    strdup("");
+			if (!cur->name)
+				return -ENOMEM;
+		}
 	}
 	/*
 	 * The module sends a long range list over several messages, before
