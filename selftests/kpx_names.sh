@@ -137,6 +137,8 @@ assert_match "  the table's Flags column by name" \
 assert_eq "--service '' clears the name, keeps the kind" "null external-ip " \
 	"$(fe tcp 10.96.0.10:53)"
 assert_eq "  /proc shows - for it" "- external-ip" "$(proc_name tcp 10.96.0.10:53)"
+"$KPXCTL" set tcp 10.96.0.10:53 10.244.0.3:53 --kind -
+assert_eq "--kind - clears the kind" "null null " "$(fe tcp 10.96.0.10:53)"
 
 # A frontend never named: null in JSON, "- -" in /proc.
 "$KPXCTL" set udp 10.96.0.99:53 10.244.9.5:53

@@ -84,6 +84,7 @@ struct kpx_service {
 	 */
 	char *name;
 	uint8_t kind;
+	bool clear_kind;	/* send KPX_SVC_KIND_NONE (kpxctl --kind -) */
 };
 
 /*

@@ -95,7 +95,6 @@ int cmd_set(const struct cmd *cmd, int argc, char **argv)
 	char *pos[2];
 	struct kpx_nl *nl;
 	int npos = 0, err, ret = EXIT_USAGE;
-	bool kind_given = false;
 
 	s.backends = calloc((size_t)argc, sizeof(*s.backends));
 	if (!s.backends) {
@@ -160,7 +159,7 @@ int cmd_set(const struct cmd *cmd, int argc, char **argv)
 				goto out;
 			}
 			s.kind = (uint8_t)k;
-			kind_given = true;
+			s.clear_kind = !k;
 			i++;
 			continue;
 		}
@@ -206,11 +205,6 @@ int cmd_set(const struct cmd *cmd, int argc, char **argv)
 	}
 	if (npos < 2) {
 		usage_error(cmd, "missing %s", npos ? "VIP:PORT" : "PROTO");
-		goto out;
-	}
-	/* --kind - alone clears the kind, the name is kept */
-	if (kind_given && !s.kind && !s.name) {
-		usage_error(cmd, "--kind - needs --service (NAME, or '' to clear it too)");
 		goto out;
 	}
 	ret = 1;

@@ -319,7 +319,8 @@ int kpx_nl_build_set(struct kpx_nl *nl, const struct kpx_service *s,
 	/* the Service's name and kind: absent, the module keeps its own */
 	if (s->name && nla_put_string(msg, KPX_SVC_A_NAME, s->name) < 0)
 		goto err;
-	if ((s->name || s->kind) && nla_put_u8(msg, KPX_SVC_A_KIND, s->kind) < 0)
+	if ((s->kind || s->clear_kind) &&
+	    nla_put_u8(msg, KPX_SVC_A_KIND, s->kind) < 0)
 		goto err;
 	/* the ClusterIP frontend of an eTP Local external one */
 	if ((s->flags & KPX_SVC_F_EXT_LOCAL) &&
