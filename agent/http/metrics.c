@@ -488,6 +488,7 @@ void kpx_metrics_set_frontends(struct kpx_metrics *m,
 		}
 		copy[i].source_ranges = NULL;
 		copy[i].nsource_ranges = 0;
+		copy[i].name = NULL;	/* not shown in /metrics */
 	}
 	fs->ref = 1;
 	fs->v = copy;
