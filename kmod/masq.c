@@ -9,7 +9,8 @@
  * itself directly and the client would drop the reply).  A connection from
  * a local source or from the node itself to a KPX_SVC_F_EXT_LOCAL frontend
  * was scheduled with the Service's ClusterIP frontend (hook.c): that
- * frontend's backends and flags decide, and a connection from the node
+ * frontend's backends serve it, its masquerade flags do not apply (a local
+ * pod keeps its source but for hairpin), and a connection from the node
  * itself is always masqueraded (its source may be the external address,
  * which the backend would answer directly; kube-proxy "masquerade LOCAL
  * traffic").
@@ -85,14 +86,22 @@ static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
 	    !(csvc && kpx_bset_find(rcu_dereference(csvc->bset), be.bytes,
 				    r->src.u.all)))
 		return NF_ACCEPT;
-	/* the same choice as hook.c's sched_svc(): whose flags apply */
+	/*
+	 * The same choice as hook.c's sched_svc().  A short-circuited local
+	 * pod keeps its source: the ClusterIP frontend's KPX_SVC_F_MASQ
+	 * (--masquerade-all) matches only the ClusterIP as destination in
+	 * kube-proxy, whose external chain sends pod traffic straight to the
+	 * Service's endpoint chain (pkg/proxy/nftables/proxier.go,
+	 * "short-circuit pod traffic"); the node itself is masqueraded.
+	 */
 	if (csvc && (node || kpx_nscfg_src_local(rcu_dereference(kn->cfg),
-						 key.family, &src, in)))
-		svc = csvc;
-	else
+						 key.family, &src, in))) {
+		flags = 0;
+	} else {
 		node = false;	/* no short-circuit: the frontend's flags */
+		flags = READ_ONCE(svc->flags);
+	}
 
-	flags = READ_ONCE(svc->flags);
 	masq = node || (flags & KPX_SVC_F_MASQ) ||
 	       !memcmp(&be, &src, sizeof(be));
 	if (!masq && (flags & KPX_SVC_F_MASQ_NONLOCAL))

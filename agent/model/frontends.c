@@ -426,8 +426,8 @@ static int lb_ranges(const struct ctx *x, const struct kpx_api_service *svc,
  * External frontends (NodePort on the selected node addresses, externalIPs,
  * LoadBalancer ingress IPs): externalTrafficPolicy Local uses the local set
  * with no masquerade (client IP preserved, KEP "Preserve source IP"),
- * Cluster the cluster set with KPX_SVC_F_MASQ_NONLOCAL (KPX_SVC_F_MASQ
- * with --masquerade-all).  loadBalancerSourceRanges apply to the LB IPs
+ * Cluster the cluster set with KPX_SVC_F_MASQ, local sources included.
+ * loadBalancerSourceRanges apply to the LB IPs
  * only, not the NodePorts (#33586).  The 127.0.0.1 NodePort is always
  * masqueraded and uses the cluster set (host traffic goes to the cluster
  * policy chain in kube-proxy).  The other external frontends of an eTP
@@ -458,11 +458,17 @@ static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 	iflags |= empty_flag(nibe, es->has_any);
 	/* an undefined port of the ClusterIP is refused (nftables mode) */
 	iflags |= KPX_SVC_F_CLUSTER_IP;
+	/*
+	 * eTP Cluster: every connection to an external destination is
+	 * masqueraded, a local pod's too, since the endpoint may be on
+	 * another node (kube-proxy's external chain jumps to its masquerade
+	 * mark unconditionally for a Service whose external policy is not
+	 * Local: pkg/proxy/nftables/proxier.go, iptables/proxier.go).
+	 */
 	if (svc->etp_local)
 		eflags = empty_flag(nebe, es->has_any) | KPX_SVC_F_EXT_LOCAL;
 	else
-		eflags = cfg->masquerade_all ? KPX_SVC_F_MASQ :
-					       KPX_SVC_F_MASQ_NONLOCAL;
+		eflags = KPX_SVC_F_MASQ;
 
 	r = emit(fv, owner, fam, sp, KPX_SVC_KIND_CLUSTER_IP, &cip->addr,
 		 sp->port, iflags, ibe, nibe, NULL, 0);

@@ -179,7 +179,7 @@ ok $? "253-character node name: the whole name used, its Node listed"
 grep -Eo '] "dry run: set [^"]*"' "$tmp/long.log" | sort >"$tmp/got"
 sort >"$tmp/want" <<'WANT'
 ] "dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"
-] "dry run: set 192.0.2.77:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
+] "dry run: set 192.0.2.77:30080/tcp flags=0x4 backends=[10.244.7.1:8080@1]"
 WANT
 diff "$tmp/want" "$tmp/got" >/dev/null
 ok $? "253-character node name: the NodePort on its own InternalIP only"
@@ -208,7 +208,7 @@ ok $? "Node late-node created: found, first sync"
 grep -Eo '] "dry run: (set|del) [^"]*"' "$tmp/late.log" | sort >"$tmp/got"
 sort >"$tmp/want" <<'WANT'
 ] "dry run: set 10.96.7.1:80/tcp flags=0x8 backends=[10.244.7.1:8080@1]"
-] "dry run: set 192.0.2.79:30080/tcp flags=0x2 backends=[10.244.7.1:8080@1]"
+] "dry run: set 192.0.2.79:30080/tcp flags=0x4 backends=[10.244.7.1:8080@1]"
 WANT
 diff -u "$tmp/want" "$tmp/got" >&2
 ok $? "after the Node: the state equals the API (ClusterIP, NodePort on its InternalIP)"

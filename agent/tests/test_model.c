@@ -154,11 +154,11 @@ static void test_case08(void)
 	   "case08: placeholder slice (endpoints null, no ports) accepted");
 	ok_state(m,
 		 "10.96.70.50:80/tcp ->\n"
-		 "198.51.100.50:80/tcp [masqnl] ->\n"
-		 "203.0.113.50:80/tcp [masqnl] ->\n"
+		 "198.51.100.50:80/tcp [masq] ->\n"
+		 "203.0.113.50:80/tcp [masq] ->\n"
 		 "10.96.70.50:514/udp ->\n"
-		 "198.51.100.50:514/udp [masqnl] ->\n"
-		 "203.0.113.50:514/udp [masqnl] ->\n",
+		 "198.51.100.50:514/udp [masq] ->\n"
+		 "203.0.113.50:514/udp [masq] ->\n",
 		 "case08 (no config): ClusterIP, LB IP, externalIP with 0 backends, no drop flag: reject");
 	kpx_model_free(m);
 }

@@ -177,7 +177,7 @@ static void case07(void)
 
 	ok_case(f, 0, "node-a",
 		"10.96.60.40:80/tcp [masqnl] -> 10.244.2.70:8080\n"
-		"192.0.2.11:30700/tcp [masqnl] -> 10.244.2.70:8080\n",
+		"192.0.2.11:30700/tcp [masq] -> 10.244.2.70:8080\n",
 		"case07 setting B (primary): no 127.0.0.1 NodePort");
 	m = at_step(f, 0, "node-a");
 	case_config(&c, "node-a");
@@ -189,7 +189,7 @@ static void case07(void)
 	ok_state(m,
 		 "10.96.60.40:80/tcp [masqnl] -> 10.244.2.70:8080\n"
 		 "127.0.0.1:30700/tcp [masq] -> 10.244.2.70:8080\n"
-		 "192.0.2.11:30700/tcp [masqnl] -> 10.244.2.70:8080\n",
+		 "192.0.2.11:30700/tcp [masq] -> 10.244.2.70:8080\n",
 		 "case07 setting A (all addresses): 127.0.0.1 NodePort, always masqueraded; no ::1");
 	c.n_nodeport_cidrs = 1;
 	cidr(&c.nodeport_cidrs[0], "127.0.0.0/8");
@@ -212,13 +212,13 @@ static void case08(void)
 
 	ok_case(f, 0, "node-b",
 		"10.96.70.50:80/tcp [masqnl] ->\n"
-		"192.0.2.12:30800/tcp [masqnl] ->\n"
-		"198.51.100.50:80/tcp [masqnl] ->\n"
-		"203.0.113.50:80/tcp [masqnl] ->\n"
+		"192.0.2.12:30800/tcp [masq] ->\n"
+		"198.51.100.50:80/tcp [masq] ->\n"
+		"203.0.113.50:80/tcp [masq] ->\n"
 		"10.96.70.50:514/udp [masqnl] ->\n"
-		"192.0.2.12:30514/udp [masqnl] ->\n"
-		"198.51.100.50:514/udp [masqnl] ->\n"
-		"203.0.113.50:514/udp [masqnl] ->\n",
+		"192.0.2.12:30514/udp [masq] ->\n"
+		"198.51.100.50:514/udp [masq] ->\n"
+		"203.0.113.50:514/udp [masq] ->\n",
 		"case08 node-b: the same on its own NodePorts");
 }
 
@@ -245,22 +245,22 @@ static void case15(void)
 
 	ok_state(m,
 		 "10.96.140.120:443/tcp [masqnl] -> 10.244.1.130:8443 10.244.2.130:8443\n"
-		 "192.0.2.11:30443/tcp [masqnl] -> 10.244.1.130:8443 10.244.2.130:8443\n"
-		 "198.51.100.60:443/tcp [masqnl] from=203.0.113.0/24 -> 10.244.1.130:8443 10.244.2.130:8443\n",
+		 "192.0.2.11:30443/tcp [masq] -> 10.244.1.130:8443 10.244.2.130:8443\n"
+		 "198.51.100.60:443/tcp [masq] from=203.0.113.0/24 -> 10.244.1.130:8443 10.244.2.130:8443\n",
 		 "case15: ranges on the LB IP only, not on the NodePort or ClusterIP");
 	ok(case15_ranges(m, f, "[\"203.0.113.0/24\",\" 198.51.100.7/24 \"]") == 0,
 	   "case15: ranges + 198.51.100.0/24 (host bits, blanks) accepted");
 	ok_state_only(m, "198.51.100.60",
-		      "198.51.100.60:443/tcp [masqnl] from=198.51.100.0/24,203.0.113.0/24 -> 10.244.1.130:8443 10.244.2.130:8443\n",
+		      "198.51.100.60:443/tcp [masq] from=198.51.100.0/24,203.0.113.0/24 -> 10.244.1.130:8443 10.244.2.130:8443\n",
 		      "case15: the added range, normalized and sorted");
 	ok(case15_ranges(m, f, "[\"192.0.2.0/24\",\"fd00::/8\",\"bogus\"]") == 0,
 	   "case15: a range with the node's IP, an IPv6 one and a bad one");
 	ok_state_only(m, "198.51.100.60",
-		      "198.51.100.60:443/tcp [masqnl] from=192.0.2.0/24,198.51.100.60/32 -> 10.244.1.130:8443 10.244.2.130:8443\n",
+		      "198.51.100.60:443/tcp [masq] from=192.0.2.0/24,198.51.100.60/32 -> 10.244.1.130:8443 10.244.2.130:8443\n",
 		      "case15: node in a range: the LB IP itself allowed (kube-proxy); IPv6 and bad ranges left out");
 	ok(case15_ranges(m, f, "[]") == 0, "case15: ranges removed");
 	ok_state_only(m, "198.51.100.60",
-		      "198.51.100.60:443/tcp [masqnl] -> 10.244.1.130:8443 10.244.2.130:8443\n",
+		      "198.51.100.60:443/tcp [masq] -> 10.244.1.130:8443 10.244.2.130:8443\n",
 		      "case15: no ranges: no filter");
 	kpx_model_free(m);
 }

@@ -72,7 +72,7 @@ static void take_dirty(struct kpx_model *m)
 static void test_node_deleted(void)
 {
 	struct kpx_model *m = model_gw(KPX_DETECT_LOCAL_NODE_CIDR, NULL);
-	const char *np = "192.0.2.11:30320/tcp [masqnl] -> 10.244.1.185:8080\n";
+	const char *np = "192.0.2.11:30320/tcp [masq] -> 10.244.1.185:8080\n";
 	size_t na, nc;
 	char b[64];
 
@@ -93,13 +93,13 @@ static void test_node_deleted(void)
 	ok(kpx_model_dirty(m) && !strcmp(local_cidr(m, b, sizeof(b)), "10.244.7.0/24"),
 	   "node: registered again with pod CIDR 10.244.7.0/24: NodeCIDR follows (%s)", b);
 	apply(m, KPX_KIND_NODE, KPX_EV_MODIFIED, J(NODE_A, "10.244.7.0/24", "192.0.2.31"));
-	ok_state_only(m, ":30320", "192.0.2.31:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+	ok_state_only(m, ":30320", "192.0.2.31:30320/tcp [masq] -> 10.244.1.185:8080\n",
 		      "node: a Node MODIFIED with a new InternalIP: the NodePort moves (primary)");
 	/* another Node's deletion is no own Node */
 	apply(m, KPX_KIND_NODE, KPX_EV_ADDED,
 	      J("{'metadata':{'name':'node-b'},'status':{'addresses':[{'type':'InternalIP','address':'192.0.2.12'}]}}"));
 	apply(m, KPX_KIND_NODE, KPX_EV_DELETED, J("{'metadata':{'name':'node-b'}}"));
-	ok_state_only(m, ":30320", "192.0.2.31:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+	ok_state_only(m, ":30320", "192.0.2.31:30320/tcp [masq] -> 10.244.1.185:8080\n",
 		      "node: node-b deleted: nothing changes");
 	kpx_model_free(m);
 }
@@ -125,7 +125,7 @@ static void test_local_addrs(void)
 	char ips[4][INET6_ADDRSTRLEN];
 	struct kpx_cidr v[8];
 
-	ok_state_only(m, ":30320", "192.0.2.11:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+	ok_state_only(m, ":30320", "192.0.2.11:30320/tcp [masq] -> 10.244.1.185:8080\n",
 		      "local: before the interface addresses are known: the Node's inside the CIDR");
 	addrs(v, 4, s1);
 	ok(kpx_model_set_local_addrs(m, v, 4) == 0,
@@ -135,20 +135,20 @@ static void test_local_addrs(void)
 	ok(kpx_model_set_local_addrs(m, v, 3) == 1 && kpx_model_dirty(m),
 	   "local: 192.0.2.21 added (a VIP, not in the Node): changed, dirty");
 	ok_state_only(m, ":30320",
-		      "192.0.2.11:30320/tcp [masqnl] -> 10.244.1.185:8080\n"
-		      "192.0.2.21:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+		      "192.0.2.11:30320/tcp [masq] -> 10.244.1.185:8080\n"
+		      "192.0.2.21:30320/tcp [masq] -> 10.244.1.185:8080\n",
 		      "local: served on the new address too; 10.0.0.5 outside the CIDR is not");
 	ok(kpx_model_nodeport_ips(m, ips, 4) == 2 && !strcmp(ips[1], "192.0.2.21"),
 	   "local: the health-check addresses follow (2)");
 	addrs(v, 2, s3);
 	ok(kpx_model_set_local_addrs(m, v, 2) == 1, "local: renumbered to .31, .11 gone");
 	ok_state_only(m, ":30320",
-		      "192.0.2.21:30320/tcp [masqnl] -> 10.244.1.185:8080\n"
-		      "192.0.2.31:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+		      "192.0.2.21:30320/tcp [masq] -> 10.244.1.185:8080\n"
+		      "192.0.2.31:30320/tcp [masq] -> 10.244.1.185:8080\n",
 		      "local: .21 and .31 served, .11 no longer");
 	addrs(v, 1, s4);
 	ok(kpx_model_set_local_addrs(m, v, 1) == 1, "local: .21 moved away");
-	ok_state_only(m, ":30320", "192.0.2.31:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+	ok_state_only(m, ":30320", "192.0.2.31:30320/tcp [masq] -> 10.244.1.185:8080\n",
 		      "local: .31 only");
 	ok(kpx_model_set_local_addrs(m, v, 1) == 0, "local: the same again: no change");
 	/* primary: the Node object, not the host */
@@ -160,7 +160,7 @@ static void test_local_addrs(void)
 	take_dirty(m);
 	ok(kpx_model_set_local_addrs(m, v, 3) == 0 && !kpx_model_dirty(m),
 	   "local: the same addresses again: no sync due");
-	ok_state_only(m, ":30320", "192.0.2.11:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+	ok_state_only(m, ":30320", "192.0.2.11:30320/tcp [masq] -> 10.244.1.185:8080\n",
 		      "local: primary: the Node's InternalIP only");
 	/* all: every interface address but loopback and link-local */
 	{
@@ -176,9 +176,9 @@ static void test_local_addrs(void)
 	addrs(v, 4, s1);
 	kpx_model_set_local_addrs(m, v, 4);
 	ok_state_only(m, ":30320",
-		      "10.0.0.5:30320/tcp [masqnl] -> 10.244.1.185:8080\n"
+		      "10.0.0.5:30320/tcp [masq] -> 10.244.1.185:8080\n"
 		      "127.0.0.1:30320/tcp [masq] -> 10.244.1.185:8080\n"
-		      "192.0.2.11:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+		      "192.0.2.11:30320/tcp [masq] -> 10.244.1.185:8080\n",
 		      "local: all: every interface address, no fe80::, 127.0.0.1 as the localhost NodePort (masq)");
 	ok(kpx_model_nodeport_ips(m, ips, 4) == 0,
 	   "local: all: health checks on the wildcard (0 addresses: both families)");

@@ -82,20 +82,20 @@ static void test_dual_stack_kinds(void)
 		"{'name':'u','port':5353,'protocol':'UDP'}],'endpoints':[{'addresses':['fd00:10:244:2::1'],'nodeName':'node-b'}]}"));
 	ok_state(m,
 		 "10.96.1.1:53/udp [masqnl] -> 10.244.2.1:5353\n"
-		 "192.0.2.11:31053/udp [masqnl] -> 10.244.2.1:5353\n"
-		 "198.51.100.1:53/udp [masqnl] -> 10.244.2.1:5353\n"
-		 "203.0.113.5:53/udp [masqnl] -> 10.244.2.1:5353\n"
+		 "192.0.2.11:31053/udp [masq] -> 10.244.2.1:5353\n"
+		 "198.51.100.1:53/udp [masq] -> 10.244.2.1:5353\n"
+		 "203.0.113.5:53/udp [masq] -> 10.244.2.1:5353\n"
 		 "10.96.1.1:3868/sctp [masqnl] -> 10.244.2.1:3868\n"
-		 "192.0.2.11:31868/sctp [masqnl] -> 10.244.2.1:3868\n"
-		 "198.51.100.1:3868/sctp [masqnl] -> 10.244.2.1:3868\n"
-		 "203.0.113.5:3868/sctp [masqnl] -> 10.244.2.1:3868\n"
-		 "[2001:db8::11]:31053/udp [masqnl] -> [fd00:10:244:2::1]:5353\n"
-		 "[2001:db8:1::1]:53/udp [masqnl] -> [fd00:10:244:2::1]:5353\n"
-		 "[2001:db8:5::5]:53/udp [masqnl] -> [fd00:10:244:2::1]:5353\n"
+		 "192.0.2.11:31868/sctp [masq] -> 10.244.2.1:3868\n"
+		 "198.51.100.1:3868/sctp [masq] -> 10.244.2.1:3868\n"
+		 "203.0.113.5:3868/sctp [masq] -> 10.244.2.1:3868\n"
+		 "[2001:db8::11]:31053/udp [masq] -> [fd00:10:244:2::1]:5353\n"
+		 "[2001:db8:1::1]:53/udp [masq] -> [fd00:10:244:2::1]:5353\n"
+		 "[2001:db8:5::5]:53/udp [masq] -> [fd00:10:244:2::1]:5353\n"
 		 "[fd00:10:96::1]:53/udp -> [fd00:10:244:2::1]:5353\n"
-		 "[2001:db8::11]:31868/sctp [masqnl] -> [fd00:10:244:2::1]:3868\n"
-		 "[2001:db8:1::1]:3868/sctp [masqnl] -> [fd00:10:244:2::1]:3868\n"
-		 "[2001:db8:5::5]:3868/sctp [masqnl] -> [fd00:10:244:2::1]:3868\n"
+		 "[2001:db8::11]:31868/sctp [masq] -> [fd00:10:244:2::1]:3868\n"
+		 "[2001:db8:1::1]:3868/sctp [masq] -> [fd00:10:244:2::1]:3868\n"
+		 "[2001:db8:5::5]:3868/sctp [masq] -> [fd00:10:244:2::1]:3868\n"
 		 "[fd00:10:96::1]:3868/sctp -> [fd00:10:244:2::1]:3868\n",
 		 "dual: per family ClusterIP, primary NodePort, LB IP (not ipMode Proxy), externalIP; "
 		 "each family's slice; UDP and SCTP; IPv6 ClusterIP unflagged (--cluster-cidr has no IPv6 prefix)");
@@ -108,7 +108,7 @@ static void test_dual_stack_kinds(void)
 		"'status':{'loadBalancer':{'ingress':[{'ip':'2001:db8:1::1'}]}}}"));
 	ok_state(m,
 		 "10.96.1.1:53/udp [masqnl] -> 10.244.2.1:5353\n"
-		 "192.0.2.11:31053/udp [masqnl] -> 10.244.2.1:5353\n",
+		 "192.0.2.11:31053/udp [masq] -> 10.244.2.1:5353\n",
 		 "dual: IPv4-only Service: IPv6 externalIP and LB IP ignored");
 	kpx_model_free(m);
 }
@@ -130,7 +130,7 @@ static void test_nodeport_addresses(void)
 	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(WEB, ""));
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J("%s", WEB_EPS));
 	ok_state_only(m, ":30080",
-		      "192.0.2.11:30080/tcp [masqnl] -> 10.244.1.1:8080 10.244.2.1:8080\n",
+		      "192.0.2.11:30080/tcp [masq] -> 10.244.1.1:8080 10.244.2.1:8080\n",
 		      "np: primary: the first InternalIP (not the ExternalIP listed first); "
 		      "IPv4-only Service: no IPv6 NodePort");
 	case_config(&c, "node-a");
@@ -149,9 +149,9 @@ static void test_nodeport_addresses(void)
 	c.n_nodeport_cidrs = 2;
 	kpx_model_set_config(m, &c);
 	ok_state_only(m, ":30080",
-		      "192.0.2.11:30080/tcp [masqnl] -> 10.244.1.1:8080 10.244.2.1:8080\n"
-		      "192.0.2.111:30080/tcp [masqnl] -> 10.244.1.1:8080 10.244.2.1:8080\n"
-		      "203.0.113.11:30080/tcp [masqnl] -> 10.244.1.1:8080 10.244.2.1:8080\n",
+		      "192.0.2.11:30080/tcp [masq] -> 10.244.1.1:8080 10.244.2.1:8080\n"
+		      "192.0.2.111:30080/tcp [masq] -> 10.244.1.1:8080 10.244.2.1:8080\n"
+		      "203.0.113.11:30080/tcp [masq] -> 10.244.1.1:8080 10.244.2.1:8080\n",
 		      "np: CIDRs: every Internal/ExternalIP inside them, no IPv6");
 	c.nodeport_primary = true;
 	kpx_model_set_config(m, &c);
@@ -159,7 +159,7 @@ static void test_nodeport_addresses(void)
 	      J("{'metadata':{'name':'web','namespace':'t'},'spec':{'type':'NodePort',"
 		"'clusterIPs':['10.96.2.2','fd00:10:96::2'],'ports':[{'name':'http','port':80,'nodePort':30080}]}}"));
 	ok_state_only(m, "[2001",
-		      "[2001:db8::11]:30080/tcp [masqnl] ->\n",
+		      "[2001:db8::11]:30080/tcp [masq] ->\n",
 		      "np: dual-stack Service, primary plus CIDRs: the IPv6 primary too (no IPv6 endpoint: reject)");
 	apply(m, KPX_KIND_SERVICE, KPX_EV_MODIFIED, J(WEB, ""));
 	/* the ExternalIP is the primary when there is no InternalIP */
@@ -168,7 +168,7 @@ static void test_nodeport_addresses(void)
 		"{'type':'ExternalIP','address':'203.0.113.11'}]}}"));
 	set_node(m, "node-a");
 	ok_state_only(m, ":30080",
-		      "203.0.113.11:30080/tcp [masqnl] -> 10.244.1.1:8080 10.244.2.1:8080\n",
+		      "203.0.113.11:30080/tcp [masq] -> 10.244.1.1:8080 10.244.2.1:8080\n",
 		      "np: primary falls back to the ExternalIP");
 	{
 		char ips[4][INET6_ADDRSTRLEN];
@@ -178,7 +178,7 @@ static void test_nodeport_addresses(void)
 	}
 	apply(m, KPX_KIND_NODE, KPX_EV_DELETED, J("{'metadata':{'name':'node-a'}}"));
 	ok_state_only(m, ":30080",
-		      "203.0.113.11:30080/tcp [masqnl] -> 10.244.1.1:8080 10.244.2.1:8080\n",
+		      "203.0.113.11:30080/tcp [masq] -> 10.244.1.1:8080 10.244.2.1:8080\n",
 		      "np: own Node deleted: its NodePort stays on the last-seen address");
 	{
 		struct kpx_model *m2 = kpx_model_new();
@@ -221,8 +221,8 @@ static void test_masquerade(void)
 	kpx_model_set_config(m, &c);
 	ok_state_only(m, "/tcp",
 		      "10.96.2.2:80/tcp -> 10.244.1.1:8080 10.244.2.1:8080\n"
-		      "192.0.2.11:30080/tcp [masqnl] -> 10.244.1.1:8080 10.244.2.1:8080\n",
-		      "masq: no local detector: ClusterIP unflagged, external frontends masqnl (everything masqueraded)");
+		      "192.0.2.11:30080/tcp [masq] -> 10.244.1.1:8080 10.244.2.1:8080\n",
+		      "masq: no local detector: ClusterIP unflagged, external frontends masq (everything masqueraded)");
 	kpx_model_ns_config(m, &nc);
 	ok(nc.nlocal_cidrs == 0 && !nc.local_ifname[0] && !nc.local_ifprefix[0],
 	   "ns: mode none: nothing local");
