@@ -196,8 +196,8 @@ static void test_local_addrs(void)
 		kpx_model_set_config(m, &c);
 	}
 	ok_state_only(m, ":30320",
-		      "10.0.0.5:30320/tcp [masqnl] -> 10.244.1.185:8080\n"
-		      "192.0.2.11:30320/tcp [masqnl] -> 10.244.1.185:8080\n",
+		      "10.0.0.5:30320/tcp [masq] -> 10.244.1.185:8080\n"
+		      "192.0.2.11:30320/tcp [masq] -> 10.244.1.185:8080\n",
 		      "local: all, localhostNodePorts false: no 127.0.0.1 NodePort");
 	ok(!kpx_model_localhost_nodeports(m), "local: localhostNodePorts false: no route_localnet");
 	kpx_model_free(m);
