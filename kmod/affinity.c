@@ -48,8 +48,10 @@ void kpx_aff_init(struct kpx_aff *t, struct kpx_aff_entry *e, u32 *bucket,
 	t->key = *key;
 	for (i = 0; i < t->nbuckets; i++)
 		bucket[i] = KPX_AFF_NIL;
-	for (i = 0; i < cap; i++)
+	for (i = 0; i < cap; i++) {
 		e[i].next = i + 1 < cap ? i + 1 : KPX_AFF_NIL;
+		e[i].prev = KPX_AFF_FREE;
+	}
 	t->free = 0;
 }
 
@@ -117,6 +119,7 @@ static void drop(struct kpx_aff *t, u32 i)
 	if (j == i)
 		*l = t->e[i].hnext;
 	lru_unlink(t, i);
+	t->e[i].prev = KPX_AFF_FREE;
 	t->e[i].next = t->free;
 	t->free = i;
 	t->used--;
@@ -246,27 +249,58 @@ bool kpx_aff_forget(struct kpx_aff *t, const u8 *client16)
 }
 
 /**
+ * kpx_aff_purge_step - drop the entries of slots [*@pos, *@pos + @budget)
+ *	whose backend @keep rejects
+ * @t: the table
+ * @keep: returns true to keep an entry's backend
+ * @ctx: passed to @keep
+ * @pos: first slot to look at (start at 0); advanced past the last one
+ *	looked at, @t->cap once every slot has been
+ * @budget: slots to look at, at least 1
+ *
+ * Walks slots in array order, which entries keep whatever is inserted,
+ * refreshed or dropped between two steps: a caller may drop its lock
+ * between steps, and a walk from 0 to @t->cap then looks at every entry
+ * that was in the table at its start and is still there (entries added
+ * meanwhile may or may not be looked at).
+ *
+ * Return: entries dropped.
+ */
+u32 kpx_aff_purge_step(struct kpx_aff *t, kpx_aff_keep_fn keep,
+		       const void *ctx, u32 *pos, u32 budget)
+{
+	u32 i, end, dropped = 0;
+
+	if (*pos >= t->cap)
+		return 0;
+	end = t->cap - *pos > budget ? *pos + budget : t->cap;
+	for (i = *pos; i < end; i++) {
+		if (t->e[i].prev == KPX_AFF_FREE)
+			continue;
+		if (!keep(ctx, t->e[i].be_addr, t->e[i].be_port)) {
+			drop(t, i);
+			dropped++;
+		}
+	}
+	*pos = end;
+	return dropped;
+}
+
+/**
  * kpx_aff_purge - drop every entry whose backend @keep rejects
  * @t: the table
  * @keep: returns true to keep an entry's backend
  * @ctx: passed to @keep
  *
+ * One kpx_aff_purge_step() over the whole table: O(@t->cap).
+ *
  * Return: entries dropped.
  */
 u32 kpx_aff_purge(struct kpx_aff *t, kpx_aff_keep_fn keep, const void *ctx)
 {
-	u32 i = t->head, dropped = 0;
+	u32 pos = 0;
 
-	while (i != KPX_AFF_NIL) {
-		u32 next = t->e[i].next;
-
-		if (!keep(ctx, t->e[i].be_addr, t->e[i].be_port)) {
-			drop(t, i);
-			dropped++;
-		}
-		i = next;
-	}
-	return dropped;
+	return kpx_aff_purge_step(t, keep, ctx, &pos, t->cap);
 }
 
 /**

@@ -11,6 +11,8 @@
 #include "pure.h"
 
 #define KPX_AFF_NIL	U32_MAX
+/* An entry's prev while it is on the free list (never a used entry's). */
+#define KPX_AFF_FREE	(U32_MAX - 1)
 /*
  * Longest hash chain: inserting into a full chain first drops that chain's
  * least recently refreshed entry (an eviction if it was live).  With a
@@ -24,7 +26,8 @@ struct kpx_aff_entry {
 	u8 be_addr[16];		/* network order */
 	u16 be_port;		/* network order */
 	u32 hnext;		/* hash chain */
-	u32 prev, next;		/* LRU list, oldest first; free list: next */
+	/* LRU list, oldest first; free list: next, with prev KPX_AFF_FREE */
+	u32 prev, next;
 	u64 last_ms;		/* time of the client's last new connection */
 };
 
@@ -54,6 +57,8 @@ bool kpx_aff_forget(struct kpx_aff *t, const u8 *client16);
 typedef bool (*kpx_aff_keep_fn)(const void *ctx, const u8 *be_addr16,
 				u16 be_port);
 u32 kpx_aff_purge(struct kpx_aff *t, kpx_aff_keep_fn keep, const void *ctx);
+u32 kpx_aff_purge_step(struct kpx_aff *t, kpx_aff_keep_fn keep,
+		       const void *ctx, u32 *pos, u32 budget);
 void kpx_aff_move(struct kpx_aff *dst, const struct kpx_aff *src);
 
 #endif /* _KPX_AFFINITY_H */

@@ -85,6 +85,8 @@
 #define AFF_CAP0	64
 #define AFF_GROW	8
 #define AFF_REFRESH_MS	1000U
+/* Slots a SET's purge looks at per lock hold (kpx_aff_commit()). */
+#define AFF_PURGE_STEP	1024U
 
 struct kpx_afft {
 	struct rcu_head rcu;
@@ -597,15 +599,23 @@ static bool keep_in_set(const void *ctx, const u8 *addr16, u16 port)
  * @fresh: kpx_aff_prepare()'s table, or NULL
  * @set: the frontend's new backend set (may be NULL)
  *
- * Caller holds kn->lock.  Cannot fail.  A kept table takes the new timeout
- * and loses the entries whose backend is not in @set; a replaced one keeps
- * the eviction count.
+ * Caller holds kn->lock (process context; may sleep).  Cannot fail.  A
+ * kept table takes the new timeout and loses the entries whose backend is
+ * not in @set, in steps of AFF_PURGE_STEP slots with the table's lock
+ * dropped and a reschedule point between them: the packet path waits at
+ * most one step, and an entry it reads before its step is reached is
+ * checked against @set there (kpx_schedule()).  A grow that moves the
+ * entries restarts the walk; the grows are bounded by AFF_GROW's powers up
+ * to max.  A replaced table keeps the eviction count.
  */
 void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
 		    const struct kpx_bset *set)
 {
 	struct kpx_affk *cur = rcu_dereference_raw(svc->aff);
+	u32 pos = 0, cap = 0;
+	struct kpx_aff *at;
 
+	might_sleep();
 	if (!svc->scfg.aff_timeout || fresh) {
 		if (fresh && cur) {
 			/* cur's grow work swaps and frees its table under lock */
@@ -622,12 +632,25 @@ void kpx_aff_commit(struct kpx_svc *svc, struct kpx_affk *fresh,
 	}
 	if (!cur)
 		return;
-	spin_lock_bh(&cur->lock);
-	write_seqcount_begin(&cur->seq);
-	WRITE_ONCE(aff_t(cur)->timeout_ms, svc->scfg.aff_timeout * 1000U);
-	kpx_aff_purge(aff_t(cur), keep_in_set, set);
-	write_seqcount_end(&cur->seq);
-	spin_unlock_bh(&cur->lock);
+	for (;;) {
+		spin_lock_bh(&cur->lock);
+		write_seqcount_begin(&cur->seq);
+		at = aff_t(cur);
+		if (at->cap != cap) {
+			/* the first step, or the grow work moved the entries */
+			WRITE_ONCE(at->timeout_ms,
+				   svc->scfg.aff_timeout * 1000U);
+			cap = at->cap;
+			pos = 0;
+		}
+		kpx_aff_purge_step(at, keep_in_set, set, &pos,
+				   AFF_PURGE_STEP);
+		write_seqcount_end(&cur->seq);
+		spin_unlock_bh(&cur->lock);
+		if (pos >= cap)
+			return;
+		cond_resched();
+	}
 }
 
 /**

@@ -133,6 +133,61 @@ static void test_hash_flood(void)
 	free(c);
 }
 
+/*
+ * A purge in steps, with what the packet path does between them while a
+ * SET's purge has dropped the lock (new clients, refreshes, a client whose
+ * backend is gone forgotten and re-picked from the new set, evictions of
+ * nothing here), ends with no entry of the removed backend and every other
+ * entry kept.
+ */
+static void test_purge_steps(void)
+{
+	struct kpx_aff *t = mk(4096, 100);
+	u32 i, pos = 0, steps = 0, dropped = 0, bad = 0, kept = 0;
+	u8 c[16], b1[16], b2[16];
+	bool forgot = true;
+
+	addr(b1, 0x010001);
+	addr(b2, 0x010002);
+	for (i = 0; i < 3000; i++) {
+		addr(c, i);
+		kpx_aff_update(t, c, i % 3 ? b1 : b2, 1, 1000 + i);
+	}
+	while (pos < t->cap) {
+		dropped += kpx_aff_purge_step(t, keep_not_b2, NULL, &pos, 100);
+		steps++;
+		addr(c, 5000 + steps);			/* a new client */
+		kpx_aff_update(t, c, b1, 1, 9000 + steps);
+		addr(c, 3 * steps + 2);			/* a refresh */
+		kpx_aff_update(t, c, b1, 1, 9000 + steps);
+		addr(c, 3 * steps);			/* b2 gone: re-pick */
+		kpx_aff_forget(t, c);
+		kpx_aff_update(t, c, b1, 1, 9000 + steps);
+		addr(c, 3 * steps + 1);			/* a drop */
+		forgot &= kpx_aff_forget(t, c);
+	}
+	ok(steps == 41 && pos == 4096, "4096 slots in 41 steps of 100 (%u)",
+	   steps);
+	ok(kpx_aff_purge_step(t, keep_not_b2, NULL, &pos, 100) == 0 &&
+	   pos == 4096, "a step past the end does nothing");
+	ok(forgot, "the entries dropped between steps were there");
+	for (i = 0; i < 3000; i++) {
+		const struct kpx_aff_entry *e;
+
+		addr(c, i);
+		e = kpx_aff_lookup(t, c, 9500);
+		if (e && e->be_addr[3] == 2)
+			bad++;
+		else if (e)
+			kept++;
+	}
+	ok(bad == 0, "no entry of the removed backend is left (%u)", bad);
+	ok(kept == 2000, "every other entry kept (%u of 2000)", kept);
+	ok(dropped >= 1000 - 41 && dropped <= 1000 && t->used == 2041,
+	   "dropped %u, %u used", dropped, t->used);
+	rm(t);
+}
+
 int main(void)
 {
 	struct kpx_aff *t = mk(4, 10);
@@ -221,5 +276,6 @@ int main(void)
 	}
 	rm(t);
 	test_hash_flood();
+	test_purge_steps();
 	return tap_done();
 }
