@@ -124,8 +124,12 @@ struct kpx_dp_ops {
 	/*
 	 * kpx-agent --cleanup: removes every trace of this mode from the
 	 * node (module frontends; the nft table; the chains and jumps; IPVS
-	 * services, ipsets, the dummy interface) and nothing else.  Works
-	 * without open() state; 0 when there was nothing to remove.
+	 * services, ipsets, the dummy interface), and kube-proxy's state of
+	 * the same kind as kube-proxy --cleanup removes it (iptables: its
+	 * KUBE-* chains, dp/ipt/ipt_kubeproxy.h; nftables: its tables;
+	 * ipvs: its virtual servers, kube-ipvs0, its ipsets,
+	 * dp/ipvs/ipvs_kubeproxy.h), and nothing else.  Works without open()
+	 * state; 0 when there was nothing to remove.
 	 */
 	int (*cleanup)(struct kpx_dp *dp);
 };

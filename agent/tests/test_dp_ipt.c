@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "dp/dataplane.h"
+#include "dp/ipt/ipt_kubeproxy.h"
 #include "dp/ipt/ipt_rules.h"
 #include "dp/kpx/nl.h"
 #include "base/service.h"
@@ -503,6 +504,50 @@ static void test_netns(void)
 	kpx_service_free(&six);
 }
 
+/* kube-proxy's own chains (an iptables-save of its iptables mode with the kubelet's and a site's rules). */
+static void test_kubeproxy_cleanup(void)
+{
+	static const char *const want[] = {
+		"*mangle\n:KUBE-PROXY-CANARY - [0:0]\n-X KUBE-PROXY-CANARY\nCOMMIT\n",
+		"-D INPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL\n",
+		"-D INPUT -m comment --comment \"kubernetes health check service ports\" -j KUBE-NODEPORTS\n",
+		"-D FORWARD -m comment --comment \"kubernetes forwarding rules\" -j KUBE-FORWARD\n",
+		"-D OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n",
+		"-D PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n",
+		"-D POSTROUTING -m comment --comment \"kubernetes postrouting rules\" -j KUBE-POSTROUTING\n",
+		":KUBE-SVC-TCOU7JCQXEZGVUNU - [0:0]\n", "-X KUBE-SEP-IT2ZTR26TO4XFPTO\n",
+		"-X KUBE-EXT-TCOU7JCQXEZGVUNU\n", "-X KUBE-MARK-MASQ\n", "-X KUBE-PROXY-FIREWALL\n",
+	};
+	struct kpx_strbuf b = { 0 };
+	char *text = NULL;
+	size_t n = 0, len = 0, i;
+	FILE *f = fopen("../testdata/kube-proxy/iptables.save", "r");
+	bool all = true;
+
+	ok(f && getdelim(&text, &len, '\0', f) > 0, "kube-proxy's iptables-save fixture read");
+	if (f)
+		fclose(f);
+	ok(kpx_ipt_kubeproxy_cleanup_text(text ? text : "", &b, &n) == 0 && b.s, "cleanup text made");
+	for (i = 0; b.s && i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(b.s, want[i])) {
+			printf("# missing: %s", want[i]);
+			all = false;
+		}
+	ok(b.s && all, "the jumps from INPUT, FORWARD, OUTPUT, PREROUTING, POSTROUTING deleted, kube-proxy's chains flushed and deleted");
+	/* mangle 1; filter 6; nat 9 */
+	ok(n == 16, "16 chains removed in mangle, filter and nat (%zu)", n);
+	ok(b.s && !strstr(b.s, "KUBE-FIREWALL") && !strstr(b.s, "KUBE-KUBELET-CANARY") &&
+	   !strstr(b.s, "KUBE-IPTABLES-HINT"), "the kubelet's chains and rules kept");
+	ok(b.s && !strstr(b.s, "SITE-") && !strstr(b.s, "dport 22"), "a site's chains and rules kept");
+	ok(b.s && !strstr(b.s, "-D KUBE-"), "no rule of a flushed chain deleted one by one");
+	kpx_strbuf_free(&b);
+	ok(kpx_ipt_kubeproxy_cleanup_text("*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -j KPX-SERVICES\nCOMMIT\n",
+					  &b, &n) == 0 && !b.s && n == 0,
+	   "nothing of kube-proxy's: nothing to restore (kpx's own chains are not its)");
+	kpx_strbuf_free(&b);
+	free(text);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -510,6 +555,7 @@ int main(void)
 	test_full_v4();
 	test_v6_and_localhost();
 	test_save_and_cleanup();
+	test_kubeproxy_cleanup();
 	test_netns();
 	return tap_done();
 }

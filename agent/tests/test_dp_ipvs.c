@@ -15,6 +15,7 @@
 #include <linux/kpx.h>
 
 #include "dp/ipt/ipt_rules.h"
+#include "dp/ipvs/ipvs_kubeproxy.h"
 #include "dp/ipvs/ipvs_rules.h"
 #include "base/strbuf.h"
 
@@ -458,6 +459,34 @@ static void test_new_frontend(void)
 	free(text);
 }
 
+/* kube-proxy's ipsets and NodePorts from an "ipset save" of its IPVS mode, with others' sets. */
+static void test_kubeproxy_sets(void)
+{
+	struct kpx_kube_sets ks;
+	char *text = NULL, names[512] = "";
+	size_t len = 0, i;
+	FILE *f = fopen("../testdata/kube-proxy/ipset.save", "r");
+
+	ok(f && getdelim(&text, &len, '\0', f) > 0, "kube-proxy's ipset save fixture read");
+	if (f)
+		fclose(f);
+	ok(kpx_kube_sets_parse(text, &ks) == 0, "parsed");
+	for (i = 0; i < ks.nnames; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? " " : "",
+			 ks.names[i]);
+	ok(!strcmp(names, "KUBE-CLUSTER-IP KUBE-LOOP-BACK KUBE-NODE-PORT-TCP KUBE-NODE-PORT-UDP KUBE-NODE-PORT-SCTP-HASH KUBE-6-CLUSTER-IP KUBE-6-NODE-PORT-TCP KUBE-HEALTH-CHECK-NODE-PORT"),
+	   "its 8 sets, both families; KUBE-SRC-SITE1 and site-allow are not its (%s)", names);
+	ok(ks.nports == 4 && kpx_kube_sets_nodeport(&ks, IPPROTO_TCP, 30080) &&
+	   kpx_kube_sets_nodeport(&ks, IPPROTO_UDP, 30053) &&
+	   kpx_kube_sets_nodeport(&ks, IPPROTO_SCTP, 30132) &&
+	   kpx_kube_sets_nodeport(&ks, IPPROTO_TCP, 30443),
+	   "NodePorts tcp 30080, udp 30053, sctp 30132, tcp 30443 (IPv6) (%zu)", ks.nports);
+	ok(!kpx_kube_sets_nodeport(&ks, IPPROTO_UDP, 30080) && !kpx_kube_sets_nodeport(&ks, IPPROTO_TCP, 80),
+	   "udp 30080 and tcp 80 are not NodePorts");
+	kpx_kube_sets_free(&ks);
+	free(text);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -471,5 +500,6 @@ int main(void)
 	test_drain();
 	test_cluster_key();
 	test_new_frontend();
+	test_kubeproxy_sets();
 	return tap_done();
 }

@@ -37,6 +37,7 @@
 #include "dp/dataplane.h"
 #include "base/duration.h"
 #include "dp/ipt/ipt_priv.h"
+#include "dp/ipt/ipt_kubeproxy.h"
 #include "dp/ipt/ipt_rules.h"
 #include "base/sysctl.h"
 #include "base/log.h"
@@ -509,13 +510,21 @@ static int ipt_cleanup(struct kpx_dp *dp)
 		struct kpx_strbuf b = { 0 };
 		char *text = NULL;
 
+		size_t nkube = 0;
+
 		r = ipt_save(d, f, &text);
 		if (!r)
 			r = kpx_ipt_parse_save(text, &saved);
 		if (!r)
 			r = kpx_ipt_cleanup_text(&saved, &b);
+		/* and kube-proxy's, as kube-proxy --cleanup (migration) */
+		if (!r)
+			r = kpx_ipt_kubeproxy_cleanup_text(text, &b, &nkube);
 		if (!r && b.len)
 			r = ipt_restore(d, f, b.s, b.len);
+		if (!r && nkube)
+			kpx_info("dataplane", "cleanup: removed kube-proxy's %zu %s chains (KUBE-SERVICES, KUBE-SVC-*, ...) and the rules jumping to them",
+				 nkube, f ? "ip6tables" : "iptables");
 		free(text);
 		kpx_strbuf_free(&b);
 		kpx_ipt_saved_free(&saved);

@@ -51,6 +51,7 @@
 
 #include "dp/dataplane.h"
 #include "dp/ipvs/ipvs_exec.h"
+#include "dp/ipvs/ipvs_kubeproxy.h"
 #include "dp/ipvs/ipvs_link.h"
 #include "dp/ipvs/ipvs_nl.h"
 #include "dp/ipvs/ipvs_priv.h"
@@ -86,8 +87,10 @@ static int ipvs_open(struct kpx_dp **out, unsigned int flags, char *err,
 	}
 	if (cleanup) {
 		/* something of ours may be left: IPVS loaded, the link, the sets */
-		if (r && kpx_ipvs_link_index(v->rt) < 0 && !ipvs_module_loaded("ip_set")) {
-			snprintf(err, errlen, "no IPVS, no %s, no ipsets", KPX_IPVS_LINK);
+		if (r && kpx_ipvs_link_index(v->rt) < 0 && !ipvs_module_loaded("ip_set") &&
+		    kpx_ipvs_link_index_of(v->rt, KPX_KUBE_IPVS_LINK) < 0) {
+			snprintf(err, errlen, "no IPVS, no %s or %s, no ipsets", KPX_IPVS_LINK,
+				 KPX_KUBE_IPVS_LINK);
 			goto fail;
 		}
 		*out = &v->dp;
@@ -516,6 +519,10 @@ static int ipvs_cleanup(struct kpx_dp *dp)
 	r = kpx_ipvs_link_delete(v->rt);
 	if (r && !first)
 		first = kpx_dp_fail(dp, r, "deleting %s: %s", KPX_IPVS_LINK, strerror(-r));
+	/* and kube-proxy's, as kube-proxy --cleanup (migration) */
+	r = ipvs_kubeproxy_cleanup(v);
+	if (r && !first)
+		first = r;
 	free(e);
 	free(on);
 	free(other);

@@ -52,8 +52,13 @@ struct nl_sock *kpx_ipvs_rtnl_open(void)
 
 int kpx_ipvs_link_index(struct nl_sock *sk)
 {
+	return kpx_ipvs_link_index_of(sk, KPX_IPVS_LINK);
+}
+
+int kpx_ipvs_link_index_of(struct nl_sock *sk, const char *name)
+{
 	struct rtnl_link *link = NULL;
-	int r = rtnl_link_get_kernel(sk, 0, KPX_IPVS_LINK, &link);
+	int r = rtnl_link_get_kernel(sk, 0, name, &link);
 
 	if (r < 0)
 		return r == -NLE_OBJ_NOTFOUND || r == -NLE_NODEV ? -ENODEV : nle_errno(r);
@@ -103,8 +108,13 @@ int kpx_ipvs_link_ensure(struct nl_sock *sk)
 
 int kpx_ipvs_link_delete(struct nl_sock *sk)
 {
+	return kpx_ipvs_link_delete_name(sk, KPX_IPVS_LINK);
+}
+
+int kpx_ipvs_link_delete_name(struct nl_sock *sk, const char *name)
+{
 	struct rtnl_link *link = NULL;
-	int r = rtnl_link_get_kernel(sk, 0, KPX_IPVS_LINK, &link);
+	int r = rtnl_link_get_kernel(sk, 0, name, &link);
 
 	if (r < 0)
 		return 0;

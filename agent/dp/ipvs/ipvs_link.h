@@ -35,6 +35,9 @@ int kpx_ipvs_link_index(struct nl_sock *sk);
 int kpx_ipvs_link_ensure(struct nl_sock *sk);
 /* Deletes kpx-ipvs0 (and so its addresses); 0 if it did not exist. */
 int kpx_ipvs_link_delete(struct nl_sock *sk);
+/* The same for the interface @name (kube-proxy's kube-ipvs0). */
+int kpx_ipvs_link_index_of(struct nl_sock *sk, const char *name);
+int kpx_ipvs_link_delete_name(struct nl_sock *sk, const char *name);
 
 /*
  * The addresses of the node: those on @ifindex into *on (sorted), those on

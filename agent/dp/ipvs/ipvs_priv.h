@@ -58,6 +58,9 @@ int ipvs_read_sets(struct dp_ipvs *v, struct kpx_ipvs_entry **out, size_t *n);
 bool ipvs_entry_is(const struct kpx_ipvs_entry *e, const struct kpx_ipvs_svc *s);
 int ipvs_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n);
 
+/* ipvs_kubeproxy.c: kube-proxy's IPVS services, kube-ipvs0, its ipsets */
+int ipvs_kubeproxy_cleanup(struct dp_ipvs *v);
+
 /* ipvs_drain.c */
 int ipvs_drain_add(struct dp_ipvs *v, const struct kpx_ipvs_svc *is);
 void ipvs_reap(struct dp_ipvs *v);

@@ -88,12 +88,17 @@ static int nft_run(struct dp_nft *n, const char *cmds)
  * Whether the line at @p names table "@fam kpx": "table ip kpx\n" in "list
  * tables" output, "table ip kpx {" in "list chains" output.
  */
+static bool table_is(const char *p, const char *fam, const char *name)
+{
+	char want[40];
+	int len = snprintf(want, sizeof(want), "table %s %s", fam, name);
+
+	return !strncmp(p, want, (size_t)len) && (p[len] == '\n' || p[len] == ' ' || !p[len]);
+}
+
 static bool table_line(const char *p, const char *fam)
 {
-	char want[32];
-	int len = snprintf(want, sizeof(want), "table %s " KPX_NFT_TABLE, fam);
-
-	return !strncmp(p, want, (size_t)len) && (p[len] == '\n' || p[len] == ' ');
+	return table_is(p, fam, KPX_NFT_TABLE);
 }
 
 /*
@@ -116,6 +121,28 @@ static int nft_tables(struct dp_nft *n, unsigned int *have, bool cheap)
 		if (table_line(p, "ip"))
 			*have |= 1;
 		if (table_line(p, "ip6"))
+			*have |= 2;
+	}
+	return 0;
+}
+
+/*
+ * kube-proxy's nftables mode's tables, "ip kube-proxy" / "ip6 kube-proxy"
+ * (bits 0, 1 of *@have), from a "list tables".
+ */
+static int kubeproxy_tables(struct dp_nft *n, unsigned int *have)
+{
+	const char *out, *p;
+	int r = nft_run(n, "list tables");
+
+	*have = 0;
+	if (r)
+		return r;
+	out = nft_ctx_get_output_buffer(n->nft);
+	for (p = out; p && *p; p = strchrnul(p, '\n'), p += *p == '\n') {
+		if (table_is(p, "ip", "kube-proxy"))
+			*have |= 1;
+		if (table_is(p, "ip6", "kube-proxy"))
 			*have |= 2;
 	}
 	return 0;
@@ -217,7 +244,7 @@ static int nft_open(struct kpx_dp **out, unsigned int flags, char *err,
 		    size_t errlen)
 {
 	struct dp_nft *n;
-	unsigned int have;
+	unsigned int have, kube = 0;
 	int r;
 
 	if ((flags & KPX_DP_OPEN_CLEANUP) && !nf_tables_present()) {
@@ -235,8 +262,8 @@ static int nft_open(struct kpx_dp **out, unsigned int flags, char *err,
 		return -ENOMEM;
 	}
 	r = nft_tables(n, &have, false);
-	if (!r && (flags & KPX_DP_OPEN_CLEANUP) && !have) {
-		snprintf(err, errlen, "no table %s", KPX_NFT_TABLE);
+	if (!r && (flags & KPX_DP_OPEN_CLEANUP) && !have && !kubeproxy_tables(n, &kube) && !kube) {
+		snprintf(err, errlen, "no table %s or kube-proxy", KPX_NFT_TABLE);
 		r = -ENOENT;
 	} else if (!r && !(flags & KPX_DP_OPEN_CLEANUP)) {
 		gen_probe(&n->buf);
@@ -526,19 +553,30 @@ static int nft_commit(struct kpx_dp *dp)
 static int nft_cleanup(struct kpx_dp *dp)
 {
 	struct dp_nft *n = to_nft(dp);
-	unsigned int have;
+	unsigned int have, kube = 0;
 	int r = nft_tables(n, &have, false);
 
-	if (r || !have)
+	/* and kube-proxy's nftables mode's tables, as kube-proxy --cleanup */
+	if (!r)
+		r = kubeproxy_tables(n, &kube);
+	if (r || (!have && !kube))
 		return r;
 	kpx_strbuf_reset(&n->buf);
 	if (have & 1)
 		kpx_nft_gen_delete_table(&n->buf, AF_INET);
 	if (have & 2)
 		kpx_nft_gen_delete_table(&n->buf, AF_INET6);
+	if (kube & 1)
+		kpx_strbuf_printf(&n->buf, "delete table ip kube-proxy\n");
+	if (kube & 2)
+		kpx_strbuf_printf(&n->buf, "delete table ip6 kube-proxy\n");
 	r = n->buf.err ? n->buf.err : nft_run(n, n->buf.s);
 	if (!r)
 		nft_forget(n);
+	if (!r && kube)
+		kpx_info("dataplane", "cleanup: removed kube-proxy's nftables table%s%s%s",
+			 kube == 3 ? "s" : "", kube & 1 ? " ip kube-proxy" : "",
+			 kube & 2 ? " ip6 kube-proxy" : "");
 	return r;
 }
 
