@@ -101,7 +101,7 @@ ok $([ "$(dels)" = "$d0" ] && echo 0 || echo 1) "nothing deleted by the lagging 
 
 # 4. Following again.
 apictl cache follow && apply_svc e 10.96.70.5 80 10.244.7.5
-wait_log "$tmp/agent.log" 'dry run: set 10.96.70.5:80/tcp'
+wait_log "$tmp/agent.log" 'dry run: set 10.96.70.5:80/tcp .*backends=\[10\.244\.7\.5:8080'
 ok $? "cache follows: e arrives through the watch"
 want=$(printf '%s\n' "10.96.70.1:80/tcp 8 10.244.7.1:8080@1" "10.96.70.3:80/tcp 8 10.244.7.3:8080@1" \
 	"10.96.70.4:80/tcp 8 10.244.7.4:8080@1" "10.96.70.5:80/tcp 8 10.244.7.5:8080@1" | fl_normalize)
