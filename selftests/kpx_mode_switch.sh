@@ -16,6 +16,7 @@
 # then stop the agent (SIGTERM leaves its state, as kube-proxy) and run
 # kpx-agent --cleanup, after which nothing of any mode may be left.
 # Runs in the kpx-mode suite only (it needs the module for its kpx steps).
+# kpx-timeout: 900
 #
 #   cli 10.0.1.2 --veth-- node (kpx.ko, kpx-agent in turn in each mode, API
 #                               server)
