@@ -157,6 +157,15 @@ int kpx_ct_apply(const struct kpx_ct_settings *s, const char *root, int ncpu,
 	return r ? r : c.written;
 }
 
+bool kpx_ct_tcp_be_liberal(const char *root)
+{
+	char path[512];
+	long v;
+
+	snprintf(path, sizeof(path), "%s" NF_SYSCTL "nf_conntrack_tcp_be_liberal", root);
+	return !kpx_sysctl_read(path, &v) && v;
+}
+
 /* ---- the proxy mode's own sysctls ------------------------------------- */
 
 int kpx_mode_sysctls(const char *mode, bool localhost_nodeports, const char *root,

@@ -62,6 +62,14 @@ int kpx_ct_apply(const struct kpx_ct_settings *s, const char *root, int ncpu,
 		 unsigned int flags, char *err, size_t errlen);
 
 /*
+ * Whether nf_conntrack_tcp_be_liberal under @root is set (non-zero): then
+ * conntrack marks only out-of-window RST segments INVALID, and the iptables
+ * and ipvs modes install no drop of INVALID packets, as kube-proxy's
+ * (it reads the sysctl once at start).  False when it cannot be read.
+ */
+bool kpx_ct_tcp_be_liberal(const char *root);
+
+/*
  * The other sysctls a proxy mode needs, as kube-proxy's proxiers set them:
  * net.ipv4.conf.all.route_localnet = 1 when @localhost_nodeports (every
  * mode: kube-proxy's iptables mode for 127.0.0.1 NodePorts); in the "ipvs"

@@ -70,6 +70,54 @@ static char *gen(int family, const struct kpx_service *v, size_t n, const bool *
 	return b.s;
 }
 
+/*
+ * KPX-FORWARD: kube-proxy's KUBE-FORWARD drop of conntrack INVALID packets
+ * while nf_conntrack_tcp_be_liberal is 0, on every forwarded packet (no
+ * ctstate NEW on its hook), in full and partial restores; empty when
+ * liberal, and never in INPUT or OUTPUT.
+ */
+static void test_forward_invalid(void)
+{
+	static const char drop[] =
+		"-A KPX-FORWARD -m conntrack --ctstate INVALID -m comment --comment \"conntrack INVALID: never forwarded untranslated\" -j DROP\n";
+	struct kpx_backend b1[1] = { fx_backend(AF_INET, "10.244.1.2", 8080, 1) };
+	struct kpx_service v[1];
+	struct kpx_ipt_gen g = { .family = AF_INET, .svcs = v, .n = 1 };
+	struct kpx_strbuf b = { 0 };
+	const bool write[1] = { false };
+	const char *nat;
+
+	v[0] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.10", 80, b1, 1);
+	g.add_hooks = KPX_IPT_HOOKS_ALL;
+	g.drop_invalid = true;
+	ok(kpx_ipt_restore_text(&g, &b) == 0, "full restore, tcp_be_liberal 0");
+	nat = b.s ? strstr(b.s, "*nat\n") : NULL;
+	ok(b.s && !strncmp(b.s, "*filter\n:KPX-SERVICES - [0:0]\n:KPX-FORWARD - [0:0]\n",
+			   strlen("*filter\n:KPX-SERVICES - [0:0]\n:KPX-FORWARD - [0:0]\n")),
+	   "filter declares (flushes) KPX-FORWARD with KPX-SERVICES");
+	ok(has(b.s, "-I FORWARD 1 -m comment --comment \"kpx forwarding rules\" -j KPX-FORWARD\n"),
+	   "FORWARD -> KPX-FORWARD for every packet (no ctstate NEW: INVALID ones have no state)");
+	ok(count(b.s, drop) == 1 && nat && strstr(b.s, drop) < nat, "one INVALID drop, in filter KPX-FORWARD");
+	ok(count(b.s, "--ctstate INVALID") == 1, "no INVALID rule in INPUT, OUTPUT or nat (kube-proxy's forward path only)");
+	kpx_strbuf_free(&b);
+
+	memset(&b, 0, sizeof(b));
+	g.add_hooks = 0;
+	g.write = write;
+	ok(kpx_ipt_restore_text(&g, &b) == 0 && count(b.s, drop) == 1 && !has(b.s, "-I "),
+	   "partial restore rewrites KPX-FORWARD with its drop, inserts no hook");
+	kpx_strbuf_free(&b);
+
+	memset(&b, 0, sizeof(b));
+	g.write = NULL;
+	g.drop_invalid = false;
+	ok(kpx_ipt_restore_text(&g, &b) == 0 && has(b.s, ":KPX-FORWARD - [0:0]\n") &&
+	   !has(b.s, "INVALID") && !has(b.s, "-A KPX-FORWARD"),
+	   "tcp_be_liberal set: KPX-FORWARD declared and empty, no INVALID drop");
+	kpx_strbuf_free(&b);
+	kpx_service_free(&v[0]);
+}
+
 static void test_names(void)
 {
 	struct kpx_backend b[1] = { fx_backend(AF_INET, "10.244.1.2", 8080, 1) };
@@ -387,6 +435,9 @@ static void test_netns(void)
 	ok(has(s, "-d 10.96.0.53/32 -p udp -m udp --dport 53") && has(s, "-j REJECT"),
 	   "UDP frontend without endpoints rejected in filter");
 	ok(count(s, "-j KPX-SERVICES") == 5 && count(s, "-j KPX-POSTROUTING") == 1, "six hook rules");
+	ok(count(s, "-A FORWARD -m comment --comment \"kpx forwarding rules\" -j KPX-FORWARD\n") == 1 &&
+	   count(s, "-A KPX-FORWARD -m conntrack --ctstate INVALID") == 1,
+	   "FORWARD -> KPX-FORWARD, its INVALID drop accepted by the kernel (a new namespace: tcp_be_liberal 0)");
 	free(s);
 	s = sh_out("ip6tables-save");
 	ok(chains_of(s, "KPX-SVC-") == 1 && chains_of(s, "KPX-FW-") == 1 && chains_of(s, "KPX-SEP-") == 1,
@@ -552,6 +603,7 @@ int main(void)
 {
 	printf("TAP version 13\n");
 	test_names();
+	test_forward_invalid();
 	test_full_v4();
 	test_v6_and_localhost();
 	test_save_and_cleanup();

@@ -181,7 +181,7 @@ static void test_rules(void)
 
 	c = fx_ns_config("10.244.0.0/16,fd00:10:244::/48", NULL, "veth");
 	f = open_memstream(&t, &len);
-	kpx_ipvs_iptables_rules(f, AF_INET, &c);
+	kpx_ipvs_iptables_rules(f, AF_INET, &c, true);
 	fclose(f);
 	ok(strstr(t, "*nat\n:KPX-IPVS-PREROUTING - [0:0]\n") != NULL, "nat chains declared");
 	ok(strstr(t, "-A KPX-IPVS-NONLOCAL -s 10.244.0.0/16 -j RETURN\n") &&
@@ -202,7 +202,7 @@ static void test_rules(void)
 		kpx_dp_set_params(&p);
 		t = NULL;
 		f = open_memstream(&t, &len);
-		kpx_ipvs_iptables_rules(f, AF_INET, &c);
+		kpx_ipvs_iptables_rules(f, AF_INET, &c, true);
 		fclose(f);
 		p.masq_mark = KPX_DP_MASQ_MARK_DEFAULT;
 		kpx_dp_set_params(&p);
@@ -214,7 +214,7 @@ static void test_rules(void)
 	}
 	t = NULL;
 	f = open_memstream(&t, &len);
-	kpx_ipvs_iptables_rules(f, AF_INET, &c);
+	kpx_ipvs_iptables_rules(f, AF_INET, &c, true);
 	fclose(f);
 	ok(strstr(t, "-A KPX-IPVS-FILTER -m set --match-set KPX-IPVS-FW dst,dst -m set ! --match-set KPX-IPVS-FW-SRC dst,dst,src -m conntrack --ctstate NEW -j DROP\n") != NULL,
 	   "source ranges drop new connections from other sources");
@@ -225,13 +225,14 @@ static void test_rules(void)
 		char *want = NULL;
 
 		kpx_ipt_localnet_drop(&b, "KPX-IPVS-INPUT");
-		if (asprintf(&want, "*filter\n:KPX-IPVS-INPUT - [0:0]\n%s"
+		if (asprintf(&want, "*filter\n:KPX-IPVS-INPUT - [0:0]\n:KPX-IPVS-FORWARD - [0:0]\n"
+			     "-A KPX-IPVS-FORWARD -m conntrack --ctstate INVALID -m comment --comment \"conntrack INVALID: never forwarded untranslated\" -j DROP\n%s"
 			     "-A KPX-IPVS-INPUT -m set --match-set KPX-IPVS-SVC dst,dst -j RETURN\n"
 			     "-A KPX-IPVS-INPUT -m conntrack --ctstate NEW -m set --match-set KPX-IPVS-IPS dst -j REJECT\n"
 			     "COMMIT\n", b.s ? b.s : "") < 0)
 			want = NULL;
 		ok(want && strstr(t, want),
-		   "filter INPUT: the iptables mode's martian drop, frontends return, new connections to other ports of kpx-ipvs0 addresses rejected (KUBE-IPVS-FILTER)");
+		   "filter: FORWARD drops conntrack INVALID (KUBE-FORWARD, tcp_be_liberal 0); INPUT: the iptables mode's martian drop, frontends return, new connections to other ports of kpx-ipvs0 addresses rejected (KUBE-IPVS-FILTER)");
 		ok(b.s && strstr(b.s, "-A KPX-IPVS-INPUT ! -s 127.0.0.0/8 -d 127.0.0.0/8 ") &&
 		   strstr(b.s, "-m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n"),
 		   "martian drop: non-loopback sources to 127.0.0.0/8 unless DNAT/established (CVE-2020-8558)");
@@ -241,8 +242,10 @@ static void test_rules(void)
 	free(t);
 	t = NULL;
 	f = open_memstream(&t, &len);
-	kpx_ipvs_iptables_rules(f, AF_INET6, &c);
+	kpx_ipvs_iptables_rules(f, AF_INET6, &c, false);
 	fclose(f);
+	ok(strstr(t, ":KPX-IPVS-FORWARD - [0:0]\n") && !strstr(t, "INVALID"),
+	   "tcp_be_liberal set: KPX-IPVS-FORWARD declared (flushed) and empty, no INVALID drop");
 	ok(strstr(t, "-s fd00:10:244::/48 -j RETURN") && strstr(t, "KPX-IPVS6-EMPTY-DROP dst,dst") &&
 	   !strstr(t, "10.244."), "IPv6 ruleset: IPv6 sets and CIDRs");
 	ok(strstr(t, "--match-set KPX-IPVS6-SVC dst,dst -j RETURN\n") &&
@@ -253,18 +256,24 @@ static void test_rules(void)
 	f = open_memstream(&t, &len);
 	kpx_ipvs_iptables_delete(f);
 	fclose(f);
-	ok(strstr(t, "*filter\n:KPX-IPVS-INPUT - [0:0]\n-X KPX-IPVS-INPUT\nCOMMIT\n") != NULL,
-	   "delete input removes the filter chain too");
+	ok(strstr(t, "*filter\n:KPX-IPVS-INPUT - [0:0]\n:KPX-IPVS-FORWARD - [0:0]\n"
+		  "-X KPX-IPVS-INPUT\n-X KPX-IPVS-FORWARD\nCOMMIT\n") != NULL,
+	   "delete input removes the filter chains too");
 	free(t);
 	{
 		size_t i;
-		bool input = false;
+		bool input = false, fwd = false;
 
-		for (i = 0; i < kpx_ipvs_njumps; i++)
+		for (i = 0; i < kpx_ipvs_njumps; i++) {
 			input |= !strcmp(kpx_ipvs_jumps[i].table, "filter") &&
 				 !strcmp(kpx_ipvs_jumps[i].chain, "INPUT") &&
 				 !strcmp(kpx_ipvs_jumps[i].target, "KPX-IPVS-INPUT");
+			fwd |= !strcmp(kpx_ipvs_jumps[i].table, "filter") &&
+			       !strcmp(kpx_ipvs_jumps[i].chain, "FORWARD") &&
+			       !strcmp(kpx_ipvs_jumps[i].target, "KPX-IPVS-FORWARD");
+		}
 		ok(input, "jump filter INPUT -> KPX-IPVS-INPUT (inserted, deleted by cleanup)");
+		ok(fwd, "jump filter FORWARD -> KPX-IPVS-FORWARD (inserted, deleted by cleanup)");
 	}
 	t = NULL;
 	f = open_memstream(&t, &len);

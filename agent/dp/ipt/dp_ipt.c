@@ -41,6 +41,7 @@
 #include "dp/ipt/ipt_rules.h"
 #include "base/sysctl.h"
 #include "base/log.h"
+#include "config/ctsysctl.h"
 
 
 
@@ -387,6 +388,8 @@ static bool top_level(const char *table, const char *c)
 {
 	if (!strcmp(c, "KPX-SERVICES"))
 		return true;
+	if (!strcmp(table, "filter"))
+		return !strcmp(c, "KPX-FORWARD");
 	return !strcmp(table, "nat") && (!strcmp(c, "KPX-MASQ-NONLOCAL") ||
 		!strcmp(c, "KPX-MARK-MASQ") || !strcmp(c, "KPX-POSTROUTING"));
 }
@@ -397,7 +400,7 @@ static int commit_family(struct dp_ipt *d, const struct plan *p, int f)
 	int family = f == V6 ? AF_INET6 : AF_INET;
 	struct kpx_ipt_gen g = {
 		.family = family, .svcs = p->svcs, .n = p->n, .cfg = &d->cfg,
-		.write = d->full ? NULL : p->write,
+		.write = d->full ? NULL : p->write, .drop_invalid = d->drop_invalid,
 	};
 	kpx_ipt_chain_t *want = NULL, *del_nat = NULL, *del_filter = NULL;
 	size_t nwant = 0, ndn = 0, ndf = 0, i;
@@ -471,6 +474,14 @@ static int ipt_commit(struct kpx_dp *dp)
 	if (r) {
 		kpx_dp_fail(dp, r, "out of memory");
 		goto out;
+	}
+	if (!d->liberal_read) {
+		/* once, as kube-proxy at start (after the conntrack sysctls) */
+		d->drop_invalid = !kpx_ct_tcp_be_liberal("");
+		d->liberal_read = true;
+		kpx_info("iptables", "%s", d->drop_invalid ?
+			 "nf_conntrack_tcp_be_liberal is 0: forwarded packets conntrack marks INVALID are dropped (KPX-FORWARD)" :
+			 "nf_conntrack_tcp_be_liberal set, not installing DROP rules for INVALID packets");
 	}
 	for (i = 0; i < p.n; i++)
 		if (kpx_ipt_is_localhost(&p.svcs[i]))

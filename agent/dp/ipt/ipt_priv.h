@@ -34,6 +34,8 @@ struct dp_ipt {
 	bool full;
 	int64_t last_full;		/* monotonic ms of the last full commit */
 	bool localnet;			/* route_localnet set by us */
+	bool liberal_read;		/* drop_invalid decided (first commit) */
+	bool drop_invalid;		/* nf_conntrack_tcp_be_liberal was 0 */
 };
 
 static inline struct dp_ipt *to_ipt(struct kpx_dp *dp)

@@ -20,6 +20,7 @@
 #define NAT_TOP_NONLOCAL "KPX-MASQ-NONLOCAL"
 #define NAT_TOP_MARK "KPX-MARK-MASQ"
 #define NAT_TOP_POST "KPX-POSTROUTING"
+#define FILTER_FORWARD "KPX-FORWARD"
 /* Chains of the ipvs mode (ipvs_rules.c): its own to keep or clean up. */
 #define IPVS_PREFIX "KPX-IPVS"
 
@@ -39,6 +40,8 @@ static const struct {
 		"-m conntrack --ctstate NEW -m comment --comment \"kpx service portals\"" },
 	[KPX_IPT_HOOK_FILTER_OUTPUT] = { "filter", "OUTPUT", NAT_TOP_SERVICES,
 		"-m conntrack --ctstate NEW -m comment --comment \"kpx service portals\"" },
+	[KPX_IPT_HOOK_FILTER_KPX_FORWARD] = { "filter", "FORWARD", FILTER_FORWARD,
+		"-m comment --comment \"kpx forwarding rules\"" },
 };
 
 void kpx_ipt_hash(const char *s, char out[17])
@@ -381,10 +384,12 @@ int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 		}
 	}
 
-	kpx_strbuf_printf(b, "*filter\n:KPX-SERVICES - [0:0]\n");
+	kpx_strbuf_printf(b, "*filter\n:KPX-SERVICES - [0:0]\n:" FILTER_FORWARD " - [0:0]\n");
 	for (i = 0; i < g->ndel_filter; i++)
 		kpx_strbuf_printf(b, ":%s - [0:0]\n", g->del_filter[i]);
 	hook_rules(g, "filter", b);
+	if (g->drop_invalid)
+		kpx_strbuf_printf(b, "-A " FILTER_FORWARD " -m conntrack --ctstate INVALID -m comment --comment \"conntrack INVALID: never forwarded untranslated\" -j DROP\n");
 	filter_rules(g, b);
 	for (i = 0; i < g->ndel_filter; i++)
 		kpx_strbuf_printf(b, "-X %s\n", g->del_filter[i]);

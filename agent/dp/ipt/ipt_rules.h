@@ -30,10 +30,18 @@
  *            KPX_SVC_F_DROP_EMPTY; with source ranges, others DROP);
  *            frontends with source ranges: DROP what nat did not
  *            translate (kube-proxy's KUBE-PROXY-FIREWALL)
+ *          FORWARD (every packet) -> KPX-FORWARD: while
+ *            nf_conntrack_tcp_be_liberal is 0, "-m conntrack --ctstate
+ *            INVALID -j DROP", as kube-proxy's KUBE-FORWARD: a forwarded
+ *            reply segment conntrack cannot match to its entry's window
+ *            would otherwise leave untranslated, with the backend's
+ *            address, and draw a RST from the client that resets the
+ *            backend.  Forwarded packets only, and of every flow, Service
+ *            traffic or not (kube-proxy's scope); empty when liberal
  *
  * <h> is kpx_ipt_hash() of the frontend key, <h'> of the key and the
- * backend.  KPX-SERVICES, KPX-MASQ-NONLOCAL, KPX-MARK-MASQ and
- * KPX-POSTROUTING are rewritten by every restore; KPX-SVC/FW/SEP chains
+ * backend.  KPX-SERVICES, KPX-FORWARD, KPX-MASQ-NONLOCAL, KPX-MARK-MASQ
+ * and KPX-POSTROUTING are rewritten by every restore; KPX-SVC/FW/SEP chains
  * only for the frontends asked for (kube-proxy's partial sync, KEP-3453).
  */
 #ifndef KPX_IPT_RULES_H
@@ -83,6 +91,7 @@ enum {
 	KPX_IPT_HOOK_FILTER_INPUT,
 	KPX_IPT_HOOK_FILTER_FORWARD,
 	KPX_IPT_HOOK_FILTER_OUTPUT,
+	KPX_IPT_HOOK_FILTER_KPX_FORWARD,	/* FORWARD -> KPX-FORWARD */
 	KPX_IPT_NHOOKS
 };
 #define KPX_IPT_HOOKS_ALL ((1U << KPX_IPT_NHOOKS) - 1)
@@ -107,6 +116,11 @@ struct kpx_ipt_gen {
 	size_t ndel_filter;
 	/* KPX_IPT_HOOK_* bits of the jump rules to insert (missing ones). */
 	unsigned int add_hooks;
+	/*
+	 * KPX-FORWARD drops conntrack INVALID packets: true unless
+	 * nf_conntrack_tcp_be_liberal is set (kpx_ct_tcp_be_liberal()).
+	 */
+	bool drop_invalid;
 };
 
 /*

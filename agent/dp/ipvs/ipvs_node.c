@@ -114,6 +114,14 @@ int ipvs_write_rules(struct dp_ipvs *v)
 	r = ipvs_set_timeouts(v);
 	if (r)
 		return r;
+	if (!v->liberal_read) {
+		/* once, as kube-proxy at start (after the conntrack sysctls) */
+		v->drop_invalid = !kpx_ct_tcp_be_liberal("");
+		v->liberal_read = true;
+		kpx_info("ipvs", "%s", v->drop_invalid ?
+			 "nf_conntrack_tcp_be_liberal is 0: forwarded packets conntrack marks INVALID are dropped (KPX-IPVS-FORWARD)" :
+			 "nf_conntrack_tcp_be_liberal set, not installing DROP rules for INVALID packets");
+	}
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
@@ -130,7 +138,7 @@ int ipvs_write_rules(struct dp_ipvs *v)
 		f = open_memstream(&text, &len);
 		if (!f)
 			return -ENOMEM;
-		kpx_ipvs_iptables_rules(f, fams[i], &v->cfg);
+		kpx_ipvs_iptables_rules(f, fams[i], &v->cfg, v->drop_invalid);
 		fclose(f);
 		r = kpx_ipvs_run(rargv, text, NULL, err, sizeof(err));
 		free(text);

@@ -37,6 +37,8 @@ struct dp_ipvs {
 	size_t ndrain, capdrain;
 	struct kpx_ns_config cfg;
 	bool rules_ok;		/* sets, chains, jumps, sysctls written */
+	bool liberal_read;	/* drop_invalid decided (first rules written) */
+	bool drop_invalid;	/* nf_conntrack_tcp_be_liberal was 0 */
 	bool ips_synced;	/* KPX-IPVS(6)-IPS known equal to kpx-ipvs0's addresses */
 	bool warned_random;
 	bool warned_loopback;

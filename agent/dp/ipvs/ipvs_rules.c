@@ -264,6 +264,7 @@ const struct kpx_ipvs_jump kpx_ipvs_jumps[] = {
 	{ "mangle", "PREROUTING", "KPX-IPVS-FILTER" },
 	{ "mangle", "OUTPUT", "KPX-IPVS-FILTER" },
 	{ "filter", "INPUT", "KPX-IPVS-INPUT" },
+	{ "filter", "FORWARD", "KPX-IPVS-FORWARD" },
 };
 const size_t kpx_ipvs_njumps = sizeof(kpx_ipvs_jumps) / sizeof(kpx_ipvs_jumps[0]);
 
@@ -286,10 +287,15 @@ void kpx_ipvs_ips_flush(FILE *f)
 		set_names[1][KPX_IPVS_SET_IPS]);
 }
 
-/* filter KPX-IPVS-INPUT: martian drop, then host ports of kpx-ipvs0 refused. */
-static void input_rules(FILE *f, int fi)
+/*
+ * filter KPX-IPVS-INPUT: martian drop, then host ports of kpx-ipvs0
+ * refused; KPX-IPVS-FORWARD: the INVALID drop when @drop_invalid.
+ */
+static void filter_rules(FILE *f, int fi, bool drop_invalid)
 {
-	fprintf(f, "*filter\n:KPX-IPVS-INPUT - [0:0]\n");
+	fprintf(f, "*filter\n:KPX-IPVS-INPUT - [0:0]\n:KPX-IPVS-FORWARD - [0:0]\n");
+	if (drop_invalid)
+		fprintf(f, "-A KPX-IPVS-FORWARD -m conntrack --ctstate INVALID -m comment --comment \"conntrack INVALID: never forwarded untranslated\" -j DROP\n");
 	if (!fi) {
 		struct kpx_strbuf b = { 0 };
 
@@ -312,7 +318,8 @@ bool kpx_ipvs_serves(const struct kpx_service *s)
 	return !IN6_IS_ADDR_LOOPBACK(&s->addr.v6);
 }
 
-void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c)
+void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c,
+			     bool drop_invalid)
 {
 	const int fi = family == AF_INET6;
 	const char *svc = set_names[fi][KPX_IPVS_SET_SVC];
@@ -358,7 +365,7 @@ void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c)
 		set_names[fi][KPX_IPVS_SET_FW],
 		set_names[fi][KPX_IPVS_SET_FW_SRC]);
 	fprintf(f, "COMMIT\n");
-	input_rules(f, fi);
+	filter_rules(f, fi, drop_invalid);
 }
 
 void kpx_ipvs_iptables_delete(FILE *f)
@@ -371,7 +378,8 @@ void kpx_ipvs_iptables_delete(FILE *f)
 	for (i = 0; i < sizeof(nat_chains) / sizeof(nat_chains[0]); i++)
 		fprintf(f, "-X %s\n", nat_chains[i]);
 	fprintf(f, "COMMIT\n*mangle\n:KPX-IPVS-FILTER - [0:0]\n-X KPX-IPVS-FILTER\nCOMMIT\n");
-	fprintf(f, "*filter\n:KPX-IPVS-INPUT - [0:0]\n-X KPX-IPVS-INPUT\nCOMMIT\n");
+	fprintf(f, "*filter\n:KPX-IPVS-INPUT - [0:0]\n:KPX-IPVS-FORWARD - [0:0]\n"
+		"-X KPX-IPVS-INPUT\n-X KPX-IPVS-FORWARD\nCOMMIT\n");
 }
 
 /* Parses "ADDR" into @addr for @family; 0 or -EINVAL. */

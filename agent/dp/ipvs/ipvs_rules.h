@@ -41,6 +41,13 @@
  *                      the destination there is still the VIP; a node
  *                      client's packets to a VIP that IPVS does not take in
  *                      LOCAL_OUT go through lo and INPUT too.
+ *   filter FORWARD  -> KPX-IPVS-FORWARD: while nf_conntrack_tcp_be_liberal
+ *                      is 0, packets conntrack marks INVALID are dropped,
+ *                      as kube-proxy's KUBE-FORWARD rule: a forwarded reply
+ *                      segment outside its entry's window is never sent on
+ *                      untranslated.  Forwarded packets of every flow, as
+ *                      kube-proxy's; the filter table's FORWARD (priority
+ *                      0) runs before IPVS's FORWARD hook (reply NAT).
  */
 #ifndef KPX_IPVS_RULES_H
 #define KPX_IPVS_RULES_H
@@ -149,10 +156,13 @@ void kpx_ipvs_ips_flush(FILE *f);
 /*
  * `iptables-restore --noflush` (family AF_INET) or ip6tables-restore
  * (AF_INET6) input for the whole constant ruleset: every KPX-IPVS chain
- * declared (so flushed) and filled; @c says what a local source is.  The
- * jumps from the built-in chains are not in it (kpx_ipvs_jumps).
+ * declared (so flushed) and filled; @c says what a local source is;
+ * @drop_invalid: KPX-IPVS-FORWARD drops conntrack INVALID packets (false:
+ * it stays empty).  The jumps from the built-in chains are not in it
+ * (kpx_ipvs_jumps).
  */
-void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c);
+void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c,
+			     bool drop_invalid);
 
 /*
  * Can IPVS serve frontend @s?  Not on a loopback address (127.0.0.0/8,
