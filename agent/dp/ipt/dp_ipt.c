@@ -41,7 +41,6 @@
 #include "dp/ipt/ipt_rules.h"
 #include "base/sysctl.h"
 #include "base/log.h"
-#include "config/ctsysctl.h"
 
 
 
@@ -477,7 +476,9 @@ static int ipt_commit(struct kpx_dp *dp)
 	}
 	if (!d->liberal_read) {
 		/* once, as kube-proxy at start (after the conntrack sysctls) */
-		d->drop_invalid = !kpx_ct_tcp_be_liberal("");
+		long v;
+
+		d->drop_invalid = kpx_sysctl_read("/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal", &v) || !v;
 		d->liberal_read = true;
 		kpx_info("iptables", "%s", d->drop_invalid ?
 			 "nf_conntrack_tcp_be_liberal is 0: forwarded packets conntrack marks INVALID are dropped (KPX-FORWARD)" :
