@@ -546,7 +546,7 @@ def markdown(res):
                       r.get("probe"),
                       fmt((sl[1] - sl[0]) / 1048576.0, 1) if len(sl) == 2 else "-",
                       fmt(r.get("agent_rss_mib"))))
-    L += ["", "## Targets of issue 7", ""]
+    L += ["", "## Targets", ""]
     for t in res["targets"]:
         mark = {True: "met", False: "NOT met", None: "not evaluated"}[t["met"]]
         L.append("- **%s**: %s" % (mark, t["text"]))

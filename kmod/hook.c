@@ -77,7 +77,7 @@ static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
  * A loopback destination that arrives from outside (a neighbour routing
  * 127.0.0.1 to this node): with route_localnet, which NodePorts on
  * 127.0.0.1 need, routing would accept it.  Never translated, and dropped
- * as kube-proxy's KUBE-FIREWALL rule does (CVE-2020-8558, kubernetes#90259).
+ * as kube-proxy's KUBE-FIREWALL rule does (CVE-2020-8558).
  */
 static bool martian_loopback(const struct nf_conntrack_tuple *t,
 			     const struct nf_hook_state *state)
@@ -153,7 +153,7 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	/* Netfilter hooks run under rcu_read_lock(). */
 	svc = kpx_svc_lookup(kn, &key);
 	if (!svc) {
-		/* an undefined port of a ClusterIP (kubernetes#122692) */
+		/* an undefined ClusterIP port: refused (kube-proxy's nftables) */
 		if (kpx_vip_is_cluster_ip(kn, key.family, &key.addr))
 			return send_unreach(kn, skb, state);
 		return NF_ACCEPT;

@@ -8,9 +8,10 @@
  * flow kpx DNATed would leave the node with the backend's address as its
  * source; the client does not know that address and answers with a RST,
  * which reaches the backend untranslated and resets the real connection
- * (kubernetes#74839).  kube-proxy drops every INVALID packet in the forward
- * path; that misses traffic delivered to or sent by the node itself and
- * drops traffic that is not Service traffic at all (kubernetes#94861).
+ * (the connection-reset failure of busy Services).  kube-proxy's iptables
+ * mode drops every INVALID packet in the forward path; that misses traffic
+ * delivered to or sent by the node itself and drops traffic that is not
+ * Service traffic at all (asymmetric routes, flows conntrack saw half of).
  *
  * kpx drops an INVALID packet only when it belongs to a flow kpx
  * translated: the conntrack entry its tuple names (in either direction)

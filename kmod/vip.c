@@ -7,8 +7,8 @@
  * frontend miss the NAT hook asks whether the destination is such an
  * address: then the connection went to a port or protocol the Service does
  * not define, and is refused at once, as kube-proxy's nftables mode does
- * (kubernetes#122692).  Readers take rcu_read_lock(); writers hold
- * kpx_net.lock.
+ * (its reject of undefined ClusterIP ports).  Readers take
+ * rcu_read_lock(); writers hold kpx_net.lock.
  */
 #include <linux/rhashtable.h>
 #include <linux/slab.h>

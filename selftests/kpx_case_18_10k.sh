@@ -9,8 +9,8 @@
 # scheduled exactly once (the module's frontend and per-backend counters
 # sum to 60,000) and a chi-square statistic over the 10,000 backends'
 # counts is below 10442, the 0.999 quantile for 9,999 degrees of freedom
-# (p > 0.001; kubernetes#83599: iptables' 5-decimal probabilities skewed
-# the spread past 319 endpoints).  The SYNs are never answered: the
+# (p > 0.001; iptables' -m statistic probabilities printed with 5 decimals
+# skew the spread past 319 endpoints).  The SYNs are never answered: the
 # endpoint addresses are routed to a netns that does not own them, so no
 # 10,000 listening servers are needed; a decision is made per new flow.
 # Only kpx mode: the per-backend counters are the module's.

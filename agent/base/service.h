@@ -66,7 +66,7 @@ struct kpx_service {
 	 * (KPX_SVC_A_CLUSTER_ADDR, KPX_SVC_A_CLUSTER_PORT): the module
 	 * schedules local clients and the node itself with that frontend's
 	 * backends (kube-proxy's short-circuit of in-cluster traffic to
-	 * external destinations, kubernetes#131765).  All zero without the
+	 * external destinations).  All zero without the
 	 * flag.
 	 */
 	union {

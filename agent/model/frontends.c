@@ -421,21 +421,21 @@ static int lb_ranges(const struct ctx *x, const struct kpx_api_service *svc,
  * that are not local when a local detector exists (kube-proxy masquerades
  * off-cluster traffic to a ClusterIP); flagged KPX_SVC_F_CLUSTER_IP so that
  * the module refuses the ClusterIP's undefined ports, as kube-proxy's
- * nftables mode does (kubernetes#122692).
+ * nftables mode does.
  *
  * External frontends (NodePort on the selected node addresses, externalIPs,
  * LoadBalancer ingress IPs): externalTrafficPolicy Local uses the local set
  * with no masquerade (client IP preserved, KEP "Preserve source IP"),
  * Cluster the cluster set with KPX_SVC_F_MASQ, local sources included.
- * loadBalancerSourceRanges apply to the LB IPs
- * only, not the NodePorts (#33586).  The 127.0.0.1 NodePort is always
- * masqueraded and uses the cluster set (host traffic goes to the cluster
- * policy chain in kube-proxy).  The other external frontends of an eTP
+ * loadBalancerSourceRanges apply to the LB IPs only, not the NodePorts
+ * (the API field's scope: the load balancer's ingress).  The 127.0.0.1
+ * NodePort is always masqueraded and uses the cluster set (host traffic
+ * goes to the cluster policy chain in kube-proxy).  The other external frontends of an eTP
  * Local Service carry KPX_SVC_F_EXT_LOCAL and the ClusterIP frontend's
  * key: local clients and the node itself are served as by the ClusterIP
  * (all endpoints), only external clients are limited to the local set
  * (kube-proxy's "pod traffic for svc external destinations" and "masquerade
- * LOCAL traffic" rules; kubernetes#65387, #131765).
+ * LOCAL traffic" rules).
  */
 static int port_frontends(struct ctx *x, struct fevec *fv, const char *owner,
 			  const struct kpx_api_service *svc,

@@ -131,7 +131,8 @@ bool kpx_model_own_node(const struct kpx_model *m, size_t *naddrs,
  * 127.0.0.1: kube-proxy iptables mode's localhost NodePorts).  Their
  * DNATed packets keep the source 127.0.0.1 until masqueraded at
  * POSTROUTING, so routing them needs net.ipv4.conf.all.route_localnet=1,
- * which the agent then sets (and only then: kubernetes#90259); the module
+ * which the agent then sets (and only then, as kube-proxy: CVE-2020-8558);
+ * the module
  * drops loopback destinations arriving from outside.
  */
 bool kpx_model_localhost_nodeports(const struct kpx_model *m);

@@ -143,7 +143,7 @@ const struct kpx_api_ip *model_primary_ip(const struct kpx_api_node *nd,
 
 /* Addresses that are never NodePort addresses of their own: loopback
  * (127.0.0.1 comes from a CIDR holding it, see below; ::1 is never served,
- * kubernetes#90236) and IPv6 link-local (no scope in a frontend). */
+ * IPv6 has no route_localnet) and IPv6 link-local (no scope in a frontend). */
 static bool np_skipped(int family, const union kpx_api_addr *a)
 {
 	if (family == AF_INET)
@@ -154,7 +154,7 @@ static bool np_skipped(int family, const union kpx_api_addr *a)
 /*
  * --nodeport-addresses: "primary" (the nftables default) gives the Node's
  * primary IP per family (the Node object is the source of truth, as
- * kube-proxy's nftables default, kubernetes#122724).  CIDRs select, per
+ * kube-proxy's nftables default, KEP-3866).  CIDRs select, per
  * family, the node's interface addresses inside them (kube-proxy's
  * NodePortAddresses.GetNodeIPs(): the host's addresses, not the Node's, so
  * an address added at run time, a keepalived VIP, is served and one

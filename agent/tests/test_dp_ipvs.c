@@ -316,7 +316,7 @@ static void test_serves(void)
 	struct kpx_service g = fx_frontend(AF_INET, IPPROTO_TCP, "128.0.0.1", 80);
 
 	ok(!kpx_ipvs_serves(&a) && !kpx_ipvs_serves(&b) && !kpx_ipvs_serves(&c),
-	   "127.0.0.0/8 and ::1 frontends are not programmed (kubernetes#96879)");
+	   "127.0.0.0/8 and ::1 frontends are not programmed (IPVS refuses loopback sources to other hosts)");
 	ok(kpx_ipvs_serves(&d) && kpx_ipvs_serves(&e) && kpx_ipvs_serves(&g),
 	   "node, v4-mapped and 128.0.0.1 frontends are");
 }

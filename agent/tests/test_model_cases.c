@@ -201,7 +201,7 @@ static void case07(void)
 	cidr(&c.nodeport_cidrs[0], "127.0.0.2/32");
 	kpx_model_set_config(m, &c);
 	ok_state(m, "10.96.60.40:80/tcp [masqnl] -> 10.244.2.70:8080\n",
-		 "case07 127.0.0.2/32 (#142129): no localhost NodePort");
+		 "case07 127.0.0.2/32: no localhost NodePort (only a CIDR holding 127.0.0.1 gives one)");
 	kpx_model_free(m);
 }
 

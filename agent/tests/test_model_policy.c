@@ -29,7 +29,7 @@ static struct kpx_model *model_a(void)
 /*
  * KPX_SVC_F_CLUSTER_IP is on every ClusterIP frontend (10.96.0.0/12,
  * fd00:10:96::/108 in these tests) and on no other: the module then refuses
- * undefined ports of those addresses only (nftables mode, kubernetes#122692).
+ * undefined ports of those addresses only (as kube-proxy's nftables mode).
  */
 static void cluster_ip_flags(struct kpx_model *m, const char *what)
 {

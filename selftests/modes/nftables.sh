@@ -5,10 +5,10 @@
 # (agent/dp/nft/dp_nft.c, agent/dp/nft/nft_rules.c): tables "ip kpx" / "ip6 kpx" in
 # kube-proxy's nftables layout (KEP-3866).  Beyond the common checks: the
 # service-ips verdict map holds the frontends; undefined ports of a live
-# ClusterIP are refused (kubernetes#122692); ClientIP affinity fills the
-# endpoint's affinity set, which a partial transaction leaves alone; a
-# restart recreates the tables without duplicates; --cleanup leaves no kpx
-# table.  Sourced.
+# ClusterIP are refused (as kube-proxy's nftables mode); ClientIP affinity
+# fills the endpoint's affinity set, which a partial transaction leaves
+# alone; a restart recreates the tables without duplicates; --cleanup
+# leaves no kpx table.  Sourced.
 
 MODE_FLAGS=()
 
@@ -34,7 +34,7 @@ mode_first_sync() {
 		"$(nft list chain ip kpx svc-tcp-10.96.0.80-80)"
 }
 
-# a port no Service has on a live ClusterIP (kube-proxy nftables, #122692)
+# a port no Service has on a live ClusterIP (refused: kube-proxy nftables)
 mode_refused() {
 	expect_refused cli tcp 10.96.0.80:81
 	expect_refused node tcp 10.96.0.80:81

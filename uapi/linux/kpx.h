@@ -174,7 +174,7 @@
  *                          DNATed (the entry their tuple names has a
  *                          destination NAT binding to a kpx frontend).
  *                          Untranslated they would reach the client with
- *                          the backend's address (kubernetes#74839).
+ *                          the backend's address and draw a RST.
  *                          Other INVALID packets are not touched.  The
  *                          counterpart of kube-proxy's
  *                          kubeproxy_iptables_ct_state_invalid_dropped_packets_total.
@@ -376,7 +376,7 @@ enum kpx_svc_flags {
 	 * has, on a port and protocol no frontend has, is refused at once with
 	 * ICMP/ICMPv6 port unreachable instead of being left to time out
 	 * (kube-proxy's nftables mode rejects traffic to an undefined port of
-	 * a ClusterIP; kubernetes#122692).  Counted in KPX_STATS_A_REJECTS.
+	 * a ClusterIP).  Counted in KPX_STATS_A_REJECTS.
 	 */
 	KPX_SVC_F_CLUSTER_IP = 1U << 3,
 	/*
@@ -389,9 +389,8 @@ enum kpx_svc_flags {
 	 * Service's ClusterIP frontend, with that frontend's backends,
 	 * scheduler, affinity and masquerade flags, and a connection from the
 	 * node itself is always masqueraded (kube-proxy short-circuits such
-	 * traffic to the Service's cluster chain; kubernetes#65387,
-	 * kubernetes#131765).  If that frontend does not exist, this one is
-	 * used as for any other client.
+	 * traffic to the Service's cluster chain).  If that frontend does not
+	 * exist, this one is used as for any other client.
 	 */
 	KPX_SVC_F_EXT_LOCAL = 1U << 4,
 	__KPX_SVC_F_ALL = KPX_SVC_F_DROP_EMPTY | KPX_SVC_F_MASQ_NONLOCAL |

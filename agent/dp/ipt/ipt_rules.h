@@ -156,8 +156,8 @@ void kpx_ipt_saved_free(struct kpx_ipt_saved *s);
 int kpx_ipt_cleanup_text(const struct kpx_ipt_saved *s, struct kpx_strbuf *out);
 
 /*
- * The martian drop kube-proxy installs with route_localnet=1 (CVE-2020-8558,
- * kubernetes#90259): appends to filter chain @chain (hooked where new
+ * The martian drop kube-proxy installs with route_localnet=1 (CVE-2020-8558):
+ * appends to filter chain @chain (hooked where new
  * connections are seen: INPUT at least) the iptables-restore rule dropping
  * packets to 127.0.0.0/8 whose source is outside 127.0.0.0/8 unless their
  * conntrack state is RELATED, ESTABLISHED or DNAT: only the node itself may

@@ -160,7 +160,7 @@ static int ipvs_set_service(struct kpx_dp *dp, const struct kpx_service *s)
 		 * listens); one an older agent programmed is deleted.
 		 */
 		if (!v->warned_loopback)
-			kpx_warn("dataplane", "ipvs: loopback frontends such as %s (127.0.0.1 NodePorts) are not served in this mode: IPVS drops loopback-sourced connections to other hosts (kubernetes#96879, as kube-proxy's IPVS mode): refused on the node; other hosts' packets to 127.0.0.0/8 are dropped (KPX-IPVS-INPUT, CVE-2020-8558); use --proxy-mode iptables or kpx for localhost NodePorts",
+			kpx_warn("dataplane", "ipvs: loopback frontends such as %s (127.0.0.1 NodePorts) are not served in this mode: IPVS drops loopback-sourced connections to other hosts (as in kube-proxy's IPVS mode): refused on the node; other hosts' packets to 127.0.0.0/8 are dropped (KPX-IPVS-INPUT, CVE-2020-8558); use --proxy-mode iptables or kpx for localhost NodePorts",
 				 kpx_service_str(s, key, sizeof(key)));
 		v->warned_loopback = true;
 		return ipvs_pend_push(v, s, true);

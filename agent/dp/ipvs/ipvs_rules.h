@@ -25,8 +25,8 @@
  *                      EMPTY-DROP frontend, or to an FW frontend from a
  *                      source not in FW-SRC, are dropped (before IPVS: its
  *                      LOCAL_OUT hook runs before the filter table's)
- *   filter INPUT    -> KPX-IPVS-INPUT (kube-proxy's KUBE-IPVS-FILTER,
- *                      kubernetes#72236): first (IPv4) the CVE-2020-8558
+ *   filter INPUT    -> KPX-IPVS-INPUT (kube-proxy's KUBE-IPVS-FILTER):
+ *                      first (IPv4) the CVE-2020-8558
  *                      martian drop (kpx_ipt_localnet_drop(); a no-op
  *                      unless route_localnet is set: the agent sets it for
  *                      localhost NodePorts, which this mode does not serve,
@@ -170,8 +170,7 @@ void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c,
  * transmit refuses a loopback source towards a non-local destination
  * (crosses_local_route_boundary()), so a node client would hang and only
  * other hosts (with route_localnet=1, CVE-2020-8558) could use it.
- * kube-proxy's IPVS mode does not create them either (kubernetes#96879,
- * PR #101023).
+ * kube-proxy's IPVS mode does not create them either.
  */
 bool kpx_ipvs_serves(const struct kpx_service *s);
 

@@ -90,7 +90,7 @@ void kpx_nft_gen_service(struct kpx_strbuf *b, const struct kpx_service *old,
  * Adds (@add) or deletes @addr (network byte order) in the cluster-ips set:
  * the addresses of the KPX_SVC_F_CLUSTER_IP frontends, where a new
  * connection left undNATed (a port no frontend has) is rejected, as
- * kube-proxy's nftables mode does (kubernetes#122692).
+ * kube-proxy's nftables mode does.
  */
 void kpx_nft_gen_cluster_ip(struct kpx_strbuf *b, int family, const void *addr,
 			    bool add);
