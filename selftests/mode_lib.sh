@@ -77,6 +77,9 @@ declare -A MODE_LACKS=(
 	["nftables invalid-drop-local"]="kube-proxy's nftables mode installs no drop of conntrack INVALID packets"
 	["iptables invalid-drop-local"]="the iptables mode drops conntrack INVALID packets in the forward path only (KPX-FORWARD, as kube-proxy's KUBE-FORWARD): a reply the node itself receives or sends is not covered"
 	["ipvs invalid-drop-local"]="the ipvs mode drops conntrack INVALID packets in the forward path only (KPX-IPVS-FORWARD, as kube-proxy's KUBE-FORWARD): a reply the node itself receives or sends is not covered"
+	["nftables invalid-drop-masq"]="kube-proxy's nftables mode installs no drop of conntrack INVALID packets"
+	["iptables invalid-drop-masq"]="a masqueraded flow's reply is addressed to the node: an INVALID segment of it is not un-NATed, so it is delivered to the node (INPUT), not forwarded, and the forward-path drop (KPX-FORWARD, as kube-proxy's KUBE-FORWARD) never sees it; the node answers it with a RST that resets the backend, as with kube-proxy"
+	["ipvs invalid-drop-masq"]="a masqueraded flow's reply is addressed to the node: an INVALID segment of it is not un-NATed, so it is delivered to the node (INPUT), not forwarded, and the forward-path drop (KPX-IPVS-FORWARD, as kube-proxy's KUBE-FORWARD) never sees it; the node answers it with a RST that resets the backend, as with kube-proxy"
 	["iptables invalid-scoped"]="the iptables mode's forward-path drop (KPX-FORWARD, as kube-proxy's KUBE-FORWARD) takes every forwarded INVALID packet, Service traffic or not: conntrack attaches no entry to an INVALID packet, so a rule cannot tell whose flow it is"
 	["ipvs invalid-scoped"]="the ipvs mode's forward-path drop (KPX-IPVS-FORWARD, as kube-proxy's KUBE-FORWARD) takes every forwarded INVALID packet, Service traffic or not: conntrack attaches no entry to an INVALID packet, so a rule cannot tell whose flow it is"
 )
