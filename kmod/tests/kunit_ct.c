@@ -89,7 +89,7 @@ static void ct_queue_drains_test(struct kunit *test)
 		be.weight = 1;
 		ct_test_key(&key, i);
 		KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, &be, 1, NULL,
-						      &scfg, NULL), 0);
+						      &scfg, NULL, NULL), 0);
 		most = max(most, kpx_test_ct_pending(kn));
 	}
 	for (i = 0; i < N_SVC; i++) {
