@@ -71,6 +71,15 @@ agent_driven() {
 
 # clean_slate: after a test, remove what it left in the data plane.
 clean_slate() {
+	local k
+
+	# The node sysctls a mode's agent writes and leaves set, as kube-proxy
+	# does (iptables localhostNodePorts: route_localnet; ipvs strictARP:
+	# arp_ignore, arp_announce), back to the kernel's defaults, so that a
+	# test never sees an earlier test's agent's settings.
+	for k in route_localnet arp_ignore arp_announce; do
+		sysctl -qw "net.ipv4.conf.all.$k=0" "net.ipv4.conf.default.$k=0" 2>/dev/null
+	done
 	if [ "$KPX_PROXY_MODE" = kpx ]; then
 		if ! grep -q '^kpx ' /proc/modules; then
 			load_kpx >/dev/null 2>&1 || echo "# cannot reload kpx after $1"
