@@ -307,14 +307,22 @@ in_ns() {
 # helpers below parse in bash where they can.
 
 # client NS ARGS...: run kpx_client in NS; its output is kept in
-# $TMPD/client.out and parsed for the accessors below.
+# $TMPD/client.out and parsed for the accessors below.  With CLIENT_JSON
+# set (the table-driven runner) it runs with --json, its objects are read
+# with jq (parse_client_json) and its stderr is kept in $TMPD/client.err.
 client() {
-	local ns=$1
+	local ns=$1 rc
 
 	shift
 	CLIENT_FAILS0=$FAILS
+	if [ -n "${CLIENT_JSON:-}" ]; then
+		in_ns "$ns" "$CLIENT_BIN" --json "$@" >"$TMPD/client.out" 2>"$TMPD/client.err"
+		rc=$?
+		parse_client_json "$TMPD/client.out"
+		return $rc
+	fi
 	in_ns "$ns" "$CLIENT_BIN" "$@" >"$TMPD/client.out" 2>&1
-	local rc=$?
+	rc=$?
 	parse_client "$TMPD/client.out"
 	return $rc
 }
@@ -375,6 +383,7 @@ client_show_if_failed() {
 	[ "$FAILS" = "${CLIENT_FAILS0:-$FAILS}" ] && return 0
 	log "kpx_client output:"
 	sed 's/^/#   /' "$TMPD/client.out"
+	[ -z "${CLIENT_JSON:-}" ] || sed 's/^/#   /' "$TMPD/client.err"
 }
 
 # parse_client FILE: load a kpx_client output into CL_SUM (summary fields),
@@ -401,9 +410,39 @@ parse_client() {
 	done <"$1"
 }
 
+# parse_client_json FILE: load a kpx_client --json output (one object per
+# attempt, then {"summary": ...}; tools/kpx_client.c) into the same arrays
+# as parse_client, with one jq run: CL_ANS holds "ID BACKEND peer=SOURCE"
+# per answered attempt, as the text output's answers.
+parse_client_json() {
+	local k a b c
+
+	CL_SUM=() CL_IDENT=() CL_ERR=() CL_ANS=()
+	CL_FILE=$1
+	while IFS=$'\t' read -r k a b c; do
+		case "$k" in
+		S) CL_SUM[$a]=$b ;;
+		I) CL_IDENT[$a]=$b ;;
+		E) CL_ERR[$a]=$b ;;
+		A) CL_ANS+=("$a $b peer=$c") ;;
+		esac
+	done < <(jq -r 'if .summary then
+			(.summary | to_entries[] | select(.value | type != "object") |
+				["S", .key, (.value | tostring)]),
+			(.summary.idents | to_entries[] | ["I", .key, (.value | tostring)]),
+			(.summary.errors | to_entries[] | ["E", .key, (.value | tostring)])
+		elif .verdict == "answered" then ["A", .ident, .backend, .source]
+		else empty end | @tsv' "$1" 2>/dev/null)
+}
+
 # _client_file [FILE]: re-parse if another file than the last is asked for.
 _client_file() {
-	[ -z "${1:-}" ] || [ "$1" = "$CL_FILE" ] || parse_client "$1"
+	{ [ -z "${1:-}" ] || [ "$1" = "$CL_FILE" ]; } && return 0
+	if [ -n "${CLIENT_JSON:-}" ]; then
+		parse_client_json "$1"
+	else
+		parse_client "$1"
+	fi
 }
 
 # summary_field FIELD [FILE]: a field of kpx_client's summary line.

@@ -24,6 +24,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$SELFTESTS/case_lib.sh"
 TEST_NAME=${KPX_CASES_NAME:-kpx_cases}
+# every probe reads kpx_client --json (lib.sh: client, parse_client_json)
+CLIENT_JSON=1
 
 # expect_lines FILE: expect.json as one line per row, fields separated by
 # $US (ASCII unit separator), one jq run per case (an exec costs up to 1 s
@@ -633,17 +635,13 @@ soak() {
 		return
 	fi
 	[ "$7" = dropped ] || { _fail "expect.json: soak verdict '$7' (only dropped)"; return; }
-	local fails0=$FAILS n ok refused
+	local fails0=$FAILS
 
-	# kpx_client --json: one object per attempt (tools/kpx_client.c)
-	in_ns "$1" "$CLIENT_BIN" --json -d "$4" -t "$5" $(_uflag "$2") "$3" >"$TMPD/soak.json" 2>&1
-	read -r n ok refused < <(jq -rs '[.[] | select(.attempt)] |
-		"\(length) \(map(select(.verdict == "answered")) | length) \(map(select(.verdict == "refused")) | length)"' \
-		"$TMPD/soak.json")
-	assert_ge "$what: attempts" "$6" "$n"
-	assert_eq "$what: answered" 0 "$ok"
-	assert_eq "$what: refused" 0 "$refused"
-	[ "$FAILS" = "$fails0" ] || sed -n '1,5p;$p' "$TMPD/soak.json" | sed 's/^/#   /'
+	client "$1" -d "$4" -t "$5" $(_uflag "$2") "$3"
+	assert_ge "$what: attempts" "$6" "$(summary_field attempts)"
+	assert_eq "$what: answered" 0 "$(summary_field ok)"
+	assert_eq "$what: refused" 0 "$(error_count ECONNREFUSED)"
+	[ "$FAILS" = "$fails0" ] || sed -n '1,5p;$p' "$TMPD/client.out" | sed 's/^/#   /'
 }
 
 # host_addr "add|del ADDR/LEN [DEV]" | "flap ADDR/LEN N [DEV]": the node's
