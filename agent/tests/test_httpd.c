@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 
 #include "http/httpd.h"
+#include "lib/fixtures.h"
 #include "lib/tap.h"
 
 static int handler(void *ctx, const char *path, struct kpx_http_reply *rep)
@@ -26,27 +27,10 @@ static int handler(void *ctx, const char *path, struct kpx_http_reply *rep)
 	return 0;
 }
 
-static size_t sink(char *p, size_t sz, size_t n, void *arg)
-{
-	(void)p;
-	(void)arg;
-	return sz * n;
-}
-
 /* The status of GET @url, 0 when no connection. */
 static long get(const char *url)
 {
-	CURL *c = curl_easy_init();
-	long status = 0;
-
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
-	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-	if (curl_easy_perform(c) == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(c);
-	return status;
+	return fx_http_get(url, NULL, 0);
 }
 
 /* A TCP port free on both families now. */

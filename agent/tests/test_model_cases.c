@@ -181,10 +181,7 @@ static void case07(void)
 		"case07 setting B (primary): no 127.0.0.1 NodePort");
 	m = at_step(f, 0, "node-a");
 	case_config(&c, "node-a");
-	cidr(&c.nodeport_cidrs[0], "0.0.0.0/0");
-	cidr(&c.nodeport_cidrs[1], "::/0");
-	c.n_nodeport_cidrs = 2;
-	c.nodeport_primary = false;
+	case_nodeport_cidrs(&c, "0.0.0.0/0,::/0");
 	kpx_model_set_config(m, &c);
 	ok_state(m,
 		 "10.96.60.40:80/tcp [masqnl] -> 10.244.2.70:8080\n"

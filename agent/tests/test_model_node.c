@@ -27,11 +27,8 @@ static void config(struct kpx_model *m, enum kpx_detect_local mode, const char *
 
 	case_config(&c, "node-a");
 	c.detect_local = mode;
-	if (np) {
-		cidr(&c.nodeport_cidrs[0], np);
-		c.n_nodeport_cidrs = 1;
-		c.nodeport_primary = false;
-	}
+	if (np)
+		case_nodeport_cidrs(&c, np);
 	kpx_model_set_config(m, &c);
 }
 
@@ -167,10 +164,7 @@ static void test_local_addrs(void)
 		struct kpx_config c;
 
 		case_config(&c, "node-a");
-		cidr(&c.nodeport_cidrs[0], "0.0.0.0/0");
-		cidr(&c.nodeport_cidrs[1], "::/0");
-		c.n_nodeport_cidrs = 2;
-		c.nodeport_primary = false;
+		case_nodeport_cidrs(&c, "0.0.0.0/0,::/0");
 		kpx_model_set_config(m, &c);
 	}
 	addrs(v, 4, s1);

@@ -380,9 +380,7 @@ static void test_dirty_nodes(void)
 		ok(kpx_model_nodeport_ips(m, ips, 4) == 2 && !strcmp(ips[0], "192.0.2.11") &&
 		   !strcmp(ips[1], "2001:db8::11"), "np: primary bind addresses, both families");
 		case_config(&c, "node-a");
-		cidr(&c.nodeport_cidrs[0], "0.0.0.0/0");
-		c.n_nodeport_cidrs = 1;
-		c.nodeport_primary = false;
+		case_nodeport_cidrs(&c, "0.0.0.0/0");
 		kpx_model_set_config(m, &c);
 		ok(kpx_model_nodeport_ips(m, ips, 2) == 2 && !strcmp(ips[0], "203.0.113.11") &&
 		   !strcmp(ips[1], "192.0.2.11"),

@@ -35,6 +35,7 @@
 #include "dp/dataplane.h"
 #include "base/duration.h"
 #include "fakedp.h"
+#include "lib/fixtures.h"
 #include "http/healthcheck.h"
 #include "base/log.h"
 #include "http/metrics.h"
@@ -164,36 +165,13 @@ static int log_count(FILE *f, const char *needle)
 	return c;
 }
 
-static size_t on_body(char *p, size_t sz, size_t n, void *arg)
+/* GET http://127.0.0.1:@port/ into @body (@size bytes); the status, or 0. */
+static long hc_get(uint16_t port, char *body, size_t size)
 {
-	char *b = arg;
-	size_t have = strlen(b), add = sz * n;
-
-	if (have + add < 1024) {
-		memcpy(b + have, p, add);
-		b[have + add] = '\0';
-	}
-	return add;
-}
-
-/* GET http://127.0.0.1:@port/ into @body; the status, or -1. */
-static long hc_get(uint16_t port, char *body)
-{
-	CURL *c = curl_easy_init();
 	char url[64];
-	long status = -1;
 
-	body[0] = '\0';
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", port);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
-	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-	if (curl_easy_perform(c) == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(c);
-	return status;
+	return fx_http_get(url, body, size);
 }
 
 /* Whether an update is pending for longer than 0 ms: /healthz's test. */
@@ -251,7 +229,7 @@ static void test_refused(FILE *logf)
 	   metric(met, "kpx_sync_proxy_rules_frontends_refused"),
 	   metric(met, "kpx_sync_errors_total"));
 	ok(healthy_now(met), "the sync is an update: nothing pending, /healthz healthy even with a 0 ms timeout");
-	status = hc_get(hc_port, body);
+	status = hc_get(hc_port, body, sizeof(body));
 	ok(status == 200 && strstr(body, "\"localEndpoints\": 2") &&
 	   strstr(body, "\"serviceProxyHealthy\": true"),
 	   "default/lb's healthCheckNodePort answers 200, 2 local endpoints, serviceProxyHealthy true (%ld)",
@@ -305,7 +283,7 @@ static void test_refused(FILE *logf)
 	r = kpx_sync_run(s);
 	ok(r > 0 && !healthy_now(met) && metric(met, "kpx_sync_errors_total") == 1,
 	   "a failed commit still fails the sync (%d) and the update stays pending", r);
-	status = hc_get(hc_port, body);
+	status = hc_get(hc_port, body, sizeof(body));
 	ok(status == 503 && strstr(body, "\"serviceProxyHealthy\": false"),
 	   "and the health check answers 503, serviceProxyHealthy false (%ld)", status);
 	ok(kpx_sync_due(s) <= kpx_now_ms(), "the repair is due at once (min-sync-period 0)");

@@ -156,6 +156,22 @@ static void case_config(struct kpx_config *c, const char *host)
 	c->nodeport_primary = true;
 }
 
+/*
+ * --nodeport-addresses @list ("0.0.0.0/0,::/0": comma separated CIDRs, at
+ * most KPX_CONFIG_CIDRS_MAX) instead of primary.
+ */
+static void case_nodeport_cidrs(struct kpx_config *c, const char *list)
+{
+	char buf[128], *tok, *save;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	c->n_nodeport_cidrs = 0;
+	for (tok = strtok_r(buf, ",", &save); tok && c->n_nodeport_cidrs < KPX_CONFIG_CIDRS_MAX;
+	     tok = strtok_r(NULL, ",", &save))
+		cidr(&c->nodeport_cidrs[c->n_nodeport_cidrs++], tok);
+	c->nodeport_primary = false;
+}
+
 static void set_node(struct kpx_model *m, const char *host)
 {
 	struct kpx_config c;

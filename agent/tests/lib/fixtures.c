@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <curl/curl.h>
 
 #include "base/cidr.h"
 #include "base/service.h"
@@ -119,4 +120,44 @@ bool fx_matches(const char *re, const char *s)
 	m = !regexec(&r, s, 0, NULL, 0);
 	regfree(&r);
 	return m;
+}
+
+struct fx_body {
+	char *buf;
+	size_t size, len;
+};
+
+static size_t fx_on_body(char *p, size_t sz, size_t n, void *arg)
+{
+	struct fx_body *b = arg;
+	size_t add = sz * n;
+
+	if (b->buf && b->len + 1 < b->size) {
+		size_t room = b->size - 1 - b->len;
+		size_t take = add < room ? add : room;
+
+		memcpy(b->buf + b->len, p, take);
+		b->len += take;
+		b->buf[b->len] = '\0';
+	}
+	return add;
+}
+
+long fx_http_get(const char *url, char *body, size_t size)
+{
+	struct fx_body b = { .buf = body, .size = size };
+	CURL *c = curl_easy_init();
+	long status = 0;
+
+	if (body && size)
+		body[0] = '\0';
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fx_on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	return status;
 }

@@ -46,6 +46,13 @@ struct kpx_service fx_service_str(int family, uint8_t proto, const char *vip,
 struct kpx_ns_config fx_ns_config(const char *cidrs, const char *ifname,
 				  const char *ifprefix);
 
+/*
+ * GET @url (loopback only) with libcurl, 5 s timeout, no proxy: the HTTP
+ * status, 0 when no reply came.  The body goes to @body (NUL-terminated,
+ * cut at @size - 1 bytes) unless @body is NULL.
+ */
+long fx_http_get(const char *url, char *body, size_t size);
+
 /* True when the extended regex @re (REG_NEWLINE) matches somewhere in @s. */
 bool fx_matches(const char *re, const char *s);
 
