@@ -51,17 +51,13 @@ struct kpx_config {
 	bool masquerade_all;		/* --masquerade-all */
 
 	/*
-	 * --nodeport-addresses: CIDRs, or "primary" (the node's primary IPs
-	 * from its Node object); nodeport_primary is true when "primary" is
-	 * given or nothing.  Unset (nodeport_default) it is the proxy mode's
-	 * default, as kube-proxy's: "primary" in the nftables and kpx modes,
-	 * every local address (0.0.0.0/0, ::/0) in the iptables and ipvs
-	 * modes (cfg_resolve_nodeport_default()).
+	 * --nodeport-addresses: CIDRs, or "primary" (the default, as
+	 * kube-proxy's nftables mode: the node's primary IPs from its Node
+	 * object); nodeport_primary is true when "primary" is given or nothing.
 	 */
 	struct kpx_cidr nodeport_cidrs[KPX_CONFIG_CIDRS_MAX];
 	int n_nodeport_cidrs;
 	bool nodeport_primary;
-	bool nodeport_default;
 
 	/* scheduler: --scheduler, default "random" */
 	char scheduler[16];

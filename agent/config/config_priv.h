@@ -104,7 +104,6 @@ bool cfg_is_zero(const struct setting *s, const char *v);
 const struct setting *cfg_find_field(const char *path);
 const char *cfg_mode_section(const char *mode);
 void cfg_resolve_ipvs_scheduler(struct kpx_config *c);
-void cfg_resolve_nodeport_default(struct kpx_config *c);
 void cfg_resolve_periods(struct kpx_config *c);
 
 /* flags.c: the command line */

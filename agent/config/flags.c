@@ -265,7 +265,6 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 			c->min_sync_ms = ms;
 	}
 	cfg_resolve_ipvs_scheduler(c);
-	cfg_resolve_nodeport_default(c);
 
 	/* Cross-field checks, as kube-proxy's validation. */
 	if (c->detect_local == KPX_DETECT_LOCAL_BRIDGE && !c->pod_bridge_interface[0])

@@ -319,31 +319,9 @@ int cfg_set_nodeport(struct kpx_config *c, const struct setting *s,
 	memcpy(c->nodeport_cidrs, cidrs, n * sizeof(cidrs[0]));
 	c->n_nodeport_cidrs = n;
 	c->nodeport_primary = primary || n == 0;
-	c->nodeport_default = !primary && n == 0;
 out:
 	free(dup);
 	return r;
-}
-
-/*
- * --nodeport-addresses unset (or empty): kube-proxy's iptables and ipvs
- * modes accept NodePorts on every local address (NewNodePortAddresses()
- * with no CIDR of a family matches all of that family's, and the IPv4
- * match-all holds 127.0.0.1: localhost NodePorts, iptables mode); its
- * nftables mode defaults to "primary" (cmd/kube-proxy/app/server.go).
- * The kpx mode follows the nftables mode.
- */
-void cfg_resolve_nodeport_default(struct kpx_config *c)
-{
-	if (!c->nodeport_default ||
-	    (strcmp(c->proxy_mode, "iptables") && strcmp(c->proxy_mode, "ipvs")))
-		return;
-	if (kpx_cidr_parse("0.0.0.0/0", &c->nodeport_cidrs[0]) ||
-	    kpx_cidr_parse("::/0", &c->nodeport_cidrs[1]))
-		return;
-	c->n_nodeport_cidrs = 2;
-	c->nodeport_primary = false;
-	c->nodeport_default = false;
 }
 
 int cfg_set_detect_local(struct kpx_config *c, const struct setting *s,

@@ -46,7 +46,6 @@ void kpx_config_defaults(struct kpx_config *c)
 	c->sync_ms = 30000;
 	c->detect_local = KPX_DETECT_LOCAL_CLUSTER_CIDR;
 	c->nodeport_primary = true;
-	c->nodeport_default = true;
 	strcpy(c->scheduler, "random");
 	snprintf(c->healthz_bind, sizeof(c->healthz_bind), "0.0.0.0:%d", HEALTHZ_PORT);
 	snprintf(c->metrics_bind, sizeof(c->metrics_bind), "127.0.0.1:%d", METRICS_PORT);
