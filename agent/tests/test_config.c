@@ -854,46 +854,6 @@ static void test_cidr(void)
 	ok(kpx_cidr_parse("::/129", &c) == -EINVAL, "cidr: /129 rejected");
 }
 
-/* --nodeport-addresses unset: the proxy mode's default, as kube-proxy's. */
-static void test_nodeport_default(void)
-{
-	static const struct {
-		const char *mode, *np;	/* np NULL: not given */
-		bool primary;
-		int ncidrs;
-	} t[] = {
-		{ "iptables", NULL, false, 2 },
-		{ "ipvs", NULL, false, 2 },
-		{ "iptables", "", false, 2 },
-		{ "nftables", NULL, true, 0 },
-		{ "kpx", NULL, true, 0 },
-		{ "iptables", "primary", true, 0 },
-		{ "ipvs", "192.0.2.0/24", false, 1 },
-	};
-	struct kpx_config c;
-	size_t i;
-	int r;
-
-	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		const char *a[] = { "--proxy-mode", t[i].mode, "--hostname-override", "n1",
-				    t[i].np ? "--nodeport-addresses" : NULL, t[i].np, NULL };
-		bool all;
-
-		r = parse(&c, a);
-		all = c.n_nodeport_cidrs == 2 && !c.nodeport_cidrs[0].len &&
-		      !c.nodeport_cidrs[1].len &&
-		      c.nodeport_cidrs[0].family == AF_INET &&
-		      c.nodeport_cidrs[1].family == AF_INET6;
-		ok(r == 0 && c.nodeport_primary == t[i].primary &&
-		   c.n_nodeport_cidrs == t[i].ncidrs && (t[i].ncidrs != 2 || all),
-		   "nodeport-addresses %s in %s mode: %s, %d CIDRs (%d, %d)",
-		   t[i].np ? t[i].np : "unset", t[i].mode,
-		   t[i].primary ? "primary" : "not primary", t[i].ncidrs,
-		   c.nodeport_primary, c.n_nodeport_cidrs);
-		kpx_config_free(&c);
-	}
-}
-
 int main(void)
 {
 	int fd = open("/dev/null", 1);
@@ -909,7 +869,6 @@ int main(void)
 	test_config_files();
 	test_config_watch();
 	test_mode_settings();
-	test_nodeport_default();
 	test_configz_flagz();
 	test_node_names();
 	test_cidr();
