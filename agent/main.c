@@ -521,6 +521,9 @@ int main(int argc, char **argv)
 		}
 	}
 	kpx_config_mode_notes(&o, dp ? dp->ops->name : *o.proxy_mode ? o.proxy_mode : "kpx");
+	/* as kube-proxy at start: the other modes' leftovers, kube-proxy's too */
+	if (dp)
+		kpx_dp_cleanup_leftovers(kpx_dp_modes, dp->ops->name);
 	/*
 	 * kube-proxy's setupConntrack(): after the proxier, before the first
 	 * sync.  A read-only /proc/sys (a container's, the unit's

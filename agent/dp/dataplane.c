@@ -89,6 +89,44 @@ int kpx_dp_open(const char *name, struct kpx_dp **out, char *err, size_t errlen)
 	return r;
 }
 
+int kpx_dp_cleanup_leftovers(const struct kpx_dp_ops *const *modes, const char *in_use)
+{
+	char why[512];
+	int failed = 0;
+	size_t i;
+
+	for (i = 0; modes[i]; i++) {
+		const struct kpx_dp_ops *ops = modes[i];
+		bool own = strcmp(ops->name, in_use) != 0;
+		int (*clean)(struct kpx_dp *dp) = own ? ops->cleanup : ops->cleanup_kubeproxy;
+		struct kpx_dp *dp;
+		int r;
+
+		if (!clean)
+			continue;
+		r = ops->open(&dp, KPX_DP_OPEN_CLEANUP, why, sizeof(why));
+		if (r) {
+			kpx_dbg(2, "dataplane", "leftovers: %s: nothing to remove (%s)", ops->name, why);
+			continue;
+		}
+		dp->ops = ops;
+		dp->errmsg[0] = '\0';
+		r = clean(dp);
+		if (r) {
+			kpx_warn("dataplane", "removing the leftovers of %s%s failed: %s%s%s",
+				 own ? "the proxy mode " : "kube-proxy's state of kind ", ops->name,
+				 strerror(-r), dp->errmsg[0] ? ": " : "", dp->errmsg);
+			failed++;
+		} else {
+			kpx_info("dataplane", "leftovers: %s state checked and removed (%s)",
+				 ops->name, own ? "a mode not in use: kpx's and kube-proxy's" :
+				 "the mode in use: kube-proxy's only");
+		}
+		ops->close(dp);
+	}
+	return failed;
+}
+
 int kpx_dp_fail(struct kpx_dp *dp, int err, const char *fmt, ...)
 {
 	va_list ap;

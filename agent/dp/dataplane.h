@@ -132,6 +132,15 @@ struct kpx_dp_ops {
 	 * state; 0 when there was nothing to remove.
 	 */
 	int (*cleanup)(struct kpx_dp *dp);
+	/*
+	 * Optional (NULL: kube-proxy has no state of this kind, kpx): only
+	 * kube-proxy's state of this mode's kind, as cleanup() removes it,
+	 * and nothing of this mode's own.  The agent's start-up removal of
+	 * leftovers (kpx_dp_cleanup_leftovers()) runs it for the mode in use
+	 * and cleanup() for every other, as kube-proxy removes at start the
+	 * state of the modes it does not run.
+	 */
+	int (*cleanup_kubeproxy)(struct kpx_dp *dp);
 };
 
 /* Every mode embeds this first. */
@@ -176,6 +185,21 @@ extern const struct kpx_dp_ops *const kpx_dp_modes[];
  * -EOPNOTSUPP; reason in @err), not a silent fallback.
  */
 int kpx_dp_open(const char *name, struct kpx_dp **out, char *err, size_t errlen);
+
+/*
+ * At start, as kube-proxy's platformCleanup(): removes the leftovers of
+ * the modes not in use, in the order of @modes (NULL-terminated;
+ * kpx_dp_modes: iptables before ipvs, whose ipsets kube-proxy's iptables
+ * rules reference).  For @in_use, kube-proxy's state of its kind only
+ * (cleanup_kubeproxy(): kpx's own is adopted, not removed); for every
+ * other mode, cleanup(): kpx's own state of that mode (the module's
+ * frontends when not in kpx mode: they would translate before the mode in
+ * use) and kube-proxy's.  Each mode is opened with KPX_DP_OPEN_CLEANUP:
+ * nothing loaded, a mode with nothing on the node skipped.  Best effort,
+ * as kube-proxy: a failure is logged and the rest goes on.  The number of
+ * modes whose removal failed.
+ */
+int kpx_dp_cleanup_leftovers(const struct kpx_dp_ops *const *modes, const char *in_use);
 
 /*
  * Whether @err (negative), answered by check_service() or set_service(),

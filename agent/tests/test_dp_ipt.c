@@ -379,6 +379,7 @@ static void test_netns(void)
 {
 	extern const struct kpx_dp_ops kpx_dp_iptables;
 	const struct kpx_dp_ops *ops = &kpx_dp_iptables;
+	const struct kpx_dp_ops *const modes[] = { ops, NULL };
 	struct kpx_backend b2[2] = { fx_backend(AF_INET, "10.244.1.2", 8080, 1),
 				     fx_backend(AF_INET, "10.244.2.2", 8080, 1) };
 	struct kpx_backend b6[1] = { fx_backend(AF_INET6, "fd00:10:244:1::2", 8080, 1) };
@@ -534,6 +535,24 @@ static void test_netns(void)
 	ok(!has(s, line) && chains_of(s, "KPX-SEP-") == 1, "repaired: the removed backend's chain is gone");
 	free(s);
 
+	/*
+	 * The agent's start-up removal of leftovers in iptables mode:
+	 * kube-proxy's chains (its iptables-save fixture) go, kpx's own
+	 * iptables mode's stay, and so do the kubelet's and others'.
+	 */
+	s = sh_out("iptables-restore --noflush <../testdata/kube-proxy/iptables.save 2>&1; echo rc=$?");
+	ok(has(s, "rc=0"), "kube-proxy's chains planted: %s", s);
+	free(s);
+	r = kpx_dp_cleanup_leftovers(modes, "iptables");
+	s = sh_out("iptables-save");
+	ok(r == 0 && !has(s, ":KUBE-SERVICES ") && !has(s, ":KUBE-SVC-") && !has(s, "-j KUBE-POSTROUTING"),
+	   "start-up in iptables mode: kube-proxy's chains and jumps gone (%d failed)", r);
+	ok(count(s, "-j KPX-SERVICES") == 5 && chains_of(s, "KPX-SEP-") == 1 &&
+	   has(s, "--to-destination 10.244.1.2:8080"), "and kpx's iptables mode's own rules kept");
+	ok(has(s, ":KUBE-FIREWALL ") && has(s, ":KUBE-KUBELET-CANARY ") && has(s, ":OTHER "),
+	   "the kubelet's chains and someone else's kept");
+	free(s);
+
 	ok(ops->cleanup(dp) == 0, "cleanup: %s", dp->errmsg);
 	s = sh_out("iptables-save; ip6tables-save");
 	ok(!has(s, "KPX-"), "nothing of ours left after cleanup");
@@ -549,6 +568,24 @@ static void test_netns(void)
 	} else {
 		ok(r == -ENOENT, "open for cleanup: %d %s", r, err);
 	}
+	/* Started in another mode: kpx's iptables mode is a leftover too. */
+	r = ops->open(&dp, 0, err, sizeof(err));
+	ok(r == 0, "open again: %s", err);
+	if (!r) {
+		dp->ops = ops;
+		ok(ops->set_config(dp, &cfg) == 0 && ops->set_service(dp, &a) == 0 &&
+		   ops->commit(dp) == 0, "a frontend committed again: %s", dp->errmsg);
+		ops->close(dp);
+	}
+	s = sh_out("iptables-restore --noflush <../testdata/kube-proxy/iptables.save 2>&1; echo rc=$?");
+	ok(has(s, "rc=0"), "kube-proxy's chains planted again: %s", s);
+	free(s);
+	r = kpx_dp_cleanup_leftovers(modes, "nftables");
+	s = sh_out("iptables-save; ip6tables-save");
+	ok(r == 0 && !has(s, "KPX-") && !has(s, ":KUBE-SERVICES ") && !has(s, ":KUBE-MARK-MASQ "),
+	   "start-up in nftables mode: kpx's iptables mode's chains and kube-proxy's gone (%d failed)", r);
+	ok(has(s, ":KUBE-FIREWALL ") && has(s, ":OTHER "), "the kubelet's and someone else's still kept");
+	free(s);
 	a.nbackends = 2;
 	kpx_service_free(&a);
 	kpx_service_free(&c);

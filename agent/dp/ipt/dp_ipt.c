@@ -512,7 +512,8 @@ out:
 	return 0;
 }
 
-static int ipt_cleanup(struct kpx_dp *dp)
+/* kube-proxy's chains, and with @own kpx's iptables mode's too. */
+static int ipt_clean(struct kpx_dp *dp, bool own)
 {
 	struct dp_ipt *d = to_ipt(dp);
 	int f, r = 0;
@@ -525,9 +526,9 @@ static int ipt_cleanup(struct kpx_dp *dp)
 		size_t nkube = 0;
 
 		r = ipt_save(d, f, &text);
-		if (!r)
+		if (!r && own)
 			r = kpx_ipt_parse_save(text, &saved);
-		if (!r)
+		if (!r && own)
 			r = kpx_ipt_cleanup_text(&saved, &b);
 		/* and kube-proxy's, as kube-proxy --cleanup (migration) */
 		if (!r)
@@ -541,13 +542,23 @@ static int ipt_cleanup(struct kpx_dp *dp)
 		kpx_strbuf_free(&b);
 		kpx_ipt_saved_free(&saved);
 	}
-	if (!r) {
+	if (!r && own) {
 		kpx_services_free(d->cur, d->ncur);
 		d->cur = NULL;
 		d->ncur = 0;
 		d->full = true;
 	}
 	return r;
+}
+
+static int ipt_cleanup(struct kpx_dp *dp)
+{
+	return ipt_clean(dp, true);
+}
+
+static int ipt_cleanup_kubeproxy(struct kpx_dp *dp)
+{
+	return ipt_clean(dp, false);
 }
 
 const struct kpx_dp_ops kpx_dp_iptables = {
@@ -561,5 +572,6 @@ const struct kpx_dp_ops kpx_dp_iptables = {
 	.del_service = ipt_del_service,
 	.commit = ipt_commit,
 	.cleanup = ipt_cleanup,
+	.cleanup_kubeproxy = ipt_cleanup_kubeproxy,
 };
 

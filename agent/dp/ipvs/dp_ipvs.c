@@ -533,6 +533,11 @@ static int ipvs_cleanup(struct kpx_dp *dp)
 	return first;
 }
 
+static int ipvs_cleanup_kubeproxy(struct kpx_dp *dp)
+{
+	return ipvs_kubeproxy_cleanup(to_ipvs(dp));
+}
+
 const struct kpx_dp_ops kpx_dp_ipvs = {
 	.name = "ipvs",
 	.caps = KPX_DP_CAP_DUMP,
@@ -544,5 +549,6 @@ const struct kpx_dp_ops kpx_dp_ipvs = {
 	.del_service = ipvs_del_service,
 	.commit = ipvs_commit,
 	.cleanup = ipvs_cleanup,
+	.cleanup_kubeproxy = ipvs_cleanup_kubeproxy,
 };
 

@@ -550,11 +550,12 @@ static int nft_commit(struct kpx_dp *dp)
 	return 0;
 }
 
-static int nft_cleanup(struct kpx_dp *dp)
+/* kube-proxy's nftables tables, and with @own kpx's nftables mode's too. */
+static int nft_clean(struct kpx_dp *dp, bool own)
 {
 	struct dp_nft *n = to_nft(dp);
-	unsigned int have, kube = 0;
-	int r = nft_tables(n, &have, false);
+	unsigned int have = 0, kube = 0;
+	int r = own ? nft_tables(n, &have, false) : 0;
 
 	/* and kube-proxy's nftables mode's tables, as kube-proxy --cleanup */
 	if (!r)
@@ -571,13 +572,23 @@ static int nft_cleanup(struct kpx_dp *dp)
 	if (kube & 2)
 		kpx_strbuf_printf(&n->buf, "delete table ip6 kube-proxy\n");
 	r = n->buf.err ? n->buf.err : nft_run(n, n->buf.s);
-	if (!r)
+	if (!r && own)
 		nft_forget(n);
 	if (!r && kube)
 		kpx_info("dataplane", "cleanup: removed kube-proxy's nftables table%s%s%s",
 			 kube == 3 ? "s" : "", kube & 1 ? " ip kube-proxy" : "",
 			 kube & 2 ? " ip6 kube-proxy" : "");
 	return r;
+}
+
+static int nft_cleanup(struct kpx_dp *dp)
+{
+	return nft_clean(dp, true);
+}
+
+static int nft_cleanup_kubeproxy(struct kpx_dp *dp)
+{
+	return nft_clean(dp, false);
 }
 
 const struct kpx_dp_ops kpx_dp_nft = {
@@ -591,4 +602,5 @@ const struct kpx_dp_ops kpx_dp_nft = {
 	.del_service = nft_del_service,
 	.commit = nft_commit,
 	.cleanup = nft_cleanup,
+	.cleanup_kubeproxy = nft_cleanup_kubeproxy,
 };
