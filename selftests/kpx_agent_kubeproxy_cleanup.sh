@@ -23,11 +23,20 @@
 #              KUBE-SRC-SITE1 (a network policy agent's) and site-allow
 #
 # then asserts that none of kube-proxy's is left and everything else is.
+#
+# Then the start-up path (kube-proxy's platformCleanup()): kpx's own
+# nftables mode leaves its tables (an agent run in that mode, stopped) and
+# the module holds a frontend made by hand; kube-proxy's state above is
+# installed again; kpx-agent starts in iptables mode and, before its first
+# sync, removes the other modes' leftovers and kube-proxy's of every kind
+# (of the mode in use, iptables, kube-proxy's chains only).  Asserted as
+# above, plus kpx's nftables tables and the module's frontends gone and
+# the iptables mode's own KPX-SERVICES programmed.
 . "$(dirname "$0")/lib.sh"
 . "$SELFTESTS/agent_lib.sh"
 
 FIX=$REPO/testdata/kube-proxy
-agent_require /usr/sbin/nft /usr/sbin/iptables-restore /usr/sbin/ip6tables-restore \
+agent_require /usr/sbin/nft /usr/sbin/iptables-restore /usr/sbin/ip6tables-restore /usr/bin/jq \
 	/usr/sbin/ipvsadm /usr/sbin/ipset
 for m in ip_vs ip_vs_rr dummy ip_set_hash_ipport ip_set_hash_ipportip ip_set_bitmap_port \
 	ip_set_hash_ip ip_set_hash_net; do
@@ -50,10 +59,11 @@ site_cleanup() {
 	ipset destroy KUBE-SRC-SITE1 2>/dev/null
 	ipset destroy site-allow 2>/dev/null
 }
-setup_trap site_cleanup
+setup_trap 'agent_lib_stop; site_cleanup'
 node_setup || skip "topology setup failed"
 
 # --- kube-proxy's state and the others' --------------------------------------
+plant() {
 iptables-restore --noflush <"$FIX/iptables.save" || skip "iptables-restore of the fixture failed"
 ip6tables-restore --noflush <<'EOF' || skip "ip6tables-restore failed"
 *nat
@@ -79,6 +89,8 @@ ipvsadm -A -t 10.96.0.80:80 -s rr && ipvsadm -a -t 10.96.0.80:80 -r 10.244.1.2:8
 	ipvsadm -A -t 10.0.0.1:30080 -s rr && ipvsadm -a -t 10.0.0.1:30080 -r 10.244.1.2:8080 -m &&
 	ipvsadm -A -t 192.0.2.50:8443 -s rr && ipvsadm -A -t 10.0.0.1:9999 -s rr ||
 	skip "ipvsadm failed"
+}
+plant
 
 # chains TABLE CMD: the KUBE-*/SITE-* chains of TABLE, sorted, space separated.
 chains() { "$2" -t "$1" | sed -n 's/^:\(KUBE-[^ ]*\|SITE-[^ ]*\) .*/\1/p' | LC_ALL=C sort | paste -sd' '; }
@@ -97,28 +109,79 @@ assert_eq "kpx-agent --cleanup: exit status" 0 "$?"
 sed 's/^/#   /' "$TMPD/cleanup.log"
 
 # --- none of kube-proxy's left, the rest kept ---------------------------------------
-assert_eq "iptables nat: the kubelet's canary and the site's chain kept, kube-proxy's gone" \
-	"KUBE-KUBELET-CANARY SITE-SNAT" "$(chains nat iptables-save)"
-assert_eq "iptables filter: the kubelet's KUBE-FIREWALL, KUBE-KUBELET-CANARY and SITE-INPUT kept" \
-	"KUBE-FIREWALL KUBE-KUBELET-CANARY SITE-INPUT" "$(chains filter iptables-save)"
-assert_eq "iptables mangle: KUBE-PROXY-CANARY gone, the kubelet's kept" \
-	"KUBE-IPTABLES-HINT KUBE-KUBELET-CANARY" "$(chains mangle iptables-save)"
-save=$(iptables-save)
-assert_eq "iptables: no jump to a kube-proxy chain left" 0 \
-	"$(grep -cE -- '-j (KUBE-SERVICES|KUBE-NODEPORTS|KUBE-POSTROUTING|KUBE-FORWARD|KUBE-PROXY-FIREWALL|KUBE-EXTERNAL-SERVICES)' <<<"$save")"
-assert_match "iptables: the site's and the kubelet's rules kept" \
-	'-A INPUT -j KUBE-FIREWALL.*-A INPUT -j SITE-INPUT.*-A SITE-INPUT -p tcp -m tcp --dport 22 -j ACCEPT' \
-	"$(paste -sd' ' <<<"$save")"
-assert_match "iptables: the site's SNAT kept" '-A POSTROUTING -s 192.168.100.0/24 -o eth9 -j SITE-SNAT' "$save"
-assert_eq "ip6tables nat: kube-proxy's chains gone" "" "$(chains nat ip6tables-save)"
-assert_eq "ip6tables nat: the PREROUTING jump gone" 0 "$(ip6tables-save -t nat | grep -c KUBE-)"
-tables=$(nft list tables | paste -sd' ')
-assert_no_match "nft: tables ip and ip6 kube-proxy gone" 'kube-proxy' "$tables"
-assert_match "nft: table inet site kept" 'table inet site' "$tables"
-assert_eq "IPVS: kube-proxy's ClusterIP and NodePort services gone, the others kept" \
-	"10.0.0.1:9999 192.0.2.50:8443" "$(vs)"
-assert_eq "kube-ipvs0 gone" 0 "$(ip link show kube-ipvs0 2>/dev/null | grep -c kube-ipvs0)"
-assert_eq "ipsets: kube-proxy's gone, KUBE-SRC-SITE1 and site-allow kept" "KUBE-SRC-SITE1 site-allow" "$(sets)"
+# gone_kept WHEN: the assertions, labelled WHEN.
+gone_kept() {
+	local save tables w=$1
+
+	assert_eq "$w: iptables nat: the kubelet's canary and the site's chain kept, kube-proxy's gone" \
+		"KUBE-KUBELET-CANARY SITE-SNAT" "$(chains nat iptables-save)"
+	assert_eq "$w: iptables filter: the kubelet's KUBE-FIREWALL, KUBE-KUBELET-CANARY and SITE-INPUT kept" \
+		"KUBE-FIREWALL KUBE-KUBELET-CANARY SITE-INPUT" "$(chains filter iptables-save)"
+	assert_eq "$w: iptables mangle: KUBE-PROXY-CANARY gone, the kubelet's kept" \
+		"KUBE-IPTABLES-HINT KUBE-KUBELET-CANARY" "$(chains mangle iptables-save)"
+	save=$(iptables-save)
+	assert_eq "$w: iptables: no jump to a kube-proxy chain left" 0 \
+		"$(grep -cE -- '-j (KUBE-SERVICES|KUBE-NODEPORTS|KUBE-POSTROUTING|KUBE-FORWARD|KUBE-PROXY-FIREWALL|KUBE-EXTERNAL-SERVICES)' <<<"$save")"
+	assert_match "$w: iptables: the site's and the kubelet's rules kept" \
+		'-A INPUT -j KUBE-FIREWALL.*-A INPUT -j SITE-INPUT.*-A SITE-INPUT -p tcp -m tcp --dport 22 -j ACCEPT' \
+		"$(paste -sd' ' <<<"$save")"
+	assert_match "$w: iptables: the site's SNAT kept" '-A POSTROUTING -s 192.168.100.0/24 -o eth9 -j SITE-SNAT' "$save"
+	assert_eq "$w: ip6tables nat: kube-proxy's chains gone" "" "$(chains nat ip6tables-save)"
+	assert_eq "$w: ip6tables nat: the PREROUTING jump gone" 0 "$(ip6tables-save -t nat | grep -c KUBE-)"
+	tables=$(nft list tables | paste -sd' ')
+	assert_no_match "$w: nft: tables ip and ip6 kube-proxy gone" 'kube-proxy' "$tables"
+	assert_match "$w: nft: table inet site kept" 'table inet site' "$tables"
+	assert_eq "$w: IPVS: kube-proxy's ClusterIP and NodePort services gone, the others kept" \
+		"10.0.0.1:9999 192.0.2.50:8443" "$(vs)"
+	assert_eq "$w: kube-ipvs0 gone" 0 "$(ip link show kube-ipvs0 2>/dev/null | grep -c kube-ipvs0)"
+	assert_eq "$w: ipsets: kube-proxy's gone, KUBE-SRC-SITE1 and site-allow kept" "KUBE-SRC-SITE1 site-allow" "$(sets)"
+}
+gone_kept "--cleanup"
 assert_rc "a second --cleanup finds nothing of it and succeeds" 0 "$KPX_AGENT" --cleanup
+
+# --- at start: the other modes' leftovers and kube-proxy's ---------------------------
+site_cleanup
+web_objects 10.96.0.80 "$TMPD/objects.json"
+kpx_api_start --objects "$TMPD/objects.json"
+# wait_sync SECONDS: until the agent logged its first "sync done".
+wait_sync() {
+	local i
+
+	for ((i = 0; i < $1 * 5; i++)); do
+		[ "$(kpx_agent_syncs)" -gt 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+: >"$TMPD/agent.log"
+kpx_agent_start --proxy-mode nftables --hostname-override node-a
+wait_sync 120
+kpx_agent_stop
+assert_match "kpx's nftables mode left its table (SIGTERM keeps it)" 'table ip kpx' \
+	"$(nft list tables | paste -sd' ')"
+"$KPXCTL" set tcp 10.96.0.99:80 10.244.1.2:8080 || skip "kpxctl set failed"
+assert_eq "the module holds a frontend" 1 "$("$KPXCTL" stats --json | jq -r .services)"
+plant
+assert_eq "again before: IPVS services" "10.0.0.1:30080 10.0.0.1:9999 10.96.0.80:80 192.0.2.50:8443" "$(vs)"
+tables=$(nft list tables | paste -sd' ')
+assert_match "again before: kube-proxy's nft tables and the site's" \
+	'table ip kube-proxy.*table ip6 kube-proxy.*table inet site' "$tables"
+assert_match "again before: kpx's nftables mode's table" 'table ip kpx( |$)' "$tables"
+
+: >"$TMPD/agent.log"
+kpx_agent_start --proxy-mode iptables --hostname-override node-a
+wait_sync 120
+assert_gt "iptables-mode agent: synced" 0 "$(kpx_agent_syncs)"
+grep -E 'leftovers|cleanup' "$TMPD/agent.log" | sed 's/^/#   /'
+gone_kept "at start"
+assert_no_match "at start: kpx's nftables tables gone" 'table (ip|ip6|inet) kpx( |$)' \
+	"$(nft list tables | paste -sd' ')"
+assert_eq "at start: the module's frontends gone (not in kpx mode)" 0 \
+	"$("$KPXCTL" stats --json | jq -r .services)"
+assert_match "at start: the iptables mode's own rules programmed" \
+	'-A KPX-SERVICES -d 10.96.0.80/32 -p tcp' "$(iptables-save -t nat)"
+assert_eq "at start: no warning about leftovers" 0 "$(grep -c '^W.*leftovers' "$TMPD/agent.log")"
+kpx_agent_stop
+assert_eq "iptables-mode agent: exit status on SIGTERM" 0 "$AGENT_STATUS"
 
 ksft_exit
