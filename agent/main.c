@@ -118,14 +118,23 @@ struct servers {
  * "Starting", or a Warning FailedToStartProxierHealthcheck /
  * FailedToStartMetricServer with the error for a server that cannot bind.
  */
+/* /statusz's report (metricsd.h): the syncer's, against the module read. */
+static int status_report(void *ctx, const struct kpx_service *dp, size_t ndp, bool have_dp,
+			 struct kpx_status *st)
+{
+	return kpx_sync_status(ctx, dp, ndp, have_dp, st);
+}
+
 static void servers_start(struct servers *sv, const struct kpx_config *o,
-			  struct kpx_metrics *m, const char *mode, struct kpx_k8s *k)
+			  struct kpx_metrics *m, const char *mode, struct kpx_k8s *k,
+			  struct kpx_sync *sync)
 {
 	char err[256];
 
 	sv->hz = (struct kpx_healthz){ .m = m, .timeout_ms = o->health_timeout_ms };
 	sv->md = (struct kpx_metricsd){ .m = m, .dry_run = o->dry_run, .mode = mode,
-					.per_backend = o->metrics_per_backend, .config = o };
+					.per_backend = o->metrics_per_backend, .config = o,
+					.status = status_report, .status_ctx = sync };
 	if (o->healthz_bind[0]) {
 		sv->hzd = kpx_healthz_start(o->healthz_bind, &sv->hz, err, sizeof(err));
 		if (sv->hzd)
@@ -375,7 +384,7 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 			if (r == KPX_NODEWAIT_DONE) {
 				node_ready = true;
 				if (!o->once)
-					servers_start(&sv, o, metrics, dp ? dp->ops->name : NULL, k);
+					servers_start(&sv, o, metrics, dp ? dp->ops->name : NULL, k, sync);
 			}
 		}
 		if (node_ready && lists_done(k)) {

@@ -164,6 +164,28 @@ static const struct cmd cmds[] = {
 	{ "stats", cmd_stats, "stats [--json]",
 	  "Prints the namespace's totals: frontends, backends, connections\n"
 	  "scheduled, rejected, dropped, and filtered by source ranges." },
+	{ "flows", cmd_flows, "flows [NAMESPACE/NAME[:PORT] | VIP:PORT] [--json]",
+	  "Lists the live conntrack entries the module translated, by frontend\n"
+	  "(with its Service) and backend: each client address and port, the\n"
+	  "entry's state, age and the seconds left before it expires.  The age\n"
+	  "needs conntrack timestamps (sysctl net.netfilter.nf_conntrack_timestamp\n"
+	  "= 1, for entries created after it is set); without them it is '-' and\n"
+	  "a line says why.  A backend that is no longer one of the frontend's is\n"
+	  "marked.  NAMESPACE/NAME selects every port of a Service, NAME:PORT one\n"
+	  "port (the name kpxctl list shows), VIP:PORT one address of every\n"
+	  "protocol; exit status 1 when none matches.  Reads conntrack through\n"
+	  "ctnetlink, which needs CAP_NET_ADMIN." },
+	{ "status", cmd_status, "status [--json] [--server URL]",
+	  "The agent's view against the module's: the proxy mode, the agent's\n"
+	  "last sync (time, duration, full or partial, failed changes with\n"
+	  "their Services), the frontends it refused and why, and the\n"
+	  "frontends the agent wants that the module lacks or holds otherwise,\n"
+	  "and those the module holds that the agent does not want (another\n"
+	  "writer's, until the agent's next re-check repairs them).  Read from\n"
+	  "the agent's /statusz on its metrics server (--server, default\n"
+	  "http://127.0.0.1:10249, kpx-agent --metrics-bind-address).  Exit\n"
+	  "status 1 when the agent cannot be reached, 3 when the two views\n"
+	  "differ or the last sync had errors." },
 	{ "help", cmd_help, "help [COMMAND]",
 	  "Prints the commands, or the usage of one." },
 };

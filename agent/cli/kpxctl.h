@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kpxctl's subcommands (one file each: cmd_list.c, cmd_set.c for set, del
- * and flush, cmd_stats.c, cmd_config.c) and the helpers they share
+ * and flush, cmd_stats.c, cmd_config.c, cmd_flows.c with flows.c,
+ * cmd_status.c) and the helpers they share
  * (kpxctl.c).  The module is reached through dp/kpx/nl.h only.
  */
 #ifndef KPX_KPXCTL_H
@@ -48,5 +49,7 @@ int cmd_del(const struct cmd *cmd, int argc, char **argv);
 int cmd_flush(const struct cmd *cmd, int argc, char **argv);
 int cmd_stats(const struct cmd *cmd, int argc, char **argv);
 int cmd_config(const struct cmd *cmd, int argc, char **argv);
+int cmd_flows(const struct cmd *cmd, int argc, char **argv);
+int cmd_status(const struct cmd *cmd, int argc, char **argv);
 
 #endif

@@ -32,6 +32,40 @@ static int dump_module(struct kpx_metricsd *md, struct kpx_service **v, size_t *
 				 kpx_nl_dump_frontends(md->nl, v, n);
 }
 
+static int svc_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(a, b);
+}
+
+/* /statusz: the module dumped on the server's socket, then the agent's report. */
+static int statusz(struct kpx_metricsd *md, struct kpx_http_reply *rep)
+{
+	struct kpx_service *v = NULL;
+	struct kpx_status st;
+	size_t n = 0;
+	bool have = false;
+	int r;
+
+	if (md->nl) {
+		r = kpx_nl_dump(md->nl, &v, &n);
+		if (r && r != -ENOMEM && !kpx_nl_reopen(&md->nl))
+			r = kpx_nl_dump(md->nl, &v, &n);
+		if (r)
+			kpx_warn("metrics", "/statusz: dumping the module: %s", strerror(-r));
+		have = !r;
+		if (have)
+			qsort(v, n, sizeof(*v), svc_cmp);
+	}
+	r = md->status(md->status_ctx, v, n, have, &st);
+	kpx_services_free(v, n);
+	if (r)
+		return r;
+	rep->content_type = "application/json";
+	rep->body = kpx_statusz_json(&st, md->mode);
+	kpx_status_free(&st);
+	return rep->body ? 0 : -ENOMEM;
+}
+
 int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 {
 	struct kpx_metricsd *md = ctx;
@@ -59,6 +93,8 @@ int kpx_metricsd_handle(void *ctx, const char *path, struct kpx_http_reply *rep)
 		rep->body = kpx_config_flagz(md->config);
 		return rep->body ? 0 : -ENOMEM;
 	}
+	if (md->status && !strcmp(path, "/statusz"))
+		return statusz(md, rep);
 	if (strcmp(path, "/metrics")) {
 		rep->status = 404;
 		rep->body = strdup("404 page not found\n");

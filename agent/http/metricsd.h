@@ -3,7 +3,8 @@
  * kube-proxy's metrics server on --metrics-bind-address: GET /metrics
  * (Prometheus text format 0.0.4, see metrics.h), /healthz ("ok", as
  * kube-proxy's metrics mux), /proxyMode ("kpx"), /configz and /flagz
- * (config.h: kpx_config_configz(), kpx_config_flagz()).  With a module, each
+ * (config.h: kpx_config_configz(), kpx_config_flagz()), /statusz (kpx's:
+ * the agent against the module, statusz.h; kpxctl status).  With a module, each
  * scrape dumps it on the server's own netlink socket for fresh counters,
  * in the server's thread: the module's dump runs under RCU, the agent's
  * state is copied under its lock and rendered outside it (metrics.h), so
@@ -17,6 +18,7 @@
 #include "config/config.h"
 #include "http/httpd.h"
 #include "http/metrics.h"
+#include "http/statusz.h"
 #include "dp/kpx/nl.h"
 
 struct kpx_metricsd {
@@ -26,6 +28,14 @@ struct kpx_metricsd {
 	const char *mode;	/* the proxy mode in use, for /proxyMode; NULL = "kpx" */
 	bool per_backend;	/* --metrics-per-backend: KPX_METRICS_PER_BACKEND */
 	const struct kpx_config *config;	/* for /configz and /flagz; NULL: 404 */
+	/*
+	 * For /statusz (NULL: 404): the agent's report against @dp, the
+	 * module's frontends sorted by key (@have_dp false outside kpx mode
+	 * or in a dry run: nothing compared); main.c wires kpx_sync_status().
+	 */
+	int (*status)(void *ctx, const struct kpx_service *dp, size_t ndp, bool have_dp,
+		      struct kpx_status *st);
+	void *status_ctx;
 };
 
 /* The handler, exposed for tests; @ctx is a struct kpx_metricsd. */

@@ -87,7 +87,8 @@ void sync_refused_add(struct kpx_sync *s, const struct kpx_op *op, int err,
 		name ? name : "(none)", key, s->dp->ops->name, strerror(-err),
 		*msg ? ": " : "", msg, period);
 	if (kpx_service_copy(&e.fe, op->service) ||
-	    !(e.name = strdup(name ? name : "(none)"))) {
+	    !(e.name = strdup(name ? name : "(none)")) ||
+	    (*msg && !(e.msg = strdup(msg)))) {
 		kpx_service_free(&e.fe);
 		return;
 	}

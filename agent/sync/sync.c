@@ -130,6 +130,7 @@ struct kpx_sync *kpx_sync_new(struct kpx_model *model, struct kpx_dp *dp,
 	s->min_period = min_period_ms;
 	s->period = period_ms;
 	s->ct_known = dp && (dp->ops->caps & KPX_DP_CAP_DUMP);
+	pthread_mutex_init(&s->lock, NULL);
 	return s;
 }
 
@@ -137,6 +138,7 @@ void sync_refused_clear(struct refused *r)
 {
 	kpx_service_free(&r->fe);
 	free(r->name);
+	free(r->msg);
 }
 
 void kpx_sync_free(struct kpx_sync *s)
@@ -151,6 +153,8 @@ void kpx_sync_free(struct kpx_sync *s)
 	kpx_services_free(s->actual, s->nactual);
 	kpx_ctclean_free(s->ct);
 	kpx_fecache_free(s->fc);
+	kpx_status_list_free(&s->failed);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -250,6 +254,31 @@ static int send_op(struct kpx_sync *s, const struct kpx_op *op)
 	return r;
 }
 
+/*
+ * Records a failed change of this sync for kpx_sync_status(): "set: No
+ * space left on device: <the data plane's message>" (@svc NULL: the sync
+ * as a whole, keyed "-").  Without memory it is only logged.
+ */
+static void status_failed(struct kpx_sync *s, const struct kpx_service *svc,
+			  const char *what, int r, const char *msg)
+{
+	char why[512];
+	struct kpx_service none = { 0 };
+
+	snprintf(why, sizeof(why), "%s: %s%s%s", what, strerror(-r), msg && *msg ? ": " : "",
+		 msg ? msg : "");
+	const char *name = svc ? svc->name : NULL;
+	long i;
+
+	/* a DEL carries the key alone: the name the data plane had */
+	if (svc && !name && (i = kpx_service_find(s->actual, s->nactual, svc)) >= 0)
+		name = s->actual[i].name;
+	if (kpx_status_add(&s->failed, svc ? svc : &none, name, why))
+		return;
+	if (!svc)
+		snprintf(s->failed.v[s->failed.n - 1].key, sizeof(s->failed.v[0].key), "-");
+}
+
 /* Logs a change that failed with @r (not a refusal). */
 static void op_failed(struct kpx_sync *s, const struct kpx_op *op, int r)
 {
@@ -266,6 +295,7 @@ static void op_failed(struct kpx_sync *s, const struct kpx_op *op, int r)
 	kpx_err("sync", "%s %s%s: %s%s%s", op->type == KPX_OP_SET ? "set" : "del",
 		kpx_service_str(op->service, key, sizeof(key)), of, strerror(-r),
 		*msg ? ": " : "", msg);
+	status_failed(s, op->service, op->type == KPX_OP_SET ? "set" : "del", r, msg);
 }
 
 /*
@@ -285,6 +315,7 @@ static int commit(struct kpx_sync *s, long nops)
 	msg = kpx_dp_errmsg(s->dp);
 	kpx_err("sync", "%s: applying %ld changes: %s%s%s", s->dp->ops->name,
 		nops, strerror(-r), *msg ? ": " : "", msg);
+	status_failed(s, NULL, "commit", r, msg);
 	return r;
 }
 
@@ -342,11 +373,24 @@ static void ct_cleanup(struct kpx_sync *s, const struct kpx_op *ops,
 	kpx_ct_plan_free(&p);
 }
 
+/* The last sync's summary for kpx_sync_status(). */
+static void status_done(struct kpx_sync *s, double dur, bool full, unsigned int errors,
+			unsigned int sets, unsigned int dels)
+{
+	s->last_dur = dur;
+	s->last_was_full = full;
+	s->last_errors = errors;
+	s->last_sets = sets;
+	s->last_dels = dels;
+}
+
 /* A sync that could not run: retry it, in full, after min-sync-period. */
 static int sync_failed(struct kpx_sync *s, int64_t t0, int err, double t0s,
 		       bool full)
 {
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, 0, 1);
+	status_failed(s, NULL, "sync", err, NULL);
+	status_done(s, mono_s() - t0s, full, 1, 0, 0);
 	s->synced = true;
 	s->need_full = true;
 	s->replaced = false;
@@ -434,7 +478,7 @@ static long plan(struct kpx_sync *s, bool full, bool *all, struct kpx_op **ops)
 	return nops;
 }
 
-int kpx_sync_run(struct kpx_sync *s)
+static int sync_run(struct kpx_sync *s)
 {
 	int64_t t0 = kpx_now_ms();
 	double t0s = mono_s(), cpu0 = thread_cpu_ms();
@@ -542,6 +586,7 @@ int kpx_sync_run(struct kpx_sync *s)
 	errors += nserr;
 	s->refusals += refusals;
 	kpx_metrics_sync(s->metrics, mono_s() - t0s, full, ndesired, errors);
+	status_done(s, mono_s() - t0s, full, errors, sets, dels);
 	kpx_metrics_refused(s->metrics, refusals, s->nrefused);
 	if (s->metrics) {
 		struct kpx_no_local nl;
@@ -586,3 +631,17 @@ int kpx_sync_run(struct kpx_sync *s)
 	return (int)errors;
 }
 
+
+int kpx_sync_run(struct kpx_sync *s)
+{
+	struct timespec ts;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s->last_wall_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	kpx_status_list_free(&s->failed);
+	r = sync_run(s);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}

@@ -102,6 +102,22 @@ int64_t kpx_sync_due(const struct kpx_sync *s);
 int kpx_sync_run(struct kpx_sync *s);
 
 /*
+ * The agent's status report (base/status.h) into *@st (zeroed first; free
+ * with kpx_status_free()): the last sync, the failed changes of the last
+ * sync and the refused frontends with their Services and reasons, and,
+ * with @have_dp, @dp (the data plane's frontends, @ndp of them, sorted by
+ * kpx_service_key_cmp(), read by the caller on a socket of its own), the
+ * frontends desired and missing or held otherwise there and those it
+ * holds that no Service wants.  Thread-safe against kpx_sync_run(): it
+ * waits for a sync running (kpx_sync_run() holds the sync's lock
+ * throughout), so read @dp before calling, never under a sync.
+ * O(desired + ndp).  0 or -ENOMEM.
+ */
+struct kpx_status;
+int kpx_sync_status(struct kpx_sync *s, const struct kpx_service *dp, size_t ndp,
+		    bool have_dp, struct kpx_status *st);
+
+/*
  * The data plane lost its state (dp->ops->events() answered 1: the kpx
  * module was unloaded or loaded again): the next sync is due at once and
  * full (dump, every frontend compared), and the namespace settings are

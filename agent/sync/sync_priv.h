@@ -9,8 +9,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 
 #include "base/service.h"
+#include "base/status.h"
 #include "dp/dataplane.h"
 #include "sync/fecache.h"
 #include "sync/reconcile.h"
@@ -39,6 +41,13 @@ struct kpx_sync {
 	struct refused *refused;	/* sorted by key (sync.h) */
 	size_t nrefused, caprefused;
 	uint64_t refusals;		/* SETs refused, since the start */
+	/* for kpx_sync_status(): the last sync, under @lock */
+	pthread_mutex_t lock;		/* held by kpx_sync_run() throughout */
+	int64_t last_wall_ms;		/* CLOCK_REALTIME of its start */
+	double last_dur;		/* seconds */
+	bool last_was_full;
+	unsigned int last_errors, last_sets, last_dels;
+	struct kpx_status_list failed;	/* its failed changes */
 };
 
 /*
@@ -50,6 +59,7 @@ struct refused {
 	char *name;			/* "namespace/name" */
 	int64_t at;			/* monotonic ms of the last attempt */
 	int err;
+	char *msg;			/* the data plane's reason, or NULL */
 };
 
 /* sync.c */

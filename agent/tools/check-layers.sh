@@ -35,13 +35,13 @@ declare -A below=(
 # Library headers (the first path component of <...>) -> the folders that
 # may include them.
 declare -A libs=(
-	[curl]="k8s config"
+	[curl]="k8s config cli"
 	[json-c]="base k8s cli config http"
 	[yaml.h]="config"
 	[microhttpd.h]="http"
 	[nftables]="dp/nft"
 	[netlink]="dp dp/kpx dp/ipvs host"
-	[libnetfilter_conntrack]="sync"
+	[libnetfilter_conntrack]="sync cli"
 	[libipset]="dp/ipvs"
 	[openssl]="config dp/ipt"
 )
