@@ -16,15 +16,15 @@
 
 /* One frontend in a list of the report: its key, its Service, why. */
 struct kpx_status_fe {
-	char key[KPX_SERVICE_STRLEN];	/* kpx_service_str(): "10.96.0.10:80/tcp" */
-	char *name;			/* "namespace/name[:port]", NULL: none */
-	uint8_t kind;			/* enum kpx_svc_kind */
-	char *reason;			/* malloc'd, NULL: none */
+	char key[KPX_SERVICE_STRLEN]; /* kpx_service_str(): "10.96.0.10:80/tcp" */
+	char *name;		      /* "namespace/name[:port]", NULL: none */
+	uint8_t kind;		      /* enum kpx_svc_kind */
+	char *reason;		      /* malloc'd, NULL: none */
 };
 
 struct kpx_status_list {
-	size_t n;			/* entries listed */
-	size_t total;			/* entries found (more than @n when capped) */
+	size_t n;     /* entries listed */
+	size_t total; /* entries found (more than @n when capped) */
 	struct kpx_status_fe *v;
 };
 
@@ -32,19 +32,20 @@ struct kpx_status_list {
 #define KPX_STATUS_LIST_MAX 100
 
 struct kpx_status {
-	bool synced;			/* a sync has run */
-	int64_t last_sync_ms;		/* CLOCK_REALTIME ms of its start */
+	bool synced;	      /* a sync has run */
+	int64_t last_sync_ms; /* CLOCK_REALTIME ms of its start */
 	double last_duration_s;
 	bool last_full;
 	unsigned int last_errors, last_sets, last_dels;
-	size_t desired;			/* frontends the agent wants */
-	bool compared;			/* the data plane was read for the lists below */
-	size_t programmed;		/* frontends the data plane holds */
-	struct kpx_status_list failed;	/* the last sync's failed changes */
-	struct kpx_status_list refused;	/* refused now, with the data plane's reason */
-	struct kpx_status_list missing;	/* wanted, not in the data plane */
-	struct kpx_status_list differ;	/* wanted, held otherwise */
-	struct kpx_status_list unexpected;	/* held, not wanted */
+	size_t desired;	   /* frontends the agent wants */
+	bool compared;	   /* the data plane was read for the lists below */
+	size_t programmed; /* frontends the data plane holds */
+	struct kpx_status_list failed; /* the last sync's failed changes */
+	struct kpx_status_list
+		refused; /* refused now, with the data plane's reason */
+	struct kpx_status_list missing;	   /* wanted, not in the data plane */
+	struct kpx_status_list differ;	   /* wanted, held otherwise */
+	struct kpx_status_list unexpected; /* held, not wanted */
 };
 
 /*

@@ -29,7 +29,7 @@ struct collect {
 	const struct kpx_flow_filter *f;
 	struct kpx_flow *flows;
 	size_t nflows, cap;
-	size_t nstamped;	/* entries with a start time */
+	size_t nstamped; /* entries with a start time */
 	int err;
 };
 
@@ -53,9 +53,11 @@ static void read_entry(const struct nf_conntrack *ct, struct kpx_flow *fl)
 	fl->status = nfct_get_attr_u32(ct, ATTR_STATUS);
 	fl->timeout = nfct_get_attr_u32(ct, ATTR_TIMEOUT);
 	fl->state = -1;
-	if (fl->protocol == IPPROTO_TCP && nfct_attr_is_set(ct, ATTR_TCP_STATE) > 0)
+	if (fl->protocol == IPPROTO_TCP &&
+	    nfct_attr_is_set(ct, ATTR_TCP_STATE) > 0)
 		fl->state = nfct_get_attr_u8(ct, ATTR_TCP_STATE);
-	else if (fl->protocol == IPPROTO_SCTP && nfct_attr_is_set(ct, ATTR_SCTP_STATE) > 0)
+	else if (fl->protocol == IPPROTO_SCTP &&
+		 nfct_attr_is_set(ct, ATTR_SCTP_STATE) > 0)
 		fl->state = nfct_get_attr_u8(ct, ATTR_SCTP_STATE);
 	if (nfct_attr_is_set(ct, ATTR_TIMESTAMP_START) > 0)
 		fl->start_ns = nfct_get_attr_u64(ct, ATTR_TIMESTAMP_START);
@@ -146,10 +148,13 @@ static long long flow_age(const struct kpx_flow *fl, uint64_t now)
 {
 	if (!fl->start_ns)
 		return -1;
-	return now > fl->start_ns ? (long long)((now - fl->start_ns) / 1000000000ULL) : 0;
+	return now > fl->start_ns ?
+		       (long long)((now - fl->start_ns) / 1000000000ULL) :
+		       0;
 }
 
-static void flows_json(const struct kpx_flow_group *g, size_t ng, const char *note)
+static void flows_json(const struct kpx_flow_group *g, size_t ng,
+		       const char *note)
 {
 	struct json_object *root = json_object_new_object();
 	struct json_object *arr = json_object_new_array();
@@ -163,53 +168,77 @@ static void flows_json(const struct kpx_flow_group *g, size_t ng, const char *no
 		size_t total = 0;
 
 		inet_ntop(s->family, &s->addr, host, sizeof(host));
-		json_object_object_add(o, "protocol",
-				       json_object_new_string(kpx_proto_name(s->protocol)));
+		json_object_object_add(
+			o, "protocol",
+			json_object_new_string(kpx_proto_name(s->protocol)));
 		json_object_object_add(o, "vip", json_object_new_string(host));
 		json_object_object_add(o, "port", json_object_new_int(s->port));
-		json_object_object_add(o, "service", s->name && *s->name ?
-				       json_object_new_string(s->name) : NULL);
-		json_object_object_add(o, "kind", s->kind ?
-				       json_object_new_string(kpx_kind_name(s->kind)) : NULL);
+		json_object_object_add(o, "service",
+				       s->name && *s->name ?
+					       json_object_new_string(s->name) :
+					       NULL);
+		json_object_object_add(
+			o, "kind",
+			s->kind ?
+				json_object_new_string(kpx_kind_name(s->kind)) :
+				NULL);
 		for (size_t j = 0; j < g[i].nbackends; j++) {
 			const struct kpx_flow_backend *b = &g[i].backends[j];
 			struct json_object *bo = json_object_new_object();
 			struct json_object *fa = json_object_new_array();
 
 			inet_ntop(s->family, &b->addr, host, sizeof(host));
-			json_object_object_add(bo, "addr", json_object_new_string(host));
-			json_object_object_add(bo, "port", json_object_new_int(b->port));
-			json_object_object_add(bo, "current", json_object_new_boolean(b->current));
+			json_object_object_add(bo, "addr",
+					       json_object_new_string(host));
+			json_object_object_add(bo, "port",
+					       json_object_new_int(b->port));
+			json_object_object_add(
+				bo, "current",
+				json_object_new_boolean(b->current));
 			for (size_t k = 0; k < b->nflows; k++) {
 				const struct kpx_flow *fl = b->flows[k];
-				struct json_object *fo = json_object_new_object();
+				struct json_object *fo =
+					json_object_new_object();
 				long long age = flow_age(fl, now);
 
-				inet_ntop(fl->family, &fl->src, host, sizeof(host));
-				json_object_object_add(fo, "client", json_object_new_string(host));
-				json_object_object_add(fo, "client_port",
-						       json_object_new_int(fl->sport));
-				json_object_object_add(fo, "state",
-						       json_object_new_string(kpx_flow_state(fl)));
-				json_object_object_add(fo, "assured", json_object_new_boolean(
-							       !!(fl->status & IPS_ASSURED)));
-				json_object_object_add(fo, "timeout",
-						       json_object_new_uint64(fl->timeout));
-				json_object_object_add(fo, "age", age < 0 ? NULL :
-						       json_object_new_int64(age));
+				inet_ntop(fl->family, &fl->src, host,
+					  sizeof(host));
+				json_object_object_add(
+					fo, "client",
+					json_object_new_string(host));
+				json_object_object_add(
+					fo, "client_port",
+					json_object_new_int(fl->sport));
+				json_object_object_add(
+					fo, "state",
+					json_object_new_string(
+						kpx_flow_state(fl)));
+				json_object_object_add(
+					fo, "assured",
+					json_object_new_boolean(
+						!!(fl->status & IPS_ASSURED)));
+				json_object_object_add(
+					fo, "timeout",
+					json_object_new_uint64(fl->timeout));
+				json_object_object_add(
+					fo, "age",
+					age < 0 ? NULL :
+						  json_object_new_int64(age));
 				json_object_array_add(fa, fo);
 			}
 			total += b->nflows;
 			json_object_object_add(bo, "flows", fa);
 			json_object_array_add(bes, bo);
 		}
-		json_object_object_add(o, "flows", json_object_new_uint64(total));
+		json_object_object_add(o, "flows",
+				       json_object_new_uint64(total));
 		json_object_object_add(o, "backends", bes);
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(root, "frontends", arr);
 	if (note)
-		json_object_object_add(root, "age_note", json_object_new_string(note));
+		json_object_object_add(root, "age_note",
+				       json_object_new_string(note));
 	print_json(root);
 	json_object_put(root);
 }
@@ -218,7 +247,8 @@ static void flows_json(const struct kpx_flow_group *g, size_t ng, const char *no
 #define BE_FMT "  -> %-30s %-6s %s\n"
 #define FL_FMT "       %-30s %-12s %8s %8s\n"
 
-static void flows_table(const struct kpx_flow_group *g, size_t ng, const char *note)
+static void flows_table(const struct kpx_flow_group *g, size_t ng,
+			const char *note)
 {
 	char hp[KPX_HOSTPORT_STRLEN], proto[16], svc[320], n[24];
 	uint64_t now = now_ns();
@@ -230,20 +260,27 @@ static void flows_table(const struct kpx_flow_group *g, size_t ng, const char *n
 		const struct kpx_service *s = g[i].fe;
 		size_t c;
 
-		for (c = 0; c + 1 < sizeof(proto) && kpx_proto_name(s->protocol)[c]; c++)
-			proto[c] = (char)(kpx_proto_name(s->protocol)[c] & ~0x20);
+		for (c = 0;
+		     c + 1 < sizeof(proto) && kpx_proto_name(s->protocol)[c];
+		     c++)
+			proto[c] =
+				(char)(kpx_proto_name(s->protocol)[c] & ~0x20);
 		proto[c] = '\0';
-		snprintf(svc, sizeof(svc), "%s %s", s->name && *s->name ? s->name : "-",
+		snprintf(svc, sizeof(svc), "%s %s",
+			 s->name && *s->name ? s->name : "-",
 			 kpx_kind_name(s->kind));
-		printf(FE_FMT, proto, kpx_hostport_str(s->family, &s->addr, s->port, hp,
-						       sizeof(hp)), svc);
+		printf(FE_FMT, proto,
+		       kpx_hostport_str(s->family, &s->addr, s->port, hp,
+					sizeof(hp)),
+		       svc);
 		for (size_t j = 0; j < g[i].nbackends; j++) {
 			const struct kpx_flow_backend *b = &g[i].backends[j];
 
 			snprintf(n, sizeof(n), "%zu", b->nflows);
-			printf(BE_FMT, kpx_hostport_str(s->family, &b->addr, b->port, hp,
-							sizeof(hp)), n,
-			       b->current ? "" : "(not a backend now)");
+			printf(BE_FMT,
+			       kpx_hostport_str(s->family, &b->addr, b->port,
+						hp, sizeof(hp)),
+			       n, b->current ? "" : "(not a backend now)");
 			for (size_t k = 0; k < b->nflows; k++) {
 				const struct kpx_flow *fl = b->flows[k];
 				long long age = flow_age(fl, now);
@@ -254,8 +291,10 @@ static void flows_table(const struct kpx_flow_group *g, size_t ng, const char *n
 				else
 					snprintf(a, sizeof(a), "%llds", age);
 				snprintf(t, sizeof(t), "%us", fl->timeout);
-				printf(FL_FMT, kpx_hostport_str(fl->family, &fl->src, fl->sport,
-								hp, sizeof(hp)),
+				printf(FL_FMT,
+				       kpx_hostport_str(fl->family, &fl->src,
+							fl->sport, hp,
+							sizeof(hp)),
 				       kpx_flow_state(fl), a, t);
 			}
 		}
@@ -286,11 +325,14 @@ int cmd_flows(const struct cmd *cmd, int argc, char **argv)
 		else if (argv[i][0] != '-' && !what)
 			what = argv[i];
 		else
-			return usage_error(cmd, "unexpected argument '%s'", argv[i]);
+			return usage_error(cmd, "unexpected argument '%s'",
+					   argv[i]);
 	}
 	if (kpx_flow_filter_parse(what, &f))
-		return usage_error(cmd, "'%s' is neither NAMESPACE/NAME[:PORT] nor VIP:PORT",
-				   what);
+		return usage_error(
+			cmd,
+			"'%s' is neither NAMESPACE/NAME[:PORT] nor VIP:PORT",
+			what);
 	if (open_nl(&nl))
 		return 1;
 	err = kpx_nl_dump(nl, &v, &n);
@@ -302,8 +344,10 @@ int cmd_flows(const struct cmd *cmd, int argc, char **argv)
 	c.f = &f;
 	err = dump_conntrack(&c);
 	if (err) {
-		fprintf(stderr, "kpxctl: flows: dumping conntrack: %s%s\n", strerror(-err),
-			err == -EPERM ? " (ctnetlink needs CAP_NET_ADMIN)" : "");
+		fprintf(stderr, "kpxctl: flows: dumping conntrack: %s%s\n",
+			strerror(-err),
+			err == -EPERM ? " (ctnetlink needs CAP_NET_ADMIN)" :
+					"");
 		free(c.flows);
 		kpx_services_free(v, n);
 		return 1;
@@ -313,7 +357,9 @@ int cmd_flows(const struct cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "kpxctl: flows: %s\n", strerror(-err));
 	} else {
 		if (what && !ng)
-			fprintf(stderr, "kpxctl: flows: no frontend of %s in the module\n", what);
+			fprintf(stderr,
+				"kpxctl: flows: no frontend of %s in the module\n",
+				what);
 		note = age_note(c.nflows, c.nstamped);
 		if (json)
 			flows_json(g, ng, note);

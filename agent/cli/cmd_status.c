@@ -50,7 +50,8 @@ static int fetch(const char *url, struct body *b)
 	CURL *c;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) || !(c = curl_easy_init())) {
-		fprintf(stderr, "kpxctl: status: libcurl initialization failed\n");
+		fprintf(stderr,
+			"kpxctl: status: libcurl initialization failed\n");
 		return 1;
 	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
@@ -66,8 +67,10 @@ static int fetch(const char *url, struct body *b)
 	curl_easy_cleanup(c);
 	curl_global_cleanup();
 	if (rc) {
-		fprintf(stderr, "kpxctl: status: %s: %s (is kpx-agent running with "
-			"--metrics-bind-address there?)\n", url, *err ? err : curl_easy_strerror(rc));
+		fprintf(stderr,
+			"kpxctl: status: %s: %s (is kpx-agent running with "
+			"--metrics-bind-address there?)\n",
+			url, *err ? err : curl_easy_strerror(rc));
 		return 1;
 	}
 	if (code != 200) {
@@ -90,7 +93,9 @@ static const char *str(struct json_object *o, const char *key, const char *def)
 {
 	struct json_object *v = get(o, key);
 
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : def;
+	return v && json_object_is_type(v, json_type_string) ?
+		       json_object_get_string(v) :
+		       def;
 }
 
 static uint64_t num(struct json_object *o, const char *key)
@@ -101,9 +106,11 @@ static uint64_t num(struct json_object *o, const char *key)
 }
 
 /* One list's lines under @title; returns its total. */
-static uint64_t print_list(struct json_object *root, const char *key, const char *title)
+static uint64_t print_list(struct json_object *root, const char *key,
+			   const char *title)
 {
-	struct json_object *l = get(root, key), *items = l ? get(l, "items") : NULL;
+	struct json_object *l = get(root, key),
+			   *items = l ? get(l, "items") : NULL;
 	uint64_t total = l ? num(l, "total") : 0;
 	size_t n = items ? json_object_array_length(items) : 0;
 
@@ -112,11 +119,13 @@ static uint64_t print_list(struct json_object *root, const char *key, const char
 		struct json_object *e = json_object_array_get_idx(items, i);
 		const char *reason = str(e, "reason", NULL);
 
-		printf("  %-32s %s %s%s%s\n", str(e, "frontend", "?"), str(e, "service", "-"),
-		       str(e, "kind", "-"), reason ? ": " : "", reason ? reason : "");
+		printf("  %-32s %s %s%s%s\n", str(e, "frontend", "?"),
+		       str(e, "service", "-"), str(e, "kind", "-"),
+		       reason ? ": " : "", reason ? reason : "");
 	}
 	if (total > n)
-		printf("  ... and %llu more\n", (unsigned long long)(total - n));
+		printf("  ... and %llu more\n",
+		       (unsigned long long)(total - n));
 	return total;
 }
 
@@ -130,24 +139,32 @@ static int print_status(struct json_object *root)
 	if (ls) {
 		errors = num(ls, "errors");
 		printf("Last sync: %s, %.3f s, %s, %llu sets, %llu dels, %llu errors\n",
-		       str(ls, "time", "?"), json_object_get_double(get(ls, "duration_seconds")),
-		       json_object_get_boolean(get(ls, "full")) ? "full" : "partial",
-		       (unsigned long long)num(ls, "sets"), (unsigned long long)num(ls, "dels"),
+		       str(ls, "time", "?"),
+		       json_object_get_double(get(ls, "duration_seconds")),
+		       json_object_get_boolean(get(ls, "full")) ? "full" :
+								  "partial",
+		       (unsigned long long)num(ls, "sets"),
+		       (unsigned long long)num(ls, "dels"),
 		       (unsigned long long)errors);
 		print_list(ls, "failed", "Failed changes");
 	} else {
 		printf("Last sync: none yet\n");
 	}
-	printf("Frontends: %llu wanted by the agent", (unsigned long long)num(root, "desired"));
+	printf("Frontends: %llu wanted by the agent",
+	       (unsigned long long)num(root, "desired"));
 	if (compared && json_object_get_boolean(compared))
-		printf(", %llu in the module\n", (unsigned long long)num(root, "programmed"));
+		printf(", %llu in the module\n",
+		       (unsigned long long)num(root, "programmed"));
 	else
 		printf(" (the data plane was not compared: kpx mode only)\n");
 	print_list(root, "refused", "Refused");
 	if (compared && json_object_get_boolean(compared)) {
-		diffs += print_list(root, "missing", "Wanted, missing in the module");
-		diffs += print_list(root, "differ", "Wanted, held otherwise by the module");
-		diffs += print_list(root, "unexpected", "In the module, not wanted");
+		diffs += print_list(root, "missing",
+				    "Wanted, missing in the module");
+		diffs += print_list(root, "differ",
+				    "Wanted, held otherwise by the module");
+		diffs += print_list(root, "unexpected",
+				    "In the module, not wanted");
 	}
 	return errors || diffs ? EXIT_DIFFERS : 0;
 }
@@ -166,10 +183,11 @@ int cmd_status(const struct cmd *cmd, int argc, char **argv)
 		else if (!strcmp(argv[i], "--server") && i + 1 < argc)
 			server = argv[++i];
 		else
-			return usage_error(cmd, "unexpected argument '%s'", argv[i]);
+			return usage_error(cmd, "unexpected argument '%s'",
+					   argv[i]);
 	}
-	snprintf(url, sizeof(url), "%s%s/statusz", strstr(server, "://") ? "" : "http://",
-		 server);
+	snprintf(url, sizeof(url), "%s%s/statusz",
+		 strstr(server, "://") ? "" : "http://", server);
 	if (fetch(url, &b))
 		return 1;
 	root = json_tokener_parse(b.p ? b.p : "");
@@ -180,7 +198,8 @@ int cmd_status(const struct cmd *cmd, int argc, char **argv)
 		return 1;
 	}
 	if (json) {
-		uint64_t d = num(get(root, "missing"), "total") + num(get(root, "differ"), "total") +
+		uint64_t d = num(get(root, "missing"), "total") +
+			     num(get(root, "differ"), "total") +
 			     num(get(root, "unexpected"), "total");
 
 		ls = get(root, "last_sync");

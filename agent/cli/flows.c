@@ -33,7 +33,8 @@ int kpx_flow_filter_parse(const char *arg, struct kpx_flow_filter *f)
 	return 0;
 }
 
-bool kpx_flow_filter_match(const struct kpx_flow_filter *f, const struct kpx_service *fe)
+bool kpx_flow_filter_match(const struct kpx_flow_filter *f,
+			   const struct kpx_service *fe)
 {
 	size_t len;
 
@@ -50,12 +51,12 @@ bool kpx_flow_filter_match(const struct kpx_flow_filter *f, const struct kpx_ser
 		return true;
 	/* "ns/name" selects every port: "ns/name:port" names */
 	len = strlen(f->service);
-	return !strchr(f->service, ':') && !strncmp(fe->name, f->service, len) &&
-	       fe->name[len] == ':';
+	return !strchr(f->service, ':') &&
+	       !strncmp(fe->name, f->service, len) && fe->name[len] == ':';
 }
 
-const struct kpx_service *kpx_flow_frontend(const struct kpx_service *v, size_t n,
-					    const struct kpx_flow *fl)
+const struct kpx_service *kpx_flow_frontend(const struct kpx_service *v,
+					    size_t n, const struct kpx_flow *fl)
 {
 	struct kpx_service key = { 0 };
 	long i;
@@ -70,8 +71,8 @@ const struct kpx_service *kpx_flow_frontend(const struct kpx_service *v, size_t 
 	return i >= 0 ? &v[i] : NULL;
 }
 
-static int be_cmp(const struct kpx_flow_backend *b, const union kpx_flow_addr *a,
-		  uint16_t port)
+static int be_cmp(const struct kpx_flow_backend *b,
+		  const union kpx_flow_addr *a, uint16_t port)
 {
 	int c = memcmp(&b->addr, a, sizeof(*a));
 
@@ -132,9 +133,10 @@ static struct kpx_flow_backend *group_backend(struct kpx_flow_group *g,
 	return b;
 }
 
-int kpx_flow_group(const struct kpx_service *v, size_t n, const struct kpx_flow *flows,
-		   size_t nflows, const struct kpx_flow_filter *f,
-		   struct kpx_flow_group **out, size_t *nout)
+int kpx_flow_group(const struct kpx_service *v, size_t n,
+		   const struct kpx_flow *flows, size_t nflows,
+		   const struct kpx_flow_filter *f, struct kpx_flow_group **out,
+		   size_t *nout)
 {
 	struct kpx_flow_group *g;
 	long *slot;
@@ -149,13 +151,15 @@ int kpx_flow_group(const struct kpx_service *v, size_t n, const struct kpx_flow 
 	/* a filter names its frontends even without flows */
 	for (i = 0; i < n; i++) {
 		slot[i] = -1;
-		if (f && (f->service || f->by_addr) && kpx_flow_filter_match(f, &v[i])) {
+		if (f && (f->service || f->by_addr) &&
+		    kpx_flow_filter_match(f, &v[i])) {
 			g[ng].fe = &v[i];
 			slot[i] = (long)ng++;
 		}
 	}
 	for (i = 0; i < nflows; i++) {
-		const struct kpx_service *fe = kpx_flow_frontend(v, n, &flows[i]);
+		const struct kpx_service *fe =
+			kpx_flow_frontend(v, n, &flows[i]);
 		struct kpx_flow_backend *b;
 		const struct kpx_flow **fv;
 		size_t k;
@@ -208,12 +212,15 @@ void kpx_flow_groups_free(struct kpx_flow_group *g, size_t n)
 const char *kpx_flow_state(const struct kpx_flow *fl)
 {
 	static const char *const tcp[] = {
-		"NONE", "SYN_SENT", "SYN_RECV", "ESTABLISHED", "FIN_WAIT",
-		"CLOSE_WAIT", "LAST_ACK", "TIME_WAIT", "CLOSE", "SYN_SENT2",
+		"NONE",	    "SYN_SENT",	  "SYN_RECV", "ESTABLISHED",
+		"FIN_WAIT", "CLOSE_WAIT", "LAST_ACK", "TIME_WAIT",
+		"CLOSE",    "SYN_SENT2",
 	};
 	static const char *const sctp[] = {
-		"NONE", "CLOSED", "COOKIE_WAIT", "COOKIE_ECHOED", "ESTABLISHED",
-		"SHUTDOWN_SENT", "SHUTDOWN_RECD", "SHUTDOWN_ACK_SENT",
+		"NONE",		  "CLOSED",
+		"COOKIE_WAIT",	  "COOKIE_ECHOED",
+		"ESTABLISHED",	  "SHUTDOWN_SENT",
+		"SHUTDOWN_RECD",  "SHUTDOWN_ACK_SENT",
 		"HEARTBEAT_SENT", "HEARTBEAT_ACKED",
 	};
 
@@ -223,7 +230,8 @@ const char *kpx_flow_state(const struct kpx_flow *fl)
 	if (fl->state >= 0 && fl->protocol == IPPROTO_SCTP &&
 	    (size_t)fl->state < sizeof(sctp) / sizeof(sctp[0]))
 		return sctp[fl->state];
-	if (fl->state >= 0 && (fl->protocol == IPPROTO_TCP || fl->protocol == IPPROTO_SCTP))
+	if (fl->state >= 0 &&
+	    (fl->protocol == IPPROTO_TCP || fl->protocol == IPPROTO_SCTP))
 		return "?";
 	if (fl->status & IPS_ASSURED)
 		return "ASSURED";

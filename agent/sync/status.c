@@ -41,13 +41,15 @@ static const char *refused_why(const struct refused *r, char *buf, size_t len)
 	return buf;
 }
 
-static int copy_failed(const struct kpx_status_list *from, struct kpx_status_list *to)
+static int copy_failed(const struct kpx_status_list *from,
+		       struct kpx_status_list *to)
 {
 	for (size_t i = 0; i < from->n; i++) {
 		struct kpx_status_fe *e;
 		struct kpx_service none = { 0 };
 
-		if (kpx_status_add(to, &none, from->v[i].name, from->v[i].reason))
+		if (kpx_status_add(to, &none, from->v[i].name,
+				   from->v[i].reason))
 			return -ENOMEM;
 		e = &to->v[to->n - 1];
 		memcpy(e->key, from->v[i].key, sizeof(e->key));
@@ -70,22 +72,27 @@ static int compare(struct kpx_sync *s, const struct kpx_service *dp, size_t ndp,
 	if (r)
 		return r;
 	while (!r && (i < nwant || j < ndp)) {
-		int c = i == nwant ? 1 : j == ndp ? -1 : kpx_service_key_cmp(&want[i], &dp[j]);
+		int c = i == nwant ? 1 :
+			j == ndp   ? -1 :
+				     kpx_service_key_cmp(&want[i], &dp[j]);
 		const struct kpx_service *d;
 		const struct refused *rf;
 
 		if (c > 0) {
-			r = kpx_status_add(&st->unexpected, &dp[j++], NULL, NULL);
+			r = kpx_status_add(&st->unexpected, &dp[j++], NULL,
+					   NULL);
 			continue;
 		}
 		d = kpx_fecache_get(s->fc, &want[i]);
 		rf = refused_of(s, &want[i]);
 		if (c < 0)
-			r = kpx_status_add(&st->missing, d ? d : &want[i], NULL,
-					   rf ? refused_why(rf, why, sizeof(why)) : NULL);
+			r = kpx_status_add(
+				&st->missing, d ? d : &want[i], NULL,
+				rf ? refused_why(rf, why, sizeof(why)) : NULL);
 		else if (d && !kpx_service_same_config(d, &dp[j]))
-			r = kpx_status_add(&st->differ, d, NULL,
-					   rf ? refused_why(rf, why, sizeof(why)) : NULL);
+			r = kpx_status_add(
+				&st->differ, d, NULL,
+				rf ? refused_why(rf, why, sizeof(why)) : NULL);
 		i++;
 		if (!c)
 			j++;
@@ -94,8 +101,8 @@ static int compare(struct kpx_sync *s, const struct kpx_service *dp, size_t ndp,
 	return r;
 }
 
-int kpx_sync_status(struct kpx_sync *s, const struct kpx_service *dp, size_t ndp,
-		    bool have_dp, struct kpx_status *st)
+int kpx_sync_status(struct kpx_sync *s, const struct kpx_service *dp,
+		    size_t ndp, bool have_dp, struct kpx_status *st)
 {
 	char why[512];
 	int r = 0;
@@ -112,9 +119,11 @@ int kpx_sync_status(struct kpx_sync *s, const struct kpx_service *dp, size_t ndp
 	st->desired = kpx_fecache_count(s->fc);
 	r = copy_failed(&s->failed, &st->failed);
 	for (size_t i = 0; !r && i < s->nrefused; i++)
-		r = kpx_status_add(&st->refused, &s->refused[i].fe, s->refused[i].fe.name ?
-				   s->refused[i].fe.name : s->refused[i].name,
-				   refused_why(&s->refused[i], why, sizeof(why)));
+		r = kpx_status_add(
+			&st->refused, &s->refused[i].fe,
+			s->refused[i].fe.name ? s->refused[i].fe.name :
+						s->refused[i].name,
+			refused_why(&s->refused[i], why, sizeof(why)));
 	if (!r && have_dp && s->synced) {
 		st->compared = true;
 		st->programmed = ndp;

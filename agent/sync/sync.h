@@ -114,8 +114,8 @@ int kpx_sync_run(struct kpx_sync *s);
  * O(desired + ndp).  0 or -ENOMEM.
  */
 struct kpx_status;
-int kpx_sync_status(struct kpx_sync *s, const struct kpx_service *dp, size_t ndp,
-		    bool have_dp, struct kpx_status *st);
+int kpx_sync_status(struct kpx_sync *s, const struct kpx_service *dp,
+		    size_t ndp, bool have_dp, struct kpx_status *st);
 
 /*
  * The data plane lost its state (dp->ops->events() answered 1: the kpx
