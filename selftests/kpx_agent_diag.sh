@@ -99,7 +99,7 @@ assert_eq "flows listed, one per held connection" $NH \
 assert_match "the connections went to both pods" "pod1.*pod2|pod2.*pod1" "${seen[*]}"
 assert_match "entries without a start time: the note says why" \
 	'nf_conntrack_timestamp' "$(jq -r '.age_note' <<<"$flows")"
-assert_eq "timeouts: every established entry's is over 60 s (conntrack's 5-day default)" 0 \
+assert_eq "timeouts: every established entry's is over 60 s (the agent's 1-day established timeout)" 0 \
 	"$(jq '[.frontends[].backends[].flows[] | select(.timeout < 60)] | length' <<<"$flows")"
 assert_eq "ages of the timestamped entries: 0 to 30 s" 3 \
 	"$(jq '[.frontends[].backends[].flows[] | select(.age != null and .age >= 0 and .age < 30)] | length' <<<"$flows")"
@@ -137,6 +137,7 @@ behind_back() {
 	rc_txt=$?
 	st=$("$KPXCTL" status --json)
 	rc_json=$?
+	log "kpxctl del at $t_del ms, the agent's last sync started at $(jq .last_sync.unix_ms <<<"$st") ms"
 	[ "$(jq .last_sync.unix_ms <<<"$st")" -lt "$t_del" ]
 }
 for try in 1 2; do

@@ -244,7 +244,7 @@ static void flows_json(const struct kpx_flow_group *g, size_t ng,
 }
 
 #define FE_FMT "%-4s %-30s %s\n"
-#define BE_FMT "  -> %-30s %-6s %s\n"
+#define BE_FMT "  -> %-30s %s%s\n"
 #define FL_FMT "       %-30s %-12s %8s %8s\n"
 
 static void flows_table(const struct kpx_flow_group *g, size_t ng,
@@ -280,7 +280,7 @@ static void flows_table(const struct kpx_flow_group *g, size_t ng,
 			printf(BE_FMT,
 			       kpx_hostport_str(s->family, &b->addr, b->port,
 						hp, sizeof(hp)),
-			       n, b->current ? "" : "(not a backend now)");
+			       n, b->current ? "" : "  (not a backend now)");
 			for (size_t k = 0; k < b->nflows; k++) {
 				const struct kpx_flow *fl = b->flows[k];
 				long long age = flow_age(fl, now);
