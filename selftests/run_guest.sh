@@ -63,10 +63,20 @@ result() { # STATUS NAME [DIRECTIVE]
 }
 
 # agent_driven TEST: does the test run the agent in the mode under test
-# (case_lib.sh, or it names KPX_PROXY_MODE, require_mode or mode_is)?  The
+# (case_lib.sh, or it names KPX_PROXY_MODE, require_mode or mode_is)?  A
+# test that execs a runner of this tree ("exec bash ...selftests-relative
+# path", as kpx_cases*.sh exec cases/run.sh) is what that runner is.  The
 # others drive the module, or one fixed mode, and run in the kpx suite.
 agent_driven() {
-	grep -qE 'case_lib\.sh|KPX_PROXY_MODE|require_mode|mode_is' "$1"
+	local next
+
+	grep -qE 'case_lib\.sh|KPX_PROXY_MODE|require_mode|mode_is' "$1" &&
+		return 0
+	# shellcheck disable=SC2016 # the exec line's text, not an expansion
+	next=$(sed -n 's|^exec bash "$(dirname "$0")/\([^"]*\)".*|\1|p' "$1" |
+		head -n 1)
+	[ -n "$next" ] && [ -f "$(dirname "$1")/$next" ] &&
+		agent_driven "$(dirname "$1")/$next"
 }
 
 # clean_slate: after a test, remove what it left in the data plane.
