@@ -19,10 +19,8 @@
 
 #include "cli/kpxctl.h"
 #include "dp/kpx/nl.h"
+#include "base/buildinfo.h"
 
-#ifndef KPX_VERSION
-#define KPX_VERSION "0.1.0"
-#endif
 
 int usage_error(const struct cmd *cmd, const char *fmt, ...)
 {
@@ -233,7 +231,7 @@ int main(int argc, char **argv)
 	const struct cmd *cmd;
 
 	if (argc > 1 && !strcmp(argv[1], "--version")) {
-		printf("kpxctl %s\n", KPX_VERSION);
+		printf("kpxctl %s\n", kpx_build_version);
 		return 0;
 	}
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {

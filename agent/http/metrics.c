@@ -20,6 +20,7 @@
 #include "base/sysctl.h"
 #include "base/ctstat.h"
 #include "http/metrics.h"
+#include "base/buildinfo.h"
 
 /* kube-proxy's buckets: ExponentialBuckets(0.001, 2, 15). */
 #define SYNC_NB 15
@@ -31,13 +32,6 @@
 /* rest_client_requests_total series: (code, method) pairs kept. */
 #define REST_CODES_MAX 32
 #define REST_HOST_LEN 280
-#ifndef KPX_VERSION
-#define KPX_VERSION "0.1.0"
-#endif
-/* RFC 3339, as component-base's build_date; empty unless the build sets it */
-#ifndef KPX_BUILD_DATE
-#define KPX_BUILD_DATE ""
-#endif
 
 struct histo {
 	int nb;
@@ -91,7 +85,7 @@ struct kpx_metrics {
 	size_t nfrontends;
 	uint64_t refusals;		/* SETs refused */
 	size_t refused;			/* frontends refused now */
-	unsigned int no_local[2];	/* [0] internal, [1] external */
+	unsigned int no_local[2][2];	/* [IPv4, IPv6][internal, external] */
 	struct frontends *dry;		/* dry-run frontends, or NULL */
 };
 
@@ -451,13 +445,16 @@ void kpx_metrics_refused(struct kpx_metrics *m, unsigned int refusals,
 }
 
 void kpx_metrics_no_local_endpoints(struct kpx_metrics *m,
-				    unsigned int internal, unsigned int external)
+				    unsigned int internal, unsigned int external,
+				    unsigned int internal6, unsigned int external6)
 {
 	if (!m)
 		return;
 	pthread_mutex_lock(&m->lock);
-	m->no_local[0] = internal;
-	m->no_local[1] = external;
+	m->no_local[0][0] = internal;
+	m->no_local[0][1] = external;
+	m->no_local[1][0] = internal6;
+	m->no_local[1][1] = external6;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -735,13 +732,27 @@ static void process_metrics(FILE *f)
 		      btime + (double)start / (double)tck);
 }
 
-/* component-base's kubernetes_build_info, with kpx's version. */
+/*
+ * component-base's kubernetes_build_info, with kpx's build (base/buildinfo.h):
+ * git_version "v" and kpx's version, major and minor its first two parts,
+ * the commit and tree state it was built from, the build date; compiler the
+ * C compiler's name; go_version empty (no Go runtime).
+ */
 static void build_info(FILE *f)
 {
+	char major[16] = "", minor[16] = "";
+
+	sscanf(kpx_build_version, "%15[0-9].%15[0-9]", major, minor);
 	head(f, "kubernetes_build_info", "gauge",
 	     "[BETA] A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.");
-	fprintf(f, "kubernetes_build_info{build_date=\"%s\",compiler=\"%s\",git_commit=\"\",git_tree_state=\"\",git_version=\"v%s-kpx\",go_version=\"\",major=\"%s\",minor=\"%s\",platform=\"linux/%s\"} 1\n",
-		KPX_BUILD_DATE, "gcc", KPX_VERSION, "1", "33",
+	fprintf(f, "kubernetes_build_info{build_date=\"%s\",compiler=\"%s\",git_commit=\"%s\",git_tree_state=\"%s\",git_version=\"v%s\",go_version=\"\",major=\"%s\",minor=\"%s\",platform=\"linux/%s\"} 1\n",
+		kpx_build_date,
+#if defined(__clang__)
+		"clang",
+#else
+		"gcc",
+#endif
+		kpx_build_git_commit, kpx_build_git_tree_state, kpx_build_version, major, minor,
 #if defined(__x86_64__)
 		"amd64"
 #elif defined(__aarch64__)
@@ -917,17 +928,16 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 	counter(f, "kubeproxy_sync_proxy_rules_service_changes_total",
 		"[ALPHA] Cumulative proxy rules Service changes",
 		m->changes_total[KPX_KIND_SERVICE]);
-	/* the counts are over both families: under the first served one,
-	 * 0 under the other */
+	/* each family's Service ports, as each of kube-proxy's proxiers */
 	head(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total", "gauge",
 	     "[ALPHA] Number of services with a Local traffic policy and no endpoints");
 	for (k = 0; k < 2; k++) {
 		if (!(m->families & (1U << k)))
 			continue;
 		fprintf(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"%s\",traffic_policy=\"external\"} %u\n",
-			family_name[k], k == primary_fi(m) ? m->no_local[1] : 0);
+			family_name[k], m->no_local[k][1]);
 		fprintf(f, "kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"%s\",traffic_policy=\"internal\"} %u\n",
-			family_name[k], k == primary_fi(m) ? m->no_local[0] : 0);
+			family_name[k], m->no_local[k][0]);
 	}
 	fv[0] = (double)m->dp_failures;
 	if (!strcmp(m->mode, "iptables") || !strcmp(m->mode, "ipvs"))

@@ -147,7 +147,8 @@ void kpx_metrics_refused(struct kpx_metrics *m, unsigned int refusals,
  * this node, as of the last sync (kpx_model_no_local_endpoints()).
  */
 void kpx_metrics_no_local_endpoints(struct kpx_metrics *m,
-				    unsigned int internal, unsigned int external);
+				    unsigned int internal, unsigned int external,
+				    unsigned int internal6, unsigned int external6);
 
 /*
  * In dry-run mode there is no module to dump: sync.c publishes the

@@ -4,6 +4,7 @@
  * model_nolocal.h).  Reads the model's cache only (model_priv.h).
  */
 #include <string.h>
+#include <sys/socket.h>
 
 #include "model/model_nolocal.h"
 #include "model/model_priv.h"
@@ -76,6 +77,10 @@ static void service_no_local(const struct kpx_model *m,
 				continue;
 			out->internal += svc->itp_local;
 			out->external += svc->etp_local;
+			if (svc->ips[j].family == AF_INET6) {
+				out->internal6 += svc->itp_local;
+				out->external6 += svc->etp_local;
+			}
 		}
 	}
 }

@@ -13,8 +13,9 @@
 #include "model/model.h"
 
 struct kpx_no_local {
-	unsigned int internal;	/* internalTrafficPolicy Local */
-	unsigned int external;	/* externalTrafficPolicy Local */
+	unsigned int internal;	/* internalTrafficPolicy Local, both families */
+	unsigned int external;	/* externalTrafficPolicy Local, both families */
+	unsigned int internal6, external6;	/* of which IPv6 */
 };
 
 /*
@@ -27,8 +28,8 @@ struct kpx_no_local {
  * LoadBalancer types or externalIPs).  Endpoints are those of the
  * Service's slices with a port of the same name and protocol.  Counted per
  * Service port and per family of the Service's clusterIPs (kube-proxy runs
- * one proxier per family; its two writes of the gauge overwrite each other
- * in dual stack, kpx adds them).  Skipped Services (headless, ExternalName,
+ * one proxier per family, each with its ip_family series; the IPv6 part
+ * is also in internal6 and external6).  Skipped Services (headless, ExternalName,
  * service-proxy-name) count nothing.  Pure; O(endpoints).
  */
 void kpx_model_no_local_endpoints(const struct kpx_model *m,

@@ -269,9 +269,13 @@ static void status_account(struct kpx_fecache *c, struct fe_svc *svc,
 	if (sign > 0) {
 		c->nl.internal += svc->nl.internal;
 		c->nl.external += svc->nl.external;
+		c->nl.internal6 += svc->nl.internal6;
+		c->nl.external6 += svc->nl.external6;
 	} else {
 		c->nl.internal -= svc->nl.internal;
 		c->nl.external -= svc->nl.external;
+		c->nl.internal6 -= svc->nl.internal6;
+		c->nl.external6 -= svc->nl.external6;
 	}
 	if (!svc->hc)
 		return;

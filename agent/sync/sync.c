@@ -592,8 +592,9 @@ static int sync_run(struct kpx_sync *s)
 		struct kpx_no_local nl;
 
 		kpx_fecache_no_local(s->fc, &nl);
-		kpx_metrics_no_local_endpoints(s->metrics, nl.internal,
-					       nl.external);
+		kpx_metrics_no_local_endpoints(s->metrics, nl.internal - nl.internal6,
+					       nl.external - nl.external6, nl.internal6,
+					       nl.external6);
 	}
 	/* in a dry run s->actual is the desired state; unchanged if no op */
 	if (!s->dp && s->metrics && (all || nops))

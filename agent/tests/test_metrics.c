@@ -19,6 +19,7 @@
 #include "k8s/k8s.h"
 #include "base/log.h"
 #include "http/metrics.h"
+#include "base/buildinfo.h"
 #include "http/metricsd.h"
 
 #include "lib/fixtures.h"
@@ -227,8 +228,32 @@ static void test_render(void)
 	   fx_matches("^process_open_fds [1-9][0-9]*$", text) &&
 	   strstr(text, "# TYPE process_cpu_seconds_total counter\n"),
 	   "process_* of this process");
-	ok(fx_matches("^kubernetes_build_info\\{build_date=\"[^\"]*\",compiler=\"gcc\",git_commit=\"\",git_tree_state=\"\",git_version=\"v[0-9.]+-kpx\",go_version=\"\",major=\"1\",minor=\"[0-9]+\",platform=\"linux/[a-z0-9]+\"\\} 1$", text),
-	   "kubernetes_build_info");
+	{
+		char want[512], head_sha[64] = "", ver[32] = "";
+		FILE *g = popen("git -C .. rev-parse HEAD 2>/dev/null", "r");
+		FILE *d = fopen("../dkms.conf", "r");
+		char line[128];
+
+		if (g && !fgets(head_sha, sizeof(head_sha), g))
+			head_sha[0] = '\0';
+		if (g)
+			pclose(g);
+		head_sha[strcspn(head_sha, "\n")] = '\0';
+		while (d && fgets(line, sizeof(line), d))
+			sscanf(line, "PACKAGE_VERSION=\"%31[^\"]\"", ver);
+		if (d)
+			fclose(d);
+		snprintf(want, sizeof(want), "kubernetes_build_info{build_date=\"%s\",compiler=\"gcc\",git_commit=\"%s\",git_tree_state=\"%s\",git_version=\"v%s\",go_version=\"\",major=\"0\",minor=\"1\",platform=\"linux/amd64\"} 1\n",
+			 kpx_build_date, kpx_build_git_commit, kpx_build_git_tree_state, ver);
+		ok(strstr(text, want) != NULL, "kubernetes_build_info: kpx's version (dkms.conf: %s), the build's commit, state, date", ver);
+		ok(fx_matches("^kubernetes_build_info\\{build_date=\"20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-9:]{8}Z\",", text),
+		   "build_date RFC 3339 UTC (%s)", kpx_build_date);
+		ok(!head_sha[0] || (!strcmp(kpx_build_git_commit, head_sha) &&
+				    (!strcmp(kpx_build_git_tree_state, "clean") ||
+				     !strcmp(kpx_build_git_tree_state, "dirty"))),
+		   "git_commit is the checkout's HEAD (%s = %s), tree state %s", kpx_build_git_commit,
+		   head_sha[0] ? head_sha : "no checkout", kpx_build_git_tree_state);
+	}
 	ok(!strstr(text, "kubeproxy_conntrack_reconciler") && !strstr(text, "restore_failures") &&
 	   !strstr(text, "nftables_sync_failures"),
 	   "kpx mode: no conntrack reconciler (the module cleans up) and no fallback failure counters");

@@ -107,8 +107,28 @@ int main(void)
 	   "as node-b: internal 2 (itp's endpoint left), external 0 (got %u, %u)",
 	   nl.internal, nl.external);
 
-	kpx_metrics_no_local_endpoints(mt, 3, 5);
+	ok(nl.internal6 == 0 && nl.external6 == 0, "IPv4 Services only: no IPv6 part");
+
+	/* an IPv6 ITP Local Service, endpoints elsewhere: IPv6 internal 2 */
+	svc(m, "six", "fd00:10:96::c", "'ipFamilies':['IPv6'],'internalTrafficPolicy':'Local',");
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
+	      J("{'metadata':{'name':'six-1','namespace':'t','labels':"
+		"{'kubernetes.io/service-name':'six'}},'addressType':'IPv6',"
+		"'ports':[{'name':'a','port':8080},{'name':'b','port':8081}],"
+		"'endpoints':[{'addresses':['fd00:10:244:2::c'],'nodeName':'node-a','conditions':{'ready':true}}]}"));
+	kpx_model_no_local_endpoints(m, &nl);
+	ok(nl.internal == 4 && nl.internal6 == 2 && nl.external == 0 && nl.external6 == 0,
+	   "as node-b, an IPv6 Service's 2 ports added: internal 4 of which IPv6 2 (got %u, %u, %u, %u)",
+	   nl.internal, nl.internal6, nl.external, nl.external6);
+
+	kpx_metrics_set_families(mt, KPX_METRICS_IPV4 | KPX_METRICS_IPV6);
+	kpx_metrics_no_local_endpoints(mt, 3, 5, 2, 1);
 	text = kpx_metrics_render(mt, NULL, 0, NULL, 0, &len);
+	ok(text && fx_matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"
+			   "\\{ip_family=\"IPv6\",traffic_policy=\"internal\"\\} 2$", text) &&
+	   fx_matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"
+		      "\\{ip_family=\"IPv6\",traffic_policy=\"external\"\\} 1$", text),
+	   "dual stack: each family's own counts, as each of kube-proxy's proxiers (IPv6 2, 1)");
 	ok(text && fx_matches("^# TYPE kubeproxy_sync_proxy_rules_no_local_endpoints_total gauge$", text),
 	   "rendered as a gauge");
 	ok(text && fx_matches("^kubeproxy_sync_proxy_rules_no_local_endpoints_total"
@@ -118,7 +138,7 @@ int main(void)
 			   "\\{ip_family=\"IPv4\",traffic_policy=\"external\"\\} 5$", text),
 	   "traffic_policy=\"external\" 5");
 	free(text);
-	kpx_metrics_no_local_endpoints(NULL, 1, 1);	/* NULL-safe */
+	kpx_metrics_no_local_endpoints(NULL, 1, 1, 0, 0);	/* NULL-safe */
 
 	kpx_metrics_free(mt);
 	kpx_model_free(m);
