@@ -33,13 +33,11 @@
 #include "model/model.h"
 #include "model/nodewait.h"
 #include "sync/sync.h"
+#include "base/buildinfo.h"
 
 /* Interface addresses handed to the model at most. */
 #define NP_LOCAL_MAX 1024
 
-#ifndef KPX_VERSION
-#define KPX_VERSION "0.1.0"
-#endif
 
 /* The conntrack statistics' check (ctstat.h): how often, and the log's interval. */
 #define CT_CHECK_MS 10000
@@ -106,18 +104,13 @@ static bool lists_done(const struct kpx_k8s *k)
 	       kpx_k8s_synced(k, KPX_KIND_NODE);
 }
 
-/* The health and metrics servers; a bind failure is logged, not fatal (as kube-proxy). */
+/* The health and metrics servers; a bind failure is logged, fatal only with bindAddressHardFail (as kube-proxy). */
 struct servers {
 	struct kpx_healthz hz;
 	struct kpx_metricsd md;
 	struct kpx_httpd *hzd, *mdd;
 };
 
-/*
- * Started once the own Node is known; then, as kube-proxy, a Node Event
- * "Starting", or a Warning FailedToStartProxierHealthcheck /
- * FailedToStartMetricServer with the error for a server that cannot bind.
- */
 /* /statusz's report (metricsd.h): the syncer's, against the module read. */
 static int status_report(void *ctx, const struct kpx_service *dp, size_t ndp, bool have_dp,
 			 struct kpx_status *st)
@@ -125,9 +118,15 @@ static int status_report(void *ctx, const struct kpx_service *dp, size_t ndp, bo
 	return kpx_sync_status(ctx, dp, ndp, have_dp, st);
 }
 
-static void servers_start(struct servers *sv, const struct kpx_config *o,
-			  struct kpx_metrics *m, const char *mode, struct kpx_k8s *k,
-			  struct kpx_sync *sync)
+/*
+ * Started once the own Node is known; then, as kube-proxy, a Node Event
+ * "Starting", or a Warning FailedToStartProxierHealthcheck /
+ * FailedToStartMetricServer with the error for a server that cannot bind.
+ * -1 when one could not and bindAddressHardFail makes that fatal, else 0.
+ */
+static int servers_start(struct servers *sv, const struct kpx_config *o,
+			 struct kpx_metrics *m, const char *mode, struct kpx_k8s *k,
+			 struct kpx_sync *sync)
 {
 	char err[256];
 
@@ -155,7 +154,13 @@ static void servers_start(struct servers *sv, const struct kpx_config *o,
 			kpx_k8s_event(k, "Warning", "FailedToStartMetricServer",
 				      "StartKubeProxy", err);
 	}
+	if (o->bind_hard_fail && ((o->healthz_bind[0] && !sv->hzd) ||
+				  (o->metrics_bind[0] && !sv->mdd))) {
+		kpx_err("main", "bindAddressHardFail is set and a server could not listen: exiting");
+		return -1;
+	}
 	kpx_k8s_event(k, "Normal", "Starting", "StartKubeProxy", NULL);
+	return 0;
 }
 
 static void servers_stop(struct servers *sv)
@@ -193,6 +198,8 @@ static void dp_params(const struct kpx_config *o)
 		.ipvs_tcp_s = (uint32_t)o->ipvs_tcp_s,
 		.ipvs_tcpfin_s = (uint32_t)o->ipvs_tcpfin_s,
 		.ipvs_udp_s = (uint32_t)o->ipvs_udp_s,
+		.ipvs_exclude = o->ipvs_exclude,
+		.n_ipvs_exclude = (size_t)o->n_ipvs_exclude,
 	};
 
 	kpx_dp_set_params(&p);
@@ -352,7 +359,7 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 	kpx_k8s_set_limits(k, o->kube_api_qps, o->kube_api_burst,
 			   (int)(o->request_timeout_ms / 1000), (int)(o->watch_stall_ms / 1000));
 	kpx_info("main", "kpx-agent %s starting: node %s, server %s, proxy mode %s%s",
-		 KPX_VERSION, o->hostname, kc->server, dp ? dp->ops->name : "none",
+		 kpx_build_version, o->hostname, kc->server, dp ? dp->ops->name : "none",
 		 o->dry_run ? ", dry run" : "");
 	if (kpx_nodewait_timeouts(getenv("KPX_TEST_NODE_WAIT_MS"), &ips_ms, &cidrs_ms))
 		kpx_warn("main", "KPX_TEST_NODE_WAIT_MS is not \"IPS_MS,CIDRS_MS\": ignored");
@@ -383,8 +390,11 @@ static int run(const struct kpx_config *o, struct kpx_dp *dp,
 			}
 			if (r == KPX_NODEWAIT_DONE) {
 				node_ready = true;
-				if (!o->once)
-					servers_start(&sv, o, metrics, dp ? dp->ops->name : NULL, k, sync);
+				if (!o->once &&
+				    servers_start(&sv, o, metrics, dp ? dp->ops->name : NULL, k, sync)) {
+					status = 1;
+					break;
+				}
 			}
 		}
 		if (node_ready && lists_done(k)) {
@@ -503,7 +513,7 @@ int main(int argc, char **argv)
 	r = kpx_config_parse(&o, argc, argv, err, sizeof(err));
 	if (r == 1 || r == 2) {
 		if (r == 2)
-			printf("kpx-agent %s\n", KPX_VERSION);
+			printf("kpx-agent %s\n", kpx_build_version);
 		kpx_config_free(&o);
 		return 0;
 	}

@@ -14,6 +14,11 @@
 #                                client outside the cluster CIDR is seen by
 #                                the pods masqueraded (169.254.1.1): the
 #                                mark set is the mark matched
+#   ipvs.excludeCIDRs            ipvs: an IPVS service someone else adds on
+#     [10.96.0.80/32]            a kpx-ipvs0 address in them (10.96.0.80:9999)
+#   ipvs.syncPeriod 3s           outlives the full syncs; one on a VIP
+#                                outside them (Service web2's 10.96.0.81:9999)
+#                                is taken for a stale one and deleted
 #
 # then the same file with mode kpx: one "not applicable" line each at
 # start-up, and neither the ARP sysctls nor the IPVS timeouts touched.
@@ -30,7 +35,7 @@ BOTH=10.244.1.2:8080,10.244.2.2:8080
 ARPI=/proc/sys/net/ipv4/conf/all/arp_ignore
 ARPA=/proc/sys/net/ipv4/conf/all/arp_announce
 require_mode kpx
-agent_require /usr/sbin/ipvsadm /usr/sbin/ipset /usr/sbin/iptables-save /usr/bin/curl
+agent_require /usr/sbin/ipvsadm /usr/sbin/ipset /usr/sbin/iptables-save /usr/bin/curl /usr/bin/jq
 for m in ip_vs ip_vs_rr dummy; do
 	modprobe "$m" || skip "modprobe $m failed: the guest kernel has no IPVS"
 done
@@ -38,7 +43,13 @@ setup_trap 'agent_lib_stop; "$KPX_AGENT" --cleanup >/dev/null 2>&1; ipvsadm --se
 node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
 echo_start pod1 pod1 10.244.1.2:8080
 echo_start pod2 pod2 10.244.2.2:8080
-web_objects $VIP "$TMPD/objects.json"
+web_objects $VIP "$TMPD/objects1.json"
+# and Service web2 on 10.96.0.81, the same pods
+jq '.items += [.items[] | select(.kind != "Node") |
+	.metadata.name |= sub("^web"; "web2") |
+	if .kind == "Service" then .spec.clusterIP = "10.96.0.81" | .spec.clusterIPs = ["10.96.0.81"]
+	else .metadata.labels["kubernetes.io/service-name"] = "web2" end]' \
+	"$TMPD/objects1.json" >"$TMPD/objects.json" || skip "jq failed"
 kpx_api_start --objects "$TMPD/objects.json"
 save_values $ARPI $ARPA
 echo 0 >$ARPI
@@ -60,6 +71,8 @@ clientConnection:
 iptables:
   masqueradeBit: 12
 ipvs:
+  excludeCIDRs: [10.96.0.80/32]
+  syncPeriod: 3s
   strictARP: true
   tcpTimeout: 1h
   tcpFinTimeout: 30s
@@ -102,6 +115,15 @@ assert_match "ipvs: KPX-IPVS-MARK-MASQ sets bit 12" \
 assert_match "ipvs: KPX-IPVS-POSTROUTING returns packets without bit 12" \
 	'-A KPX-IPVS-POSTROUTING -m mark ! --mark 0x1000/0x1000 -j RETURN' "$nat"
 assert_eq "ipvs: no rule of the default mark 0x4000" 0 "$(grep -c 0x4000 <<<"$nat")"
+# others' IPVS services on the two VIPs kpx-ipvs0 holds
+ipvsadm -A -t 10.96.0.80:9999 -s rr && ipvsadm -A -t 10.96.0.81:9999 -s rr || skip "ipvsadm -A failed"
+for _ in $(seq 1 60); do
+	ipvsadm -Ln | grep -q '10.96.0.81:9999' || break
+	sleep 0.5
+done
+vs=$(ipvsadm -Ln | awk '$1 == "TCP" { print $2 }' | LC_ALL=C sort | paste -sd' ')
+assert_eq "ipvs: excludeCIDRs: 10.96.0.80:9999 kept, 10.96.0.81:9999 deleted by a full sync as stale" \
+	"10.96.0.80:80 10.96.0.80:9999 10.96.0.81:80" "$vs"
 kpx_agent_stop
 assert_eq "ipvs: agent exit status on SIGTERM" 0 "$AGENT_STATUS"
 assert_rc "ipvs: kpx-agent --cleanup" 0 "$KPX_AGENT" --cleanup
@@ -121,6 +143,8 @@ assert_match "kpx: ipvs.strictARP logged as not applicable" \
 	'ipvs.strictARP: not applicable in the kpx mode' "$log"
 assert_match "kpx: the IPVS timeouts logged as not applicable" \
 	'ipvs.tcpTimeout, tcpFinTimeout, udpTimeout: not applicable in the kpx mode' "$log"
+assert_match "kpx: ipvs.excludeCIDRs logged as not applicable" \
+	'ipvs.excludeCIDRs: not applicable in the kpx mode' "$log"
 assert_match "kpx: iptables.masqueradeBit logged as not applicable" \
 	'iptables.masqueradeBit 12: not applicable in the kpx mode' "$log"
 assert_eq "kpx: arp_ignore not touched" 0 "$(cat $ARPI)"

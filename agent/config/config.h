@@ -109,6 +109,13 @@ struct kpx_config {
 	long ipvs_tcp_s, ipvs_tcpfin_s, ipvs_udp_s;
 	int ipt_masq_bit, nft_masq_bit;
 	bool no_localhost_nodeports;
+	/* ipvs.excludeCIDRs / --ipvs-exclude-cidrs: IPVS services there are
+	 * never taken for the ipvs mode's stale ones */
+	struct kpx_cidr ipvs_exclude[KPX_CONFIG_CIDRS_MAX];
+	int n_ipvs_exclude;
+	/* bindAddressHardFail / --bind-address-hard-fail: a health or metrics
+	 * server that cannot listen is fatal (exit 1) */
+	bool bind_hard_fail;
 	/* --healthz-bind-address / --metrics-bind-address had no port: the
 	 * deprecated --healthz-port / --metrics-port then set it */
 	bool healthz_bind_bare, metrics_bind_bare;

@@ -39,6 +39,8 @@ struct setting {
 	bool always;		/* flag applies even with --config */
 	bool own;		/* kpx's own flag, not kube-proxy's */
 	const char *deprecated;	/* kube-proxy's deprecation notice, or NULL */
+	const char *why;	/* without a setter: why kpx has no use for it,
+				 * logged with the value */
 	size_t off;		/* the field of struct kpx_config that a typed
 				 * setter (cfg_set_bool(), cfg_set_str(), cfg_set_ms(), ...)
 				 * writes */
@@ -83,6 +85,7 @@ CFG_SETTER(cfg_set_req_timeout);
 CFG_SETTER(cfg_set_stall);
 CFG_SETTER(cfg_set_cluster_cidr);
 CFG_SETTER(cfg_set_nodeport);
+CFG_SETTER(cfg_set_cidr_list);
 CFG_SETTER(cfg_set_detect_local);
 CFG_SETTER(cfg_set_ifname);
 CFG_SETTER(cfg_set_scheduler);

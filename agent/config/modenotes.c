@@ -22,6 +22,9 @@ void kpx_config_mode_notes(const struct kpx_config *c, const char *mode)
 	if (c->ipvs_strict_arp && !ipvs)
 		kpx_info("config", "ipvs.strictARP: not applicable in the %s mode (it stops ARP replies for the VIPs that the ipvs mode puts on its dummy device; this mode puts no Service IP on an interface)",
 			 mode);
+	if (c->n_ipvs_exclude && !ipvs)
+		kpx_info("config", "ipvs.excludeCIDRs: not applicable in the %s mode (IPVS services kpx must not take for stale ones; this mode deletes no IPVS service but kpx's own)",
+			 mode);
 	if ((c->ipvs_tcp_s || c->ipvs_tcpfin_s || c->ipvs_udp_s) && !ipvs)
 		kpx_info("config", "ipvs.tcpTimeout, tcpFinTimeout, udpTimeout: not applicable in the %s mode (IPVS's own connection table; this mode's connections follow the conntrack timeouts, conntrack.*)",
 			 mode);

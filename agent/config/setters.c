@@ -281,6 +281,38 @@ out:
 	return r;
 }
 
+/* A comma-separated list of CIDRs into ipvs_exclude (ipvs.excludeCIDRs). */
+int cfg_set_cidr_list(struct kpx_config *c, const struct setting *s,
+		      const char *v, bool from_file, char *err, size_t len)
+{
+	char *dup = strdup(v), *tok, *save = NULL;
+	struct kpx_cidr cidrs[KPX_CONFIG_CIDRS_MAX];
+	int n = 0, r = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		if (!*tok)
+			continue;
+		if (n == KPX_CONFIG_CIDRS_MAX) {
+			r = BAD(" (too many CIDRs)");
+			goto out;
+		}
+		if (kpx_cidr_parse(tok, &cidrs[n])) {
+			r = BAD(" (must be a valid CIDR)");
+			goto out;
+		}
+		n++;
+	}
+	memcpy(c->ipvs_exclude, cidrs, n * sizeof(cidrs[0]));
+	c->n_ipvs_exclude = n;
+out:
+	free(dup);
+	return r;
+}
+
 int cfg_set_nodeport(struct kpx_config *c, const struct setting *s,
 			const char *v, bool from_file, char *err, size_t len)
 {

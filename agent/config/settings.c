@@ -134,16 +134,23 @@ const struct setting cfg_settings[] = {
 	{ "sync-period", NULL, V_DUR, cfg_set_ms_positive, false, AT(sync_ms), .own = true },
 	{ "v", "logging.verbosity", V_INT, cfg_set_verbosity, true },
 	{ "hostname-override", "hostnameOverride", V_STR, cfg_set_hostname, true },
-	{ "boot-id-file", NULL, V_STR, NULL, true },
-	{ "machine-id-file", NULL, V_STR, NULL, true },
-	{ "log-text-split-stream", NULL, V_BOOL, NULL, true },
-	{ "log-text-info-buffer-size", NULL, V_STR, NULL, true },
-	{ "log-json-split-stream", NULL, V_BOOL, NULL, true },
-	{ "log-json-info-buffer-size", NULL, V_STR, NULL, true },
-	{ "vmodule", "logging.vmodule", V_ANY, NULL, true },
-	{ "log-flush-frequency", "logging.flushFrequency", V_ANY, NULL, true },
+	{ "boot-id-file", NULL, V_STR, NULL, true, .why = "kpx reads no host identity files" },
+	{ "machine-id-file", NULL, V_STR, NULL, true, .why = "kpx reads no host identity files" },
+	{ "log-text-split-stream", NULL, V_BOOL, NULL, true,
+	  .why = "component-base's split of info lines to stdout: kpx writes every line to stderr" },
+	{ "log-text-info-buffer-size", NULL, V_STR, NULL, true,
+	  .why = "component-base's buffer of info lines: kpx writes each line at once" },
+	{ "log-json-split-stream", NULL, V_BOOL, NULL, true,
+	  .why = "component-base's split of info lines to stdout: kpx writes every line to stderr" },
+	{ "log-json-info-buffer-size", NULL, V_STR, NULL, true,
+	  .why = "component-base's buffer of info lines: kpx writes each line at once" },
+	{ "vmodule", "logging.vmodule", V_ANY, NULL, true,
+	  .why = "per-file verbosity: kpx has the one --v" },
+	{ "log-flush-frequency", "logging.flushFrequency", V_ANY, NULL, true,
+	  .why = "kpx writes each line at once: nothing to flush" },
 	{ "logging-format", "logging.format", V_STR, cfg_set_log_format, true },
-	{ NULL, "logging.options", V_ANY, NULL, false },
+	{ NULL, "logging.options", V_ANY, NULL, false,
+	  .why = "the split streams and info buffers: kpx writes every line to stderr at once" },
 
 	/* flags and fields */
 	{ "kubeconfig", "clientConnection.kubeconfig", V_STR, cfg_set_str, false, AT(kubeconfig) },
@@ -174,41 +181,54 @@ const struct setting cfg_settings[] = {
 	{ "conntrack-udp-timeout-stream", "conntrack.udpStreamTimeout", V_DUR, cfg_set_ct_timeout, false, AT(conntrack.udp_stream_s) },
 
 	/* kube-proxy settings kpx has no use for */
-	{ "feature-gates", "featureGates", V_MAP, NULL, false },
+	{ "feature-gates", "featureGates", V_MAP, NULL, false,
+	  .why = "kpx has kube-proxy 1.33's released behaviours built in, without gates: a gate changes nothing" },
 	/*
 	 * kube-proxy takes a specific --bind-address as the node's primary IP
 	 * of its family (cmd/kube-proxy/app/server.go detectNodeIPs()); kpx
 	 * takes the node's addresses from its Node object only, so a specific
 	 * address is reported as ignored; 0.0.0.0 and :: (the default) are not.
 	 */
-	{ "bind-address", "bindAddress", V_IP, NULL, false },
-	{ "bind-address-hard-fail", "bindAddressHardFail", V_BOOL, NULL, false },
-	{ "profiling", "enableProfiling", V_BOOL, NULL, false },
-	{ "show-hidden-metrics-for-version", "showHiddenMetricsForVersion", V_STR, NULL, false },
+	{ "bind-address", "bindAddress", V_IP, NULL, false,
+	  .why = "kpx takes the node's addresses from its Node object" },
+	{ "bind-address-hard-fail", "bindAddressHardFail", V_BOOL, cfg_set_bool, false, AT(bind_hard_fail) },
+	{ "profiling", "enableProfiling", V_BOOL, NULL, false,
+	  .why = "Go's pprof handlers: kpx is not a Go program" },
+	{ "show-hidden-metrics-for-version", "showHiddenMetricsForVersion", V_STR, NULL, false,
+	  .why = "kpx hides no deprecated metric: every metric it has is shown" },
 	{ "oom-score-adj", "oomScoreAdj", V_INT, cfg_set_oom, false },
-	{ "config-sync-period", "configSyncPeriod", V_DUR, NULL, false },
-	{ "proxy-port-range", "portRange", V_STR, NULL, false },
-	{ NULL, "windowsRunAsService", V_BOOL, NULL, false },
+	{ "config-sync-period", "configSyncPeriod", V_DUR, NULL, false,
+	  .why = "client-go's informer resync re-delivers unchanged cached objects, which change nothing; kpx's watches keep its cache current and --sync-period re-checks the data plane" },
+	{ "proxy-port-range", "portRange", V_STR, NULL, false,
+	  .why = "only the userspace proxy used it, which kube-proxy removed in 1.26; kube-proxy ignores it too" },
+	{ NULL, "windowsRunAsService", V_BOOL, NULL, false,
+	  .why = "Windows only" },
 	{ "iptables-masquerade-bit", "iptables.masqueradeBit", V_INT, cfg_set_masq_bit, false, AT(ipt_masq_bit) },
 	{ "iptables-localhost-nodeports", "iptables.localhostNodePorts", V_BOOL, cfg_set_bool_not, false,
 	  AT(no_localhost_nodeports) },
-	{ NULL, "iptables.snatNodeInternalIP", V_BOOL, NULL, false },
+	{ NULL, "iptables.snatNodeInternalIP", V_BOOL, NULL, false,
+	  .why = "not a field of kube-proxy's configuration types" },
 	{ NULL, "nftables.masqueradeBit", V_INT, cfg_set_masq_bit, false, AT(nft_masq_bit) },
 	{ NULL, "nftables.syncPeriod", V_DUR, cfg_set_mode_period, false },
 	{ NULL, "nftables.minSyncPeriod", V_DUR, cfg_set_mode_period, false },
 	{ "ipvs-sync-period", "ipvs.syncPeriod", V_DUR, cfg_set_mode_period, false },
 	{ "ipvs-min-sync-period", "ipvs.minSyncPeriod", V_DUR, cfg_set_mode_period, false },
 	{ "ipvs-scheduler", "ipvs.scheduler", V_STR, cfg_set_ipvs_scheduler, false },
-	{ "ipvs-exclude-cidrs", "ipvs.excludeCIDRs", V_LIST, NULL, false },
+	{ "ipvs-exclude-cidrs", "ipvs.excludeCIDRs", V_LIST, cfg_set_cidr_list, false },
 	{ "ipvs-strict-arp", "ipvs.strictARP", V_BOOL, cfg_set_bool, false, AT(ipvs_strict_arp) },
 	{ "ipvs-tcp-timeout", "ipvs.tcpTimeout", V_DUR, cfg_set_ct_timeout, false, AT(ipvs_tcp_s) },
 	{ "ipvs-tcpfin-timeout", "ipvs.tcpFinTimeout", V_DUR, cfg_set_ct_timeout, false, AT(ipvs_tcpfin_s) },
 	{ "ipvs-udp-timeout", "ipvs.udpTimeout", V_DUR, cfg_set_ct_timeout, false, AT(ipvs_udp_s) },
-	{ NULL, "winkernel.networkName", V_STR, NULL, false },
-	{ NULL, "winkernel.sourceVip", V_STR, NULL, false },
-	{ NULL, "winkernel.enableDSR", V_BOOL, NULL, false },
-	{ NULL, "winkernel.rootHnsEndpointName", V_STR, NULL, false },
-	{ NULL, "winkernel.forwardHealthCheckVip", V_BOOL, NULL, false },
+	{ NULL, "winkernel.networkName", V_STR, NULL, false,
+	  .why = "Windows only" },
+	{ NULL, "winkernel.sourceVip", V_STR, NULL, false,
+	  .why = "Windows only" },
+	{ NULL, "winkernel.enableDSR", V_BOOL, NULL, false,
+	  .why = "Windows only" },
+	{ NULL, "winkernel.rootHnsEndpointName", V_STR, NULL, false,
+	  .why = "Windows only" },
+	{ NULL, "winkernel.forwardHealthCheckVip", V_BOOL, NULL, false,
+	  .why = "Windows only" },
 };
 #pragma GCC diagnostic pop
 
@@ -292,8 +312,12 @@ int cfg_apply(struct kpx_config *c, const struct setting *s, const char *v,
 	if (s->type == V_IP && cfg_is_zero(s, v))
 		return 0;	/* the default, given explicitly */
 	c->n_ignored++;
-	kpx_logkv(KPX_LOG_WARN, "config", "setting not used by kpx-agent, ignored",
-		  "setting", cfg_name(s, from_file), "value", v, NULL);
+	if (s->why)
+		kpx_logkv(KPX_LOG_WARN, "config", "setting not used by kpx-agent, ignored",
+			  "setting", cfg_name(s, from_file), "value", v, "reason", s->why, NULL);
+	else
+		kpx_logkv(KPX_LOG_WARN, "config", "setting not used by kpx-agent, ignored",
+			  "setting", cfg_name(s, from_file), "value", v, NULL);
 	return 0;
 }
 

@@ -164,6 +164,11 @@ struct kpx_dp_params {
 	/* ipvs: ipvs.tcpTimeout, tcpFinTimeout, udpTimeout in seconds, set by
 	 * IPVS_CMD_SET_CONFIG; 0 leaves the kernel's value */
 	uint32_t ipvs_tcp_s, ipvs_tcpfin_s, ipvs_udp_s;
+	/* ipvs: ipvs.excludeCIDRs, IPVS services on addresses in them are
+	 * never adopted as the mode's own, so never deleted as stale (the
+	 * configuration's array: it outlives the data plane) */
+	const struct kpx_cidr *ipvs_exclude;
+	size_t n_ipvs_exclude;
 };
 
 #define KPX_DP_MASQ_MARK_DEFAULT 0x4000

@@ -12,6 +12,8 @@
 #     kube-proxy-<hostname>, action StartKubeProxy, in namespace default,
 #     eventTime with microseconds; the healthz server serves;
 #  2. both addresses taken: FailedToStartProxierHealthcheck as well;
+#     with --bind-address-hard-fail (bindAddressHardFail) the agent exits
+#     1 instead, before its first sync;
 #  3. a server that answers Event posts 403 (--forbid-events, RBAC without
 #     events): the failure is logged once, the agent syncs and goes on
 #     applying changes.
@@ -104,6 +106,20 @@ grep -c "^Warning FailedToStartProxierHealthcheck StartKubeProxy .*127.0.0.1:$po
 ok $? "both taken: FailedToStartProxierHealthcheck, FailedToStartMetricServer, Starting"
 kill -TERM "$ag"; wait "$ag"
 ag=
+
+# 2b. The same with --bind-address-hard-fail: fatal, as kube-proxy's errCh.
+"$agent" --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a --dry-run --bind-address-hard-fail \
+	--healthz-bind-address "127.0.0.1:$(free_port)" --metrics-bind-address "127.0.0.1:$port" \
+	2>"$tmp/agent2b.log" &
+ag=$!
+timeout 30 tail --pid="$ag" -f /dev/null
+kill -0 "$ag" 2>/dev/null && kill "$ag"
+wait "$ag"
+rc=$?
+ag=
+ok $([ "$rc" = 1 ] && grep -q 'bindAddressHardFail is set and a server could not listen' "$tmp/agent2b.log" &&
+	! grep -q '"sync done"' "$tmp/agent2b.log" && echo 0 || echo 1) \
+	"--bind-address-hard-fail, the metrics address taken: exit status 1 ($rc) before any sync, the reason logged"
 
 # 3. Event posts forbidden.
 python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state2" --certs "$tmp/certs" --forbid-events \

@@ -679,6 +679,30 @@ static void test_mode_settings(void)
 	r = yaml(&c, HDR "oomScoreAdj: 500\n");
 	ok(r == 0 && c.oom_score_adj == 500 && c.n_ignored == 0, "oomScoreAdj: 500 used");
 	kpx_config_free(&c);
+	r = yaml(&c, HDR "ipvs:\n  excludeCIDRs: [10.96.0.0/24, \"fd00:10:96::/112\"]\nbindAddressHardFail: true\n");
+	ok(r == 0 && c.n_ipvs_exclude == 2 && c.ipvs_exclude[0].family == AF_INET &&
+	   c.ipvs_exclude[0].len == 24 && c.ipvs_exclude[1].family == AF_INET6 &&
+	   c.ipvs_exclude[1].len == 112 && c.bind_hard_fail && c.n_ignored == 0,
+	   "ipvs.excludeCIDRs (2 CIDRs, both families) and bindAddressHardFail used, not ignored (%s, %u)",
+	   r ? err : "ok", c.n_ignored);
+	kpx_config_free(&c);
+	r = yaml(&c, HDR "ipvs:\n  excludeCIDRs: [10.96.0.0/33]\n");
+	ok(r == -EINVAL && strstr(err, "ipvs.excludeCIDRs: Invalid value: \"10.96.0.0/33\": must be a valid CIDR"),
+	   "ipvs.excludeCIDRs: a bad CIDR rejected with its path (%s)", err);
+	kpx_config_free(&c);
+	{
+		const char *const a[] = { "--ipvs-exclude-cidrs=192.0.2.0/24", "--bind-address-hard-fail",
+					  NULL };
+
+		r = parse(&c, a);
+		ok(r == 0 && c.n_ipvs_exclude == 1 && c.bind_hard_fail && c.n_ignored == 0,
+		   "--ipvs-exclude-cidrs, --bind-address-hard-fail (%s)", r ? err : "ok");
+		kpx_config_free(&c);
+	}
+	r = yaml(&c, HDR "configSyncPeriod: 10m\nportRange: 30000-30100\nfeatureGates:\n  ServiceTrafficDistribution: true\n");
+	ok(r == 0 && c.n_ignored == 3, "configSyncPeriod, portRange, featureGates accepted and reported (%s, %u)",
+	   r ? err : "ok", c.n_ignored);
+	kpx_config_free(&c);
 	r = yaml(&c, HDR "oomScoreAdj: 1001\n");
 	ok(r == -EINVAL && strstr(err, "oomScoreAdj: Invalid value: 1001: must be within the range [-1000, 1000]"),
 	   "oomScoreAdj: 1001 rejected (%s)", err);

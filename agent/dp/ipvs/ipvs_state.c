@@ -261,6 +261,18 @@ static int svc_from_ipvs(struct dp_ipvs *v, const struct kpx_ipvs_svc *is,
 	return 0;
 }
 
+/* Whether ipvs.excludeCIDRs holds @s's address: kpx does not touch it. */
+static bool ipvs_excluded(const struct kpx_ipvs_svc *s)
+{
+	const struct kpx_dp_params *p = kpx_dp_params();
+	size_t i;
+
+	for (i = 0; i < p->n_ipvs_exclude; i++)
+		if (kpx_cidr_contains(&p->ipvs_exclude[i], s->family, &s->addr))
+			return true;
+	return false;
+}
+
 int ipvs_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
 {
 	struct dp_ipvs *v = to_ipvs(dp);
@@ -300,8 +312,10 @@ int ipvs_dump(struct kpx_dp *dp, struct kpx_service **out, size_t *n)
 				ours = true;
 				comment = e[j].comment;
 			}
-		/* an IPVS service on our link but not in our set: ours, stale */
-		if (!ours && non && bsearch(&ip, on, non, sizeof(*on), kpx_ipvs_ip_cmp))
+		/* an IPVS service on our link but not in our set: ours, stale,
+		 * unless ipvs.excludeCIDRs holds its address (not touched) */
+		if (!ours && non && bsearch(&ip, on, non, sizeof(*on), kpx_ipvs_ip_cmp) &&
+		    !ipvs_excluded(&svcs[i]))
 			ours = true;
 		if (!ours)
 			continue;
