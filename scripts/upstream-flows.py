@@ -137,9 +137,7 @@ class Parser:
 	def skip_balanced(self):
 		"""Skip one bracketed group starting at the current token."""
 		pairs = {'(': ')', '[': ']', '{': '}'}
-		close = pairs[self.next()[1]]
-		depth = 1
-		stack = [close]
+		stack = [pairs[self.next()[1]]]
 		while stack:
 			k, v = self.next()
 			if k == 'eof':
@@ -698,16 +696,11 @@ class Interp:
 			obj[name] = self.eval(val, env, k8s)
 		return obj
 
-	def set_path(self, target, path, val, op):
+	def set_path(self, target, path, val):
 		"""svc.Spec.Ports = ... on a Kubernetes object (JSON names)."""
 		for name in path[:-1]:
 			target = target.setdefault(json_name(name), {})
-		key = json_name(path[-1])
-		if op == 'append':
-			target.setdefault(key, [])
-			target[key] = list(target[key]) + val
-		else:
-			target[key] = val
+		target[json_name(path[-1])] = val
 
 	def call(self, e, env):
 		fn = e[1]
@@ -783,8 +776,6 @@ class Interp:
 		f = self.eval(fn, env)
 		if isinstance(f, Func):
 			return self.run_func(f, [arg(i) for i in range(len(args))])
-		if name in self.funcs and name != self.test:
-			return Unknown('call ' + name)
 		return Unknown('call ' + name)
 
 	def new_proxier(self, family):
@@ -911,11 +902,7 @@ class Interp:
 			if isinstance(base, Proxier):
 				self.set_setting(base, path[0], val)
 			elif isinstance(base, dict):
-				appended = rhs[0][0] == 'call' and type_name(rhs[0][1]) == 'append'
-				if appended:
-					self.set_path(base, path, val, 'set')
-				else:
-					self.set_path(base, path, val, 'set')
+				self.set_path(base, path, val)
 
 	def set_setting(self, fp, name, val):
 		if name == 'masqueradeAll':

@@ -176,7 +176,7 @@ check_fe() {
 # check_source FROM PROTO DST SOURCE: the source address the backends saw
 # in the last client run: "kept" (the client's own), "masqueraded" (the
 # node's), "hairpin" (the node's on connections the client pod answered
-# itself, its own on the others).
+# itself, its own on the others), or an address: exactly that one.
 check_source() {
 	local from=$1 what="$2 $3 from $1" line w self_bad=0 other_bad=0 self=0 other=0
 	local own
@@ -186,6 +186,7 @@ check_source() {
 	case "$4" in
 	kept) assert_eq "$what: source address seen by the backend" "$own" "$(peer_addrs)" ;;
 	masqueraded) assert_eq "$what: source address seen by the backend" "$MASQ4" "$(peer_addrs)" ;;
+	*[.:]*) assert_eq "$what: source address seen by the backend" "$4" "$(peer_addrs)" ;;
 	hairpin)
 		for line in "${CL_ANS[@]}"; do
 			read -r -a w <<<"$line"
