@@ -107,6 +107,15 @@ vm-check-modes: all
 		KPX_PROXY_MODE=$$m KPX_CHECK_TAG=mode-$$m ./selftests/qemu/check.sh || rc=1; \
 	done; exit $$rc
 
+# kube-proxy's own packet-flow tables (testdata/upstream, kpx_upstream) in
+# every proxy mode, all of them (KPX_UPSTREAM=1): make check runs the
+# quick part in kpx mode.  One VM boot per mode.
+vm-check-upstream: all
+	@rc=0; for m in kpx $(KPX_MODES); do \
+		KPX_UPSTREAM=1 KPX_PROXY_MODE=$$m KPX_TESTS=kpx_upstream KPX_CHECK_TAG=upstream-$$m \
+			./selftests/qemu/check.sh || rc=1; \
+	done; exit $$rc
+
 # Debian packages kpx-dkms and kpx-agent (dpkg-buildpackage in a scratch copy).
 DEBDIR ?= /var/tmp/kpx-debs
 packages: deps
@@ -144,7 +153,7 @@ fuzz-long: all
 # check, plus the suite in each fallback proxy mode, the module's tests on
 # the debug kernel (KASAN, lockdep, kmemleak) and the long fuzzer runs:
 # about an hour and a half more here.
-check-all: check vm-check-long vm-check-modes vm-check-debug-module fuzz-long
+check-all: check vm-check-long vm-check-modes vm-check-upstream vm-check-debug-module fuzz-long
 
 # Agent CPU time and peak RSS: initial sync of 10k Services, 1000 changes.
 bench-agent: agent
@@ -205,4 +214,4 @@ clean:
 	$(MAKE) -C selftests clean
 
 .PHONY: all deps module agent tools style sparse style-diff unit dkms-build dkms-install packages test-packaging \
-	vm-check vm-check-6.12 vm-check-long vm-check-modes vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh bench-ct bench-genl bench-aff clean
+	vm-check vm-check-6.12 vm-check-long vm-check-modes vm-check-upstream vm-check-debug vm-check-debug-module kunit fuzz-long check check-all demo bench-agent bench-agent-sync bench-agent-scrape bench-core bench-mh bench-ct bench-genl bench-aff clean
