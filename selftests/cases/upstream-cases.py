@@ -195,6 +195,9 @@ def convert_test(test, tables, outdir, mode):
 				left_out.append('%s: "%s" (%s)' % (tid, f['name'], why))
 				continue
 			probe, daemon = probe_of(f, mode)
+			req = requires(probe, objs)
+			if req:
+				probe['requires'] = req
 			if daemon:
 				echo.setdefault(('node', daemon[0]), set()).add(daemon[1])
 			if not probe['from'] in ('cli', 'node'):
@@ -315,6 +318,42 @@ def probe_of(f, mode):
 		if p['source'] is None:
 			del p['source']
 	return p, daemon
+
+
+def requires(probe, objs):
+	"""The proxy-mode feature (mode_lib.sh MODE_LACKS) a flow needs."""
+	host, port = split_hostport(probe['destination'])
+	proto = probe['protocol'].upper()
+	svcs = [o for o in objs if o['kind'] == 'Service']
+	if probe.get('verdict') == 'refused':
+		for svc in svcs:
+			if svc['spec'].get('clusterIP') == host and not any(
+					p['port'] == port and p.get('protocol', 'TCP') == proto
+					for p in svc['spec'].get('ports', [])):
+				return 'clusterip-reject'
+	if probe['from'] in ('cli', 'node', 'xblk') or not probe.get('backends'):
+		return None
+	for svc in svcs:
+		spec = svc['spec']
+		if spec.get('externalTrafficPolicy') != 'Local':
+			continue
+		ext = set(spec.get('externalIPs', [])) | {i['ip'] for i in
+			svc.get('status', {}).get('loadBalancer', {}).get('ingress', [])}
+		hit = any(p['port'] == port for p in spec['ports']) and host in ext or \
+			any(p.get('nodePort') == port for p in spec['ports']) and host in NODE_ADDRS
+		if not hit:
+			continue
+		local = set()
+		for o in objs:
+			if o['kind'] == 'EndpointSlice' and o['metadata']['labels'][
+					'kubernetes.io/service-name'] == svc['metadata']['name'] and \
+					o['metadata']['namespace'] == svc['metadata']['namespace']:
+				for ep in o.get('endpoints', []):
+					if ep.get('nodeName') == NODE:
+						local |= set(ep['addresses'])
+		if any(split_hostport(b)[0] not in local for b in probe['backends']):
+			return 'etp-local-shortcut'
+	return None
 
 
 def main():
