@@ -70,7 +70,7 @@ expect_lines() {
 			 (if has("cluster") then (.cluster // "null") else "" end)] | row),
 		((.hold // [])[] |
 			["hold", .name, .from, .destination, (.ms // 10000), (.every_ms // 200),
-			 (.timeout_ms // 1000), (.ident // "")] | row),
+			 (.timeout_ms // 1000), (.ident // ""), (.protocol // "tcp")] | row),
 		((.ct_fill // [])[] |
 			["ctfill", .source, .destination, (.backend // ""), .count, (.timeout_s // 600),
 			 (if .assured then "1" else "" end), (if .full then "1" else "" end),
@@ -108,7 +108,7 @@ expect_lines() {
 			 (.requires // "")] | row),
 		(.neighbour_loopback // empty |
 			["neighbour", .destination, (.count // 2), (.timeout_ms // 1000)] | row),
-		((.hold_end // [])[] | ["hold_end", .name, (.ident // "")] | row),
+		((.hold_end // [])[] | ["hold_end", .name, (if .stop then "1" else "" end)] | row),
 		((.listeners // [])[] |
 			["listen", .port, .count, (.family // "")] | row),
 		((.after // [])[] |
@@ -323,14 +323,17 @@ listed() {
 	assert_eq "$1 $2: ClusterIP frontend named in kpxctl list" "$4" "$got"
 }
 
-# hold_start NAME FROM DST MS EVERY_MS TIMEOUT_MS IDENT: in the background,
-# kpx_client --hold from FROM keeps one TCP connection to DST open MS ms,
-# exchanging a line every EVERY_MS ms; asserts it connected (to IDENT).
+# hold_start NAME FROM DST MS EVERY_MS TIMEOUT_MS IDENT PROTO: in the
+# background, kpx_client --hold from FROM keeps one TCP connection (PROTO
+# udp: one UDP flow, one source port) to DST open MS ms, exchanging a line
+# every EVERY_MS ms; asserts it connected (to IDENT).
 declare -A HOLD_PID HOLD_IDENT
 hold_start() {
-	local f=$TMPD/hold-$1.out
+	local f=$TMPD/hold-$1.out u=
 
-	in_ns "$2" "$CLIENT_BIN" --hold "$4" --every "$5" -t "$6" "$3" >"$f" 2>&1 &
+	[ "$8" != udp ] || u=-u
+	# shellcheck disable=SC2086
+	in_ns "$2" "$CLIENT_BIN" $u --hold "$4" --every "$5" -t "$6" "$3" >"$f" 2>&1 &
 	HOLD_PID[$1]=$!
 	HOLD_IDENT[$1]=${7:-[^ ]+}
 	PIDS+=("$!")
@@ -342,10 +345,14 @@ hold_start() {
 		"$(grep '^hold connected' "$f")"
 }
 
-# hold_check NAME: the held connection NAME ran to its end, every exchange
-# answered by the same backend (the proxy reset nothing).
+# hold_check NAME [STOP]: the held connection NAME ran to its end (STOP 1:
+# ended now, SIGTERM to the kpx_client the background job runs), every
+# exchange answered by the same backend (the proxy reset nothing, a UDP
+# flow neither lost nor moved).
 hold_check() {
 	[ -n "${HOLD_PID[$1]:-}" ] || { _fail "expect.json: no held connection '$1'"; return; }
+	# the job is in_ns's subshell: kpx_client (ip netns exec's) is its child
+	[ "$2" != 1 ] || pkill -TERM -P "${HOLD_PID[$1]}" kpx_client
 	wait "${HOLD_PID[$1]}" 2>/dev/null
 	assert_match "held connection $1 to its end (no reset by the proxy)" \
 		"^hold summary ident=${HOLD_IDENT[$1]} exchanges=[1-9][0-9]* failed=0\$" \
@@ -981,8 +988,8 @@ run_case() {
 		neighbour) neighbour "$a" "$b" "$c" ;;
 		fbits) flag_bits "$a" "$b" "$c" "$d" ;;
 		listed) listed "$a" "$b" "$c" "$d" ;;
-		hold) hold_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
-		hold_end) hold_check "$a" ;;
+		hold) hold_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
+		hold_end) hold_check "$a" "$b" ;;
 		health) health "$a" "$b" "$c" "$d" ;;
 		ct) ct_check "$a" "$b" "$c" "$d" "$e" ;;
 		ctfill) ct_fill "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;

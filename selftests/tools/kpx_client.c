@@ -33,7 +33,10 @@
  * the echo server saw, both from kpx_echo's answer.)
  *
  * --hold keeps one TCP connection open instead and exchanges a line with the
- * echo server every --every ms:
+ * echo server every --every ms; with -u, one UDP socket (one source port, one
+ * flow) sends a datagram every --every ms, each answered by the echo server
+ * that answered the first (another ident is a failed exchange: the flow was
+ * moved).  SIGTERM or SIGINT ends the hold early, summary printed:
  *
  *     hold connected ANSWER            once connected (then flushed)
  *     hold summary ident=ID exchanges=N failed=N
@@ -45,6 +48,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +78,9 @@ struct opts {
 
 static struct counter idents[MAX_KEYS], errors[MAX_KEYS];
 
+/* Set by SIGTERM/SIGINT during --hold: end it, summary printed. */
+static volatile sig_atomic_t hold_stop;
+
 /* UDP source ports used so far (host byte order), see the header comment. */
 static unsigned char udp_ports_used[65536 / 8];
 #define UDP_PORT_TRIES 64
@@ -83,15 +90,16 @@ static void usage(FILE *f, int status)
 	fprintf(f,
 		"usage: kpx_client [-u] [-n COUNT] [-t TIMEOUT_MS] [-i INTERVAL_MS]\n"
 		"                  [-d DURATION_MS] [-q] ADDR:PORT\n"
-		"       kpx_client --hold MS [--every MS] [-t TIMEOUT_MS] ADDR:PORT\n"
+		"       kpx_client [-u] --hold MS [--every MS] [-t TIMEOUT_MS] ADDR:PORT\n"
 		"  -u  UDP (default TCP)         -n  attempts (default 1)\n"
 		"  -t  per-attempt timeout (default 1000 ms)\n"
 		"  -i  pause between attempts (default 0 ms)\n"
 		"  -d  keep making attempts for this long (overrides -n)\n"
 		"  -q  print only the summary\n"
 		"  --json  one JSON object per attempt, then the summary\n"
-		"  --hold MS   one TCP connection kept open MS ms,\n"
+		"  --hold MS   one TCP connection (-u: UDP flow) kept open MS ms,\n"
 		"  --every MS  exchanging a line every MS ms (default 100)\n"
+		"              (SIGTERM: ends it early)\n"
 		"  ADDR:PORT is A.B.C.D:PORT or [IPV6]:PORT\n");
 	exit(status);
 }
@@ -395,17 +403,63 @@ static int run_attempts(const struct opts *o)
 	return failed ? 1 : 0;
 }
 
+static void on_hold_stop(int sig)
+{
+	(void)sig;
+	hold_stop = 1;
+}
+
+/*
+ * One --hold exchange on @fd: TCP, @msg echoed back; UDP, @msg answered by
+ * the echo server whose ident is @ident.  0 or an errno.
+ */
+static int hold_exchange(const struct opts *o, int fd, const char *msg,
+			 int len, const char *ident)
+{
+	char back[256], word[72] = "", line[72];
+	int err = 0;
+
+	/* one datagram for UDP (the echo server answers each one) */
+	if (o->udp) {
+		len = snprintf(line, sizeof(line), "%s\n", msg);
+		if (send(fd, line, (size_t)len, 0) != len)
+			err = errno;
+	} else if (send(fd, msg, (size_t)len, MSG_NOSIGNAL) != len ||
+		   send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
+		err = errno;
+	}
+	if (!err)
+		err = read_line(fd, back, sizeof(back),
+				now_ms() + (double)o->timeout_ms, o->udp);
+	if (err)
+		return err;
+	if (o->udp) {
+		if (sscanf(back, "%71s", word) != 1)
+			return EPROTO;
+		return strcmp(word, ident) ? EPROTO : 0;
+	}
+	return strcmp(back, msg) ? EPROTO : 0;
+}
+
 static int run_hold(const struct opts *o)
 {
+	struct sigaction sa = { .sa_handler = on_hold_stop };
 	double start = now_ms();
-	char answer[256], msg[64], back[256], ident[72] = "";
+	char answer[256], msg[64], ident[72] = "";
 	const char *stage;
 	long exchanges = 0, failed = 0, seq;
-	int fd, err;
+	int fd, err = 0;
 
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	fd = open_conn(o, start + (double)o->timeout_ms, &stage);
-	err = fd < 0 ? -fd : read_line(fd, answer, sizeof(answer),
-				       start + (double)o->timeout_ms, false);
+	if (fd < 0)
+		err = -fd;
+	else if (o->udp && send(fd, "kpx\n", 4, 0) < 0)
+		err = errno;
+	if (!err)
+		err = read_line(fd, answer, sizeof(answer),
+				start + (double)o->timeout_ms, o->udp);
 	if (err) {
 		printf("hold failed %s %s\n",
 		       errname(err) ? errname(err) : strerror(err), stage);
@@ -415,20 +469,15 @@ static int run_hold(const struct opts *o)
 	sscanf(answer, "%71s", ident);
 	printf("hold connected %s\n", answer);
 	fflush(stdout);
-	for (seq = 1; now_ms() - start < (double)o->hold_ms; seq++) {
+	for (seq = 1; !hold_stop && now_ms() - start < (double)o->hold_ms;
+	     seq++) {
 		int len = snprintf(msg, sizeof(msg), "seq %ld", seq);
 
 		usleep((useconds_t)o->every_ms * 1000);
+		if (hold_stop)
+			break;
 		exchanges++;
-		err = 0;
-		if (send(fd, msg, (size_t)len, MSG_NOSIGNAL) != len ||
-		    send(fd, "\n", 1, MSG_NOSIGNAL) != 1)
-			err = errno;
-		if (!err)
-			err = read_line(fd, back, sizeof(back),
-					now_ms() + (double)o->timeout_ms, false);
-		if (!err && strcmp(back, msg))
-			err = EPROTO;
+		err = hold_exchange(o, fd, msg, len, ident);
 		if (err) {
 			failed++;
 			printf("hold exchange %ld failed: %s\n", seq,
@@ -485,7 +534,7 @@ int main(int argc, char **argv)
 		default: usage(stderr, 2);
 		}
 	}
-	if (argc - optind != 1 || (o.hold_ms && (o.udp || o.json)))
+	if (argc - optind != 1 || (o.hold_ms && o.json))
 		usage(stderr, 2);
 	kpx_require_guest("kpx_client");
 	o.dstlen = kpx_parse_addrport(argv[optind], &o.dst, false);
