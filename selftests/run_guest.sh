@@ -100,6 +100,30 @@ clean_slate() {
 	fi
 }
 
+# run_test TEST SECONDS OUT: runs TEST in a session of its own with a time
+# limit, its output (indented as TAP comments) shown as it comes and kept in
+# OUT; returns the test's exit status (124: timed out).  The output goes to a
+# file, not a pipe, and every process left in the session afterwards (a
+# backgrounded server or sender the test did not reap, or all of them on a
+# timeout) is killed: a leftover holding a pipe would keep the runner waiting
+# until the VM's own timeout.
+run_test() {
+	local raw=$3.raw sidf=$3.sid pid rc
+
+	rm -f "$sidf"
+	: >"$raw"
+	setsid bash -c 'echo $$ >"$1"; shift; exec timeout -k 10 "$@"' \
+		run_test "$sidf" "$2" bash "$1" >"$raw" 2>&1 </dev/null &
+	pid=$!
+	tail -n +1 -s 0.2 -f --pid="$pid" "$raw" | sed -u 's/^#\{0,1\} \{0,1\}/# /' |
+		tee "$3"
+	wait "$pid"
+	rc=$?
+	[ ! -s "$sidf" ] || pkill -KILL -s "$(cat "$sidf")" 2>/dev/null
+	rm -f "$raw" "$sidf"
+	return "$rc"
+}
+
 # Loads kpx.ko with the Debian modules it depends on; 0 on success.
 load_kpx() {
 	local deps
@@ -145,9 +169,8 @@ for t in "${tests[@]}"; do
 	ttmo=$(sed -n 's/^# kpx-timeout: \([0-9][0-9]*\)$/\1/p' "$t" | head -n 1)
 	[ -n "$ttmo" ] && [ "$ttmo" -gt "$tmo" ] || ttmo=$tmo
 	t0=$(date +%s.%N)
-	timeout -k 10 "$ttmo" bash "$t" 2>&1 | sed -u 's/^#\{0,1\} \{0,1\}/# /' |
-		tee "/tmp/kpx-test-out.$$"
-	rc=${PIPESTATUS[0]}
+	run_test "$t" "$ttmo" "/tmp/kpx-test-out.$$"
+	rc=$?
 	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	echo "# $name: exit $rc after $secs s"
 	directive=
