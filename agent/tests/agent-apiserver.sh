@@ -29,24 +29,9 @@ ITEST_NAME=api
 . "$(dirname "$0")/lib/itest.sh"
 srv= ag=
 
-cleanup() {
-	[ -n "$ag" ] && kill "$ag" 2>/dev/null
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	[ -n "${srv2:-}" ] && kill "$srv2" 2>/dev/null
-	[ -n "${cap:-}" ] && kill "$cap" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
 echo "TAP version 13"
-mkdir -p "$tmp/state"
-"$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
-python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --certs "$tmp/certs" \
-	--bookmark-interval 1000 --objects "$objects"/0[123]-*.json "$objects/node-a.json" \
-	2>"$tmp/server.log" &
-srv=$!
-wait_log "$tmp/server.log" "listening on" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
+itest_server "$tmp/server.log" --bookmark-interval 1000 \
+	--objects "$objects"/0[123]-*.json "$objects/node-a.json"
 
 # 1. One dry-run sync of the real objects.
 timeout 30 "$agent" --v 2 --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a \
@@ -166,11 +151,8 @@ cat >"$tmp/long.json" <<EOF
   "addressType": "IPv4", "ports": [{"port": 8080, "protocol": "TCP"}],
   "endpoints": [{"addresses": ["10.244.7.1"], "conditions": {"ready": true}, "nodeName": "$long"}]}]}
 EOF
-mkdir -p "$tmp/long"
-python3 "$api/kpx-test-apiserver.py" --dir "$tmp/long" --port 0 --certs "$tmp/certs" \
-	--objects "$tmp/long.json" 2>"$tmp/long-server.log" &
-srv2=$!
-for _ in $(seq 150); do [ -s "$tmp/long/port" ] && break; sleep 0.1; done
+api_start "$tmp/long" "$tmp/long-server.log" --objects "$tmp/long.json"
+srv2=$API_PID
 timeout 30 "$agent" --kubeconfig "$tmp/long/kubeconfig" --hostname-override "$long" \
 	--dry-run --once 2>"$tmp/long.log"
 ok $? "253-character node name: --dry-run --once exits 0 (${#long} characters)"

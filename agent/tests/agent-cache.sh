@@ -23,21 +23,8 @@ ITEST_NAME=cache
 . "$api/faults_lib.sh"
 srv= ag=
 
-cleanup() {
-	[ -n "$ag" ] && kill "$ag" 2>/dev/null
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
 echo "TAP version 13"
-mkdir -p "$tmp/state"
-"$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
-python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --certs "$tmp/certs" \
-	--bookmark-interval 1000 --objects "$objects/node-a.json" 2>"$tmp/server.log" &
-srv=$!
-wait_log "$tmp/server.log" "listening on" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
+itest_server "$tmp/server.log" --bookmark-interval 1000 --objects "$objects/node-a.json"
 
 apply_svc() { fl_svc "$@" >"$tmp/svc.json" && apictl apply "$tmp/svc.json"; }
 stats() { "$api/kpx-test-apictl" --kubeconfig "$tmp/state/kubeconfig" stats; }

@@ -23,23 +23,8 @@ ITEST_NAME=events
 . "$api/faults_lib.sh"
 srv= srv2= ag=
 
-cleanup() {
-	[ -n "$ag" ] && kill "$ag" 2>/dev/null
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	[ -n "$srv2" ] && kill "$srv2" 2>/dev/null
-	[ -n "$FL_PROXY_PID" ] && kill "$FL_PROXY_PID" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
 echo "TAP version 13"
-mkdir -p "$tmp/state" "$tmp/state2"
-"$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
-python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --certs "$tmp/certs" \
-	--bookmark-interval 1000 --objects "$objects/node-a.json" 2>"$tmp/server.log" &
-srv=$!
-wait_log "$tmp/server.log" "listening on" || { echo "Bail out! no API server"; exit 1; }
+itest_server "$tmp/server.log" --bookmark-interval 1000 --objects "$objects/node-a.json"
 port=$(<"$tmp/state/port")
 fl_proxy_start "$tmp/proxy" "$tmp/certs" "$tmp/certs" "$port" || { echo "Bail out! no faultproxy"; exit 1; }
 cp "$tmp/certs/token" "$tmp/sa-token"
@@ -122,10 +107,10 @@ ok $([ "$rc" = 1 ] && grep -q 'bindAddressHardFail is set and a server could not
 	"--bind-address-hard-fail, the metrics address taken: exit status 1 ($rc) before any sync, the reason logged"
 
 # 3. Event posts forbidden.
-python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state2" --certs "$tmp/certs" --forbid-events \
-	--bookmark-interval 1000 --objects "$objects/node-a.json" 2>"$tmp/server2.log" &
-srv2=$!
-wait_log "$tmp/server2.log" "listening on" || { echo "Bail out! no second API server"; exit 1; }
+api_start "$tmp/state2" "$tmp/server2.log" --forbid-events \
+	--bookmark-interval 1000 --objects "$objects/node-a.json" ||
+	{ echo "Bail out! no second API server"; exit 1; }
+srv2=$API_PID
 k2=$tmp/state2/kubeconfig
 : >"$tmp/agent3.log"
 fl_svc a 10.96.80.1 80 10.244.8.1 >"$tmp/a.json" &&

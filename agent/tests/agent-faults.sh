@@ -34,16 +34,7 @@
 ITEST_NAME=faults ITEST_WAIT_TENTHS=200
 KPX_REAL_OBJECTS=
 . "$(dirname "$0")/lib/itest.sh"
-pids=() ag=
-
-cleanup() {
-	[ -n "$ag" ] && kill "$ag" 2>/dev/null
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ "$TAP_FAILED" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
-}
-trap cleanup EXIT
-wait_port() { for _ in $(seq 150); do [ -s "$1/port" ] && return 0; sleep 0.1; done; return 1; }
+ag= srv=
 # fl_svc, fl_replay (the dry-run state a log leads to), fl_fault, ...
 . "$api/faults_lib.sh"
 fault() { fl_fault "$@"; }
@@ -82,18 +73,11 @@ dels() { grep -c 'dry run: del ' "$tmp/agent.log"; }
 blip=0 wip=0
 
 echo "TAP version 13"
-mkdir -p "$tmp/state" "$tmp/proxy"
-"$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 &&
-	"$api/gen-certs.sh" "$tmp/other-ca" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
-python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/certs" \
-	--bookmark-interval 1 --objects "$objects"/0[12]*.json "$objects/node-a.json" \
-	2>"$tmp/server.log" &
-pids+=($!)
-wait_port "$tmp/state" || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
-fl_proxy_start "$tmp/proxy" "$tmp/certs" "$tmp/other-ca" "$(cat "$tmp/state/port")"
-st=$?
-pids+=($FL_PROXY_PID)
-[ $st = 0 ] || { echo "Bail out! no fault proxy"; cat "$tmp/proxy/proxy.log"; exit 1; }
+api_certs "$tmp/other-ca" || { echo "Bail out! gen-certs.sh failed"; exit 1; }
+itest_server "$tmp/server.log" --bookmark-interval 1 \
+	--objects "$objects"/0[12]*.json "$objects/node-a.json"
+fl_proxy_start "$tmp/proxy" "$tmp/certs" "$tmp/other-ca" "$(cat "$tmp/state/port")" ||
+	{ echo "Bail out! no fault proxy"; cat "$tmp/proxy/proxy.log"; exit 1; }
 # The agent's kubeconfig: through the proxy, token from a file (rotation).
 cp "$tmp/certs/token" "$tmp/sa-token"
 fl_kubeconfig "$tmp/state/kubeconfig" "$tmp/sa-token" "$tmp/agent-kubeconfig" ||
@@ -248,11 +232,8 @@ ag=
 # 8. 10,000 Services in pages
 mkdir -p "$tmp/big"
 fl_big_services 10000 "$tmp/big/objects.json"
-mkdir -p "$tmp/bigstate"
-python3 "$api/kpx-test-apiserver.py" --dir "$tmp/bigstate" --port 0 --certs "$tmp/certs" \
-	--no-watch-cache --objects "$tmp/big/objects.json" 2>"$tmp/big.log" &
-pids+=($!)
-wait_port "$tmp/bigstate" || { echo "Bail out! no big API server"; exit 1; }
+api_start "$tmp/bigstate" "$tmp/big.log" --no-watch-cache --objects "$tmp/big/objects.json" ||
+	{ echo "Bail out! no big API server"; exit 1; }
 timeout 120 "$agent" --v 2 --kubeconfig "$tmp/bigstate/kubeconfig" --hostname-override node-a \
 	--dry-run --once --kube-api-qps 0 2>"$tmp/big-agent.log"
 ok $? "10,000 Services: --once exits 0"

@@ -24,28 +24,14 @@
 ITEST_NAME=http
 . "$(dirname "$0")/lib/itest.sh"
 srv= ag=
-
-cleanup() {
-	[ -n "$ag" ] && kill "$ag" 2>/dev/null
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	[ "$TAP_FAILED" = 0 ] && rm -rf "$tmp" || echo "# kept $tmp"
-}
-trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # metric NAME{LABELS}: the sample's value ("" if absent)
 metric() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/metrics"; }
 scrape() { curl -sS -o "$tmp/metrics" "http://127.0.0.1:$mport/metrics"; }
 
 echo "TAP version 13"
-mkdir -p "$tmp/state"
-"$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "Bail out! gen-certs.sh failed"; exit 1; }
-python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/certs" \
-	--bookmark-interval 1000 --objects "$objects"/0[12]*.json "$objects/node-a.json" \
-	2>"$tmp/server.log" &
-srv=$!
-for _ in $(seq 100); do [ -s "$tmp/state/port" ] && break; sleep 0.1; done
-[ -s "$tmp/state/port" ] || { echo "Bail out! no API server"; cat "$tmp/server.log"; exit 1; }
+itest_server "$tmp/server.log" --bookmark-interval 1000 \
+	--objects "$objects"/0[12]*.json "$objects/node-a.json"
 hport=$(free_port) mport=$(free_port)
 
 "$agent" --v 2 --kubeconfig "$tmp/state/kubeconfig" --hostname-override node-a --dry-run \

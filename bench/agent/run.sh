@@ -30,15 +30,13 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+. "$top/agent/tests/lib/apiserver.sh"
+API_CERTS=$tmp/certs
 
 python3 "$here/gen.py" "$nsvc" "$eps" "$tmp/objects.json" "$nchg" "$tmp/changes.json"
-"$api/gen-certs.sh" "$tmp/certs" >/dev/null 2>&1 || { echo "gen-certs.sh failed" >&2; exit 2; }
-mkdir -p "$tmp/state"
-python3 "$api/kpx-test-apiserver.py" --dir "$tmp/state" --port 0 --certs "$tmp/certs" \
-	--objects "$tmp/objects.json" 2>"$tmp/server.log" &
-srv=$!
-for _ in $(seq 600); do [ -s "$tmp/state/port" ] && break; sleep 0.1; done
-[ -s "$tmp/state/port" ] || { echo "no API server" >&2; exit 2; }
+api_certs "$API_CERTS" || { echo "gen-certs.sh failed" >&2; exit 2; }
+api_start "$tmp/state" "$tmp/server.log" --objects "$tmp/objects.json" || { echo "no API server" >&2; exit 2; }
+srv=$API_PID
 kc=$tmp/state/kubeconfig
 
 # 1. initial sync
