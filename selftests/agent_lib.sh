@@ -13,6 +13,9 @@
 #   kpx_agent_start FLAGS...       kpx-agent --kubeconfig $KUBECONFIG_F FLAGS
 #   kpx_agent_stop                 SIGTERM, wait; AGENT_STATUS = exit status
 #   kpx_agent_syncs                "sync done" lines logged so far
+#   wait_served SECONDS VIP:PORT WANT  until 8 fresh TCP connections from
+#                                  netns cli are all answered, by the
+#                                  backends WANT (answer_field 2's form)
 #   agent_lib_stop                 both stopped (for setup_trap)
 #   save_values FILE...            FILEs' contents (sysctls) written back
 #                                  by restore_saved
@@ -112,6 +115,21 @@ kpx_agent_stop() {
 
 # kpx_agent_syncs: the number of "sync done" lines in $TMPD/agent.log.
 kpx_agent_syncs() { grep -c '] "sync done"' "$TMPD/agent.log"; }
+
+# wait_served SECONDS VIP:PORT WANT: until, within about SECONDS tries a
+# second apart, 8 fresh TCP connections from netns cli to VIP:PORT are all
+# answered and the backends that answered are WANT ("addr:port,..." as
+# answer_field 2 prints them); 1 if never (the last try's output is kept).
+wait_served() {
+	local i
+
+	for ((i = 0; i < $1; i++)); do
+		client cli -n 8 -t 1000 "$2"
+		[ "$(summary_field ok)" = 8 ] && [ "$(answer_field 2)" = "$3" ] && return 0
+		sleep 1
+	done
+	return 1
+}
 
 # agent_lib_stop: stop the agent and the API server.
 agent_lib_stop() {

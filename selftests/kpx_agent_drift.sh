@@ -20,9 +20,7 @@ agent_require
 mode_is kpx || skip "the generation is the kpx module's (proxy mode $KPX_PROXY_MODE)"
 setup_trap agent_lib_stop
 
-node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
-echo_start pod1 pod1 10.244.1.2:8080
-echo_start pod2 pod2 10.244.2.2:8080
+web_pods 2 || skip "topology setup failed"
 
 VIP=10.96.0.61 BOTH=10.244.1.2:8080,10.244.2.2:8080
 web_objects $VIP "$TMPD/objects.json"

@@ -48,9 +48,7 @@ command -v openssl >/dev/null || skip "no openssl"
 setup_trap 'loader_stop; agent_lib_stop; [ -z "$FL_PROXY_PID" ] || kill $FL_PROXY_PID 2>/dev/null;
 	[ "$FAILS" = 0 ] || { log "agent log (tail):"; tail -n 40 "$TMPD/agent.log" | sed "s/^/#   /"; }'
 
-node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
-echo_start pod1 pod1 10.244.1.2:8080
-echo_start pod2 pod2 10.244.2.2:8080
+web_pods 2 || skip "topology setup failed"
 
 web_objects $VIP "$TMPD/web.json"
 kpx_api_start --bookmark-interval 1 --objects "$TMPD/web.json" "$REPO/testdata/real-objects"/0[12]*.json

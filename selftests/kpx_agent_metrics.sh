@@ -28,9 +28,7 @@ MT=127.0.0.1:10249
 agent_require
 setup_trap agent_lib_stop
 
-node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
-echo_start pod1 pod1 10.244.1.2:8080
-echo_start pod2 pod2 10.244.2.2:8080
+web_pods 2 || skip "topology setup failed"
 
 web_objects 10.96.0.60 "$TMPD/objects.json"
 kpx_api_start --objects "$TMPD/objects.json"

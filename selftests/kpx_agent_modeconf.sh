@@ -40,9 +40,7 @@ for m in ip_vs ip_vs_rr dummy; do
 	modprobe "$m" || skip "modprobe $m failed: the guest kernel has no IPVS"
 done
 setup_trap 'agent_lib_stop; "$KPX_AGENT" --cleanup >/dev/null 2>&1; ipvsadm --set 900 120 300; restore_saved'
-node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
-echo_start pod1 pod1 10.244.1.2:8080
-echo_start pod2 pod2 10.244.2.2:8080
+web_pods 2 || skip "topology setup failed"
 web_objects $VIP "$TMPD/objects1.json"
 # and Service web2 on 10.96.0.81, the same pods
 jq '.items += [.items[] | select(.kind != "Node") |
@@ -80,18 +78,6 @@ ipvs:
 EOF
 }
 
-# wait_served SECONDS: until a fresh TCP client from cli gets both pods.
-wait_served() {
-	local i
-
-	for ((i = 0; i < $1; i++)); do
-		client cli -n 8 -t 1000 $VIP:80
-		[ "$(summary_field ok)" = 8 ] && [ "$(answer_field 2)" = "$BOTH" ] && return 0
-		sleep 1
-	done
-	return 1
-}
-
 # peers: the sources the pods saw, sorted, comma separated.
 peers() { answer_field 3 | tr , '\n' | sed 's/^peer=//; s/:[0-9]*$//' | sort -u | paste -sd,; }
 
@@ -99,7 +85,7 @@ peers() { answer_field 3 | tr , '\n' | sed 's/^peer=//; s/:[0-9]*$//' | sort -u 
 config ipvs
 : >"$TMPD/agent.log"
 kpx_agent_start --config "$TMPD/config-ipvs.yaml"
-wait_served 90
+wait_served 90 $VIP:80 "$BOTH"
 assert_eq "ipvs: TCP $VIP:80 from cli, backends" "$BOTH" "$(answer_field 2)"
 client_show_if_failed
 assert_eq "ipvs: the source the pods see from cli (masqueraded by mark 0x1000)" 169.254.1.1 "$(peers)"
@@ -135,7 +121,7 @@ ipvsadm --set 900 120 300
 config kpx
 : >"$TMPD/agent.log"
 kpx_agent_start --config "$TMPD/config-kpx.yaml"
-wait_served 90
+wait_served 90 $VIP:80 "$BOTH"
 assert_eq "kpx: TCP $VIP:80 from cli, backends" "$BOTH" "$(answer_field 2)"
 client_show_if_failed
 log=$(cat "$TMPD/agent.log")

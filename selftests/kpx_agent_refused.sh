@@ -49,9 +49,7 @@ log "module limits from $UAPI: ${RANGES_MAX:-none} source ranges, ${BACKENDS_MAX
 [ -n "$RANGES_MAX$BACKENDS_MAX" ] ||
 	skip "no module limit small enough to exceed here (uapi/linux/kpx.h)"
 
-node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
-echo_start pod1 pod1 10.244.1.2:8080
-echo_start pod2 pod2 10.244.2.2:8080
+web_pods 2 || skip "topology setup failed"
 BOTH=10.244.1.2:8080,10.244.2.2:8080
 
 # The objects: Node node-a, default/web, default/lb (eTP Local, health

@@ -20,10 +20,7 @@ require_module
 require_file "$KPXCTL" "$ECHO_BIN" "$CLIENT_BIN"
 setup_trap
 
-node_setup && cli_setup && pods_setup 3 || skip "topology setup failed"
-for i in 1 2 3; do
-	echo_start "pod$i" "pod$i" "10.244.$i.2:8080" "[fd00:10:244:$i::2]:8080"
-done
+web_pods 3 dual || skip "topology setup failed"
 
 V4=10.96.0.10 V6=fd00:10:96::10
 be4=(10.244.1.2:8080 10.244.2.2:8080 10.244.3.2:8080)

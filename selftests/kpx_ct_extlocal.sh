@@ -18,10 +18,7 @@ HERE=$SELFTESTS/tools
 require_guest
 require_module
 setup_trap
-node_setup && cli_setup && pods_setup 3 || skip "topology setup failed"
-for i in 1 2 3; do
-	echo_start "pod$i" "pod$i" "10.244.$i.2:8080"
-done
+web_pods 3 || skip "topology setup failed"
 P1=10.244.1.2:8080 P2=10.244.2.2:8080 P3=10.244.3.2:8080
 K="$KPXCTL"
 C=10.96.0.60:53 E=10.96.0.61:53

@@ -32,9 +32,7 @@ require_mode kpx
 agent_require /usr/sbin/nft /usr/sbin/iptables-save /usr/sbin/ip6tables-save \
 	/usr/sbin/ipvsadm /usr/sbin/ipset /usr/bin/curl
 setup_trap 'agent_lib_stop; "$KPX_AGENT" --cleanup >/dev/null 2>&1'
-node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
-echo_start pod1 pod1 10.244.1.2:8080
-echo_start pod2 pod2 10.244.2.2:8080
+web_pods 2 || skip "topology setup failed"
 echo_start pod1 -u pod1u 10.244.1.2:8080
 echo_start pod2 -u pod2u 10.244.2.2:8080
 
@@ -92,18 +90,6 @@ kpx_frontends() {
 # ok_lines: answered attempts of the background client so far.
 ok_lines() { grep -c '^[0-9]* ok ' "$TMPD/loop.out"; }
 
-# wait_served SECONDS: until a fresh TCP client gets both pods.
-wait_served() {
-	local i
-
-	for ((i = 0; i < $1; i++)); do
-		client cli -n 8 -t 1000 $VIP:80
-		[ "$(summary_field ok)" = 8 ] && [ "$(answer_field 2)" = "$BOTH" ] && return 0
-		sleep 1
-	done
-	return 1
-}
-
 assert_eq "before: no proxy state on the node" none "$(modes_present)"
 # the traffic that runs through every switch: a new connection every 100 ms
 in_ns cli "$CLIENT_BIN" -d 900000 -i 100 -t 500 $VIP:80 >"$TMPD/loop.out" 2>&1 &
@@ -116,7 +102,7 @@ for m in "${MODES[@]}"; do
 	kpx_agent_start --proxy-mode "$m" --hostname-override node-a \
 		--cluster-cidr 10.244.0.0/16 --v 2
 	t0=$SECONDS
-	wait_served 60
+	wait_served 60 $VIP:80 "$BOTH"
 	assert_eq "$m: TCP $VIP:80 from cli, backends (after $((SECONDS - t0)) s)" "$BOTH" "$(answer_field 2)"
 	client_show_if_failed
 	client_all "$BOTH" cli -n 8 -t 1000 -u $VIP:53

@@ -291,6 +291,25 @@ echo_start() {
 	PIDS+=("$pid")
 }
 
+# web_pods N [dual]: the node, cli and pods pod1..podN (node_setup,
+# cli_setup, pods_setup), each pod serving kpx_echo with ID podI on
+# 10.244.I.2:8080 (dual: and [fd00:10:244:I::2]:8080).  1 if the topology
+# could not be built; an echo server that does not start is a failure of
+# the test (echo_start).
+web_pods() {
+	local i
+
+	node_setup && cli_setup && pods_setup "$1" || return 1
+	for i in $(seq 1 "$1"); do
+		if [ "${2:-}" = dual ]; then
+			echo_start "pod$i" "pod$i" "10.244.$i.2:8080" "[fd00:10:244:$i::2]:8080"
+		else
+			echo_start "pod$i" "pod$i" "10.244.$i.2:8080"
+		fi
+	done
+	return 0
+}
+
 # in_ns NS CMD...: run CMD in netns NS ("" or "node" = the root netns).
 in_ns() {
 	local ns=$1
