@@ -15,14 +15,7 @@
 #include "kpx.h"
 #include "name.h"
 
-/* /proc's names of enum kpx_svc_kind (kpxctl prints the same). */
-static const char *const kind_names[] = {
-	[KPX_SVC_KIND_NONE] = "-",
-	[KPX_SVC_KIND_CLUSTER_IP] = "cluster-ip",
-	[KPX_SVC_KIND_NODE_PORT] = "node-port",
-	[KPX_SVC_KIND_LOAD_BALANCER] = "load-balancer",
-	[KPX_SVC_KIND_EXTERNAL_IP] = "external-ip",
-};
+static const char *const kind_names[] = KPX_SVC_KIND_NAMES;
 
 static_assert(ARRAY_SIZE(kind_names) == KPX_SVC_KIND_MAX + 1);
 

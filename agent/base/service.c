@@ -243,13 +243,7 @@ int kpx_service_set_name(struct kpx_service *s, const char *name)
 	return 0;
 }
 
-static const char *const kind_names[] = {
-	[KPX_SVC_KIND_NONE] = "-",
-	[KPX_SVC_KIND_CLUSTER_IP] = "cluster-ip",
-	[KPX_SVC_KIND_NODE_PORT] = "node-port",
-	[KPX_SVC_KIND_LOAD_BALANCER] = "load-balancer",
-	[KPX_SVC_KIND_EXTERNAL_IP] = "external-ip",
-};
+static const char *const kind_names[] = KPX_SVC_KIND_NAMES;
 
 _Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == KPX_SVC_KIND_MAX + 1,
 	       "a name for every kind");

@@ -409,6 +409,18 @@ enum kpx_svc_kind {
 };
 #define KPX_SVC_KIND_MAX (__KPX_SVC_KIND_MAX - 1)
 
+/*
+ * The name of each kind, indexed by enum kpx_svc_kind: what
+ * /proc/net/kpx/services and kpxctl print and what kpxctl set --kind takes.
+ */
+#define KPX_SVC_KIND_NAMES {						\
+	[KPX_SVC_KIND_NONE] = "-",					\
+	[KPX_SVC_KIND_CLUSTER_IP] = "cluster-ip",			\
+	[KPX_SVC_KIND_NODE_PORT] = "node-port",				\
+	[KPX_SVC_KIND_LOAD_BALANCER] = "load-balancer",			\
+	[KPX_SVC_KIND_EXTERNAL_IP] = "external-ip",			\
+}
+
 /* The backend list: a sequence of KPX_BACKENDS_A_BACKEND nests. */
 enum kpx_backends_attr {
 	KPX_BACKENDS_A_UNSPEC,
