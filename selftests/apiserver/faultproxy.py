@@ -342,7 +342,6 @@ class Handler(BaseHTTPRequestHandler):
             if fail:
                 STATE.http500 -= 1
                 STATE.stats["http500"] += 1
-            token_file = STATE.token_file
         if fail:
             return self.reply(500, status_body(500, "InternalError",
                                                "injected by faultproxy"))
@@ -350,20 +349,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if u.path.startswith("/api") and is_watch and self.watch_fault(u):
             return
-        auth = self.headers.get("Authorization")
-        if token_file:
-            try:
-                with open(token_file) as f:
-                    want = f.read().strip()
-            except OSError:
-                want = None
-            if auth != "Bearer %s" % want:
-                with STATE.lock:
-                    STATE.stats["unauthorized"] += 1
-                return self.reply(401, status_body(401, "Unauthorized",
-                                                   "Unauthorized"))
-            with open(os.path.join(ARGS.certs, "token")) as f:
-                auth = "Bearer " + f.read().strip()
+        auth = self.upstream_auth()
+        if auth is False:
+            return None
         self.wait_unstalled()
         up = urllib.parse.urlsplit(ARGS.upstream)
         ctx = ssl.create_default_context(cafile=os.path.join(ARGS.certs, "ca.crt"))
