@@ -781,7 +781,7 @@ struct genl_family kpx_family __ro_after_init = {
 	.n_small_ops = ARRAY_SIZE(kpx_ops),
 };
 
-int __init kpx_genl_init(void)
+int kpx_genl_init(void)
 {
 	return genl_register_family(&kpx_family);
 }

@@ -4,8 +4,8 @@
  * main.o) with KUnit suites that drive it as userspace and the packet path
  * do.  KUnit runs a module's suites while the module is still coming up,
  * before any module_init, so each suite brings kpx up in its suite_init
- * with the same steps as main.c's kpx_init() (genl_register_family() is
- * called directly: kpx_genl_init() is __init) and down in its suite_exit.
+ * with kpx.ko's own steps (kpx_core_init(), core.c) and down in its
+ * suite_exit (kpx_core_exit()).
  * The genl family is named "kpx": do not load this module next to kpx.ko.
  */
 #include <kunit/test.h>
@@ -14,11 +14,8 @@
 #include <net/genetlink.h>
 
 #include "kpx.h"
-#include "netlink.h"
-#include "pernet.h"
 #include "svc.h"
-#include "masq.h"
-#include "lb.h"
+#include "core.h"
 #include "kunit_env.h"
 
 /**
@@ -30,26 +27,7 @@
  */
 int kpx_test_suite_init(struct kunit_suite *suite)
 {
-	int err;
-
-	kpx_lb_init();
-	err = kpx_masq_init();
-	if (err)
-		return err;
-	err = kpx_pernet_init();
-	if (err)
-		goto masq;
-	err = genl_register_family(&kpx_family);
-	if (err)
-		goto pernet;
-	return 0;
-
-pernet:
-	kpx_pernet_exit();
-masq:
-	kpx_masq_exit();
-	rcu_barrier();
-	return err;
+	return kpx_core_init();
 }
 
 /**
@@ -59,10 +37,7 @@ masq:
  */
 void kpx_test_suite_exit(struct kunit_suite *suite)
 {
-	genl_unregister_family(&kpx_family);
-	kpx_pernet_exit();
-	kpx_masq_exit();
-	rcu_barrier();
+	kpx_core_exit();
 }
 
 /**
