@@ -67,7 +67,7 @@ static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
 {
 	kpx_stat_inc(svc->stats, rejects);
 	if (READ_ONCE(svc->flags) & KPX_SVC_F_DROP_EMPTY) {
-		kpx_stat_inc(kn->stats, drops);
+		kpx_stat_inc2(svc->stats, kn->stats, drops);
 		return NF_DROP;
 	}
 	return send_unreach(kn, skb, state);

@@ -521,6 +521,8 @@ static int put_key(struct sk_buff *skb, const struct kpx_svc *svc)
 			      st.rejects, KPX_SVC_A_PAD) ||
 	    nla_put_u64_64bit(skb, KPX_SVC_A_FILTERED,
 			      st.filtered, KPX_SVC_A_PAD) ||
+	    nla_put_u64_64bit(skb, KPX_SVC_A_DROPS,
+			      st.drops, KPX_SVC_A_PAD) ||
 	    kpx_sched_cfg_put(skb, svc) || put_cluster(skb, svc) ||
 	    kpx_name_put(skb, svc))
 		return -EMSGSIZE;

@@ -10,12 +10,14 @@
 #  - /metrics: kube-proxy's histograms and counters (sync count >= 1,
 #    last sync timestamp recent, service/endpoint changes = objects listed);
 #    kpx_frontend_connections_total and kpx_backend_connections_total equal
-#    to kpxctl's counters after N client connections; kpx_module_* totals;
+#    to kpxctl's counters after N client connections, and the per-Service
+#    kpx_service_connections_total; kpx_module_* totals;
 #    process_start_time_seconds, rest_client_requests_total,
 #    kubernetes_build_info;
 #    kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family,traffic_policy}
 #    0, then 1 internal + 1 external with a Local-policy Service whose
-#    endpoint is on another node;
+#    endpoint is on another node, whose dropped connections count as its
+#    kpx_service_drops_total{reason="no_endpoints"};
 #  - "kpx-agent --cleanup": exit 0 and no frontend left.
 #
 # Topology (lib.sh): cli 10.0.1.2 --veth-- node (VM root netns, kpx) --veth--
@@ -67,6 +69,10 @@ assert_eq "kpx_backend_connections_total 10.244.1.2 == kpxctl" "$b1" \
 assert_eq "kpx_backend_connections_total 10.244.2.2 == kpxctl" "$b2" \
 	"$(metric 'kpx_backend_connections_total{protocol="tcp",vip="10.96.0.60",port="80",backend_ip="10.244.2.2",backend_port="8080"}')"
 assert_eq "the backends' counters add up" "$svc" "$((b1 + b2))"
+assert_eq "kpx_service_connections_total of default/web:http == kpxctl" "$svc" \
+	"$(metric 'kpx_service_connections_total{namespace="default",service="web",port="http"}')"
+assert_eq "kpx_service_rejects_total of default/web:http" 0 \
+	"$(metric 'kpx_service_rejects_total{namespace="default",service="web",port="http"}')"
 assert_ge "kpx_module_connections_total" "$svc" "$(metric kpx_module_connections_total)"
 assert_eq "kpx_module_frontends" 1 "$(metric kpx_module_frontends)"
 assert_eq "sync histogram buckets (IPv4)" 16 "$(grep -c '^kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family="IPv4",' "$TMPD/metrics")"
@@ -115,6 +121,19 @@ for _ in $(seq 1 100); do
 	sleep 0.2
 done
 assert_eq "t/local's ClusterIP drops (drop-empty)" '["drop-empty","cluster-ip"]' "$(local_flags)"
+# three new connections to it are dropped: counted as the frontend's drops
+# (and rejects), and as t/local's no_endpoints drops, not as refusals
+client cli -n 3 -t 300 10.96.0.61:80
+assert_eq "t/local's ClusterIP: 3 connections unanswered" 0 "$(summary_field ok)"
+ldrops=$(kpx_json | jq '.services[] | select(.vip == "10.96.0.61" and .port == 80) | .drops')
+assert_ge "kpxctl: t/local's ClusterIP drops" 3 "$ldrops"
+assert_eq "kpxctl: t/local's ClusterIP rejects include the drops" "$ldrops" \
+	"$(kpx_json | jq '.services[] | select(.vip == "10.96.0.61" and .port == 80) | .rejects')"
+curl -sS -o "$TMPD/metrics" "http://$MT/metrics"
+assert_eq "kpx_service_drops_total{reason=no_endpoints} of t/local == kpxctl" "$ldrops" \
+	"$(metric 'kpx_service_drops_total{namespace="t",service="local",port="",reason="no_endpoints"}')"
+assert_eq "kpx_service_rejects_total of t/local: none refused" 0 \
+	"$(metric 'kpx_service_rejects_total{namespace="t",service="local",port=""}')"
 for _ in $(seq 1 50); do
 	curl -sS -o "$TMPD/metrics" "http://$MT/metrics"
 	[ "$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family="IPv4",traffic_policy="internal"}')" = 1 ] && break

@@ -34,7 +34,9 @@ struct kpx_service {
 	} addr;			/* the VIP, network byte order */
 	uint16_t port;		/* host byte order */
 	uint32_t flags;		/* KPX_SVC_F_* */
-	uint64_t conns, rejects;	/* read back from the module */
+	/* read back from the module (KPX_SVC_A_CONNS ...); 0 in desired
+	 * state; drops are also counted in rejects */
+	uint64_t conns, rejects, drops, filtered;
 	size_t nbackends;
 	struct kpx_backend *backends;	/* sorted by kpx_backend_cmp() */
 	/*

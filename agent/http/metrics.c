@@ -21,6 +21,7 @@
 #include "base/ctstat.h"
 #include "http/metrics.h"
 #include "base/buildinfo.h"
+#include "http/metrics_svc.h"
 
 /* kube-proxy's buckets: ExponentialBuckets(0.001, 2, 15). */
 #define SYNC_NB 15
@@ -1015,9 +1016,11 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 		else
 			counter(f, c->metric, c->help, kpx_nl_counter_get(c, st));
 	}
-	if (v)
+	if (v) {
 		frontends_put(f, v, n, flags & KPX_METRICS_PER_BACKEND);
-	else if (dry)
+		/* on -ENOMEM the per-Service series are left out this time */
+		(void)kpx_metrics_services(f, v, n);
+	} else if (dry)
 		frontends_put(f, dry->v, dry->n, flags & KPX_METRICS_PER_BACKEND);
 	if (fclose(f)) {
 		free(buf);

@@ -21,6 +21,7 @@
 #include "http/metrics.h"
 #include "base/buildinfo.h"
 #include "http/metricsd.h"
+#include "http/metrics_svc.h"
 
 #include "lib/fixtures.h"
 #include "lib/tap.h"
@@ -393,6 +394,35 @@ static void test_time(void)
 	ok(kpx_k8s_parse_time("2026-11-30T06:30:12Zjunk", &t) == -EINVAL, "trailing junk rejected");
 }
 
+/* Per-Service sums over the frontends of one Service port, by name. */
+static void test_services(void)
+{
+	struct kpx_service v[6] = {
+		{ .name = (char *)"default/web:http", .conns = 10, .rejects = 3 },
+		{ .name = (char *)"default/web:http", .conns = 5, .rejects = 4, .drops = 4 },
+		{ .name = (char *)"kube-system/dns", .conns = 2 },
+		{ .name = (char *)"default/web:http", .conns = 1, .filtered = 7 },
+		{ .conns = 100, .rejects = 100 },
+		{ .name = (char *)"", .conns = 100 },
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ok(f && !kpx_metrics_services(f, v, 6) && !fclose(f), "per-Service series rendered");
+	ok(text && strstr(text, "# TYPE kpx_service_connections_total counter\n") &&
+	   strstr(text, "kpx_service_connections_total{namespace=\"default\",service=\"web\",port=\"http\"} 16\n") &&
+	   strstr(text, "kpx_service_connections_total{namespace=\"kube-system\",service=\"dns\",port=\"\"} 2\n"),
+	   "connections summed over the three frontends of default/web:http; an unnamed port's label is empty");
+	ok(text && strstr(text, "kpx_service_rejects_total{namespace=\"default\",service=\"web\",port=\"http\"} 3\n") &&
+	   strstr(text, "kpx_service_drops_total{namespace=\"default\",service=\"web\",port=\"http\",reason=\"no_endpoints\"} 4\n") &&
+	   strstr(text, "kpx_service_drops_total{namespace=\"default\",service=\"web\",port=\"http\",reason=\"source_range\"} 7\n"),
+	   "rejects are the refused ones (7 rejects, 4 of them dropped); drops by reason");
+	ok(text && count_lines(text, "kpx_service_connections_total{") == 2 && !strstr(text, "} 100\n"),
+	   "one series per named Service port; unnamed frontends left out");
+	free(text);
+}
+
 int main(void)
 {
 	kpx_log_set_fd(open("/dev/null", O_WRONLY));
@@ -400,6 +430,7 @@ int main(void)
 	test_health();
 	test_gotime();
 	test_render();
+	test_services();
 	test_metricsd();
 	test_time();
 	return tap_done();

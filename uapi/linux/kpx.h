@@ -130,6 +130,11 @@
  *   plus the read-only counters:
  *       KPX_SVC_A_CONNS: u64, new connections scheduled to a backend
  *       KPX_SVC_A_REJECTS: u64, new connections refused for want of a backend
+ *           (those KPX_SVC_F_DROP_EMPTY dropped included)
+ *       KPX_SVC_A_DROPS: u64, of those, the ones dropped rather than
+ *           refused (KPX_SVC_F_DROP_EMPTY: externalTrafficPolicy Local
+ *           without a local endpoint); a module older than this attribute
+ *           leaves it out
  *       KPX_SVC_A_FILTERED: u64, new connections dropped by
  *           KPX_SVC_A_SOURCE_RANGES
  *       KPX_SVC_A_AFFINITY_EVICTIONS: u64, affinity entries evicted for room
@@ -344,6 +349,7 @@ enum kpx_svc_attr {
 	KPX_SVC_A_CLUSTER_PORT,	/* be16 */
 	KPX_SVC_A_NAME,		/* string, "namespace/name:port" */
 	KPX_SVC_A_KIND,		/* u8, enum kpx_svc_kind */
+	KPX_SVC_A_DROPS,	/* u64, read-only */
 	__KPX_SVC_A_MAX
 };
 #define KPX_SVC_A_MAX (__KPX_SVC_A_MAX - 1)

@@ -78,6 +78,18 @@ const struct kpx_nl_counter kpx_nl_frontend_counters[] = {
 	  .metric = "kpx_frontend_rejects_total",
 	  .type = "counter",
 	  .help = "Connections the kpx module rejected for a frontend without backends" },
+	{ .name = "drops",
+	  .attr = KPX_SVC_A_DROPS,
+	  FIELD(struct kpx_service, drops),
+	  .metric = "kpx_frontend_drops_total",
+	  .type = "counter",
+	  .help = "Of the rejected connections, those the kpx module dropped (externalTrafficPolicy Local without a local endpoint) instead of refusing" },
+	{ .name = "filtered",
+	  .attr = KPX_SVC_A_FILTERED,
+	  FIELD(struct kpx_service, filtered),
+	  .metric = "kpx_frontend_filtered_total",
+	  .type = "counter",
+	  .help = "New connections the kpx module dropped by a frontend's source ranges (loadBalancerSourceRanges)" },
 	{ .name = NULL },
 };
 

@@ -47,6 +47,8 @@ static struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_CLUSTER_PORT] = { .type = NLA_U16 },
 	[KPX_SVC_A_NAME] = { .type = NLA_STRING },
 	[KPX_SVC_A_KIND] = { .type = NLA_U8 },
+	[KPX_SVC_A_FILTERED] = { .type = NLA_U64 },
+	[KPX_SVC_A_DROPS] = { .type = NLA_U64 },
 };
 
 static struct nla_policy cidr_policy[KPX_CIDR_A_MAX + 1] = {

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Per-Service series of /metrics (metrics_svc.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/metrics_svc.h"
+
+/* One Service port: its name's parts and its frontends' sums. */
+struct svc_sum {
+	const char *name;	/* "namespace/name:port", not owned */
+	uint64_t conns, refused, no_endpoints, source_range;
+};
+
+static int sum_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct svc_sum *)a)->name,
+		      ((const struct svc_sum *)b)->name);
+}
+
+/* The label set of @name: namespace="..",service="..",port=".." */
+static void labels(FILE *f, const char *name)
+{
+	const char *slash = strchr(name, '/');
+	const char *colon = slash ? strchr(slash, ':') : NULL;
+	int nslen = slash ? (int)(slash - name) : 0;
+	const char *svc = slash ? slash + 1 : name;
+	int svclen = colon ? (int)(colon - svc) : (int)strlen(svc);
+
+	/* the module admits visible ASCII but '"' and '\\' need escapes */
+	fputs("namespace=\"", f);
+	for (int i = 0; i < nslen; i++)
+		fprintf(f, "%s%c", strchr("\"\\", name[i]) ? "\\" : "", name[i]);
+	fputs("\",service=\"", f);
+	for (int i = 0; i < svclen; i++)
+		fprintf(f, "%s%c", strchr("\"\\", svc[i]) ? "\\" : "", svc[i]);
+	fputs("\",port=\"", f);
+	for (const char *p = colon ? colon + 1 : ""; *p; p++)
+		fprintf(f, "%s%c", strchr("\"\\", *p) ? "\\" : "", *p);
+	fputc('"', f);
+}
+
+int kpx_metrics_services(FILE *f, const struct kpx_service *v, size_t n)
+{
+	struct svc_sum *s;
+	size_t i, k = 0;
+
+	s = calloc(n ? n : 1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!v[i].name || !v[i].name[0])
+			continue;
+		s[k].name = v[i].name;
+		s[k].conns = v[i].conns;
+		/* drops are counted in rejects too (KPX_SVC_A_DROPS) */
+		s[k].refused = v[i].rejects >= v[i].drops ?
+				       v[i].rejects - v[i].drops : 0;
+		s[k].no_endpoints = v[i].drops;
+		s[k].source_range = v[i].filtered;
+		k++;
+	}
+	qsort(s, k, sizeof(*s), sum_cmp);
+	/* fold each run of one name into its first entry */
+	n = 0;
+	for (i = 0; i < k; i++) {
+		if (n && !strcmp(s[n - 1].name, s[i].name)) {
+			s[n - 1].conns += s[i].conns;
+			s[n - 1].refused += s[i].refused;
+			s[n - 1].no_endpoints += s[i].no_endpoints;
+			s[n - 1].source_range += s[i].source_range;
+			continue;
+		}
+		s[n++] = s[i];
+	}
+
+	fputs("# HELP kpx_service_connections_total New connections the kpx module scheduled for a Service port, all its frontends\n"
+	      "# TYPE kpx_service_connections_total counter\n", f);
+	for (i = 0; i < n; i++) {
+		fputs("kpx_service_connections_total{", f);
+		labels(f, s[i].name);
+		fprintf(f, "} %" PRIu64 "\n", s[i].conns);
+	}
+	fputs("# HELP kpx_service_rejects_total New connections to a Service port the kpx module refused for want of an endpoint\n"
+	      "# TYPE kpx_service_rejects_total counter\n", f);
+	for (i = 0; i < n; i++) {
+		fputs("kpx_service_rejects_total{", f);
+		labels(f, s[i].name);
+		fprintf(f, "} %" PRIu64 "\n", s[i].refused);
+	}
+	fputs("# HELP kpx_service_drops_total New connections to a Service port the kpx module dropped, by reason\n"
+	      "# TYPE kpx_service_drops_total counter\n", f);
+	for (i = 0; i < n; i++) {
+		fputs("kpx_service_drops_total{", f);
+		labels(f, s[i].name);
+		fprintf(f, ",reason=\"no_endpoints\"} %" PRIu64 "\n", s[i].no_endpoints);
+		fputs("kpx_service_drops_total{", f);
+		labels(f, s[i].name);
+		fprintf(f, ",reason=\"source_range\"} %" PRIu64 "\n", s[i].source_range);
+	}
+	free(s);
+	return 0;
+}
