@@ -23,11 +23,18 @@ $K set udp 10.96.0.55:53 $P1			# DEL
 $K set udp 10.96.0.56:53 $P1 $P2 $P3		# same SET again: no change
 $K set udp "[fd00:10:96::51]:53" "[fd00:10:244:1::2]:8080" "[fd00:10:244:2::2]:8080"
 T=(10.96.0.51:53 10.96.0.52:53 10.96.0.53:53 10.96.0.54:53 10.96.0.55:53 10.96.0.56:53 "[fd00:10:96::51]:53")
-ip netns exec cli $HERE/udpflow.py 15 100 "${T[@]}" >"$TMPD/flow" &
+ip netns exec cli $HERE/udpflow.py 25 100 "${T[@]}" >"$TMPD/flow" &
 FLOW=$!
-sleep 3.5
 # the backend each flow is on just before the change
 on() { awk -v t="$1" '$2 == t && $3 ~ /^pod/ { x = $3 } END { print x }' "$TMPD/flow"; }
+# python starts slowly on a loaded TCG host: until the flows that must be
+# answered before the change are (at most 12 s), then 1.5 s of rounds
+for _ in $(seq 60); do
+	[ -n "$(on 10.96.0.51:53)" ] && [ -n "$(on 10.96.0.56:53)" ] &&
+		[ -n "$(on "[fd00:10:96::51]:53")" ] && break
+	sleep 0.2
+done
+sleep 1.5
 b51=$(on 10.96.0.51:53) b56=$(on 10.96.0.56:53) b6=$(on "[fd00:10:96::51]:53")
 log "before: .51 on $b51, .56 on $b56, v6 on $b6"
 declare -A CT
