@@ -79,37 +79,75 @@ static unsigned int refuse(struct kpx_net *kn, struct kpx_svc *svc,
  * 127.0.0.1 need, routing would accept it.  Never translated, and dropped
  * as kube-proxy's KUBE-FIREWALL rule does (CVE-2020-8558).
  */
-static bool martian_loopback(const struct nf_conntrack_tuple *t,
-			     const struct nf_hook_state *state)
+static bool martian_loopback(const struct kpx_flow *f)
 {
-	if (state->hook != NF_INET_PRE_ROUTING || !state->in ||
-	    (state->in->flags & IFF_LOOPBACK))
+	if (f->node || !f->in || (f->in->flags & IFF_LOOPBACK))
 		return false;
-	if (t->src.l3num == NFPROTO_IPV4)
-		return ipv4_is_loopback(t->dst.u3.ip);
-	return ipv6_addr_loopback(&t->dst.u3.in6);
+	if (f->family == AF_INET)
+		return ipv4_is_loopback(f->dst.ip);
+	return ipv6_addr_loopback((const struct in6_addr *)f->dst.bytes);
 }
 
-/*
- * The frontend whose backends serve a new connection to @svc: the ClusterIP
- * frontend of a KPX_SVC_F_EXT_LOCAL one when the client is local (a local
- * source as for KPX_SVC_F_MASQ_NONLOCAL, or the node itself), else @svc.
- * kpx_masq_fn() makes the same choice again.
+/**
+ * kpx_decide - what the packet path does with a new connection
+ * @kn: the namespace's state
+ * @f: the connection's first packet
+ * @dport: its destination port, network order
+ * @d: filled with the decision
+ * @peek: NULL from the NAT hook; else (KPX_CMD_EXPLAIN) nothing may
+ *	change, and kpx_schedule() describes its choice in @peek
+ *
+ * The one decision of the NAT hook and of KPX_CMD_EXPLAIN; it counts
+ * nothing (the hook counts what it did).  With @peek, d->source is always
+ * filled.  Call under rcu_read_lock().
+ *
+ * A new connection to a KPX_SVC_F_EXT_LOCAL frontend from a local source
+ * (as for KPX_SVC_F_MASQ_NONLOCAL) or from the node itself is served by
+ * the Service's ClusterIP frontend; kpx_masq_fn() makes the same choice
+ * again.
  */
-static struct kpx_svc *sched_svc(struct kpx_net *kn, struct kpx_svc *svc,
-				 const struct nf_conntrack_tuple *t,
-				 const struct nf_hook_state *state)
+void kpx_decide(struct kpx_net *kn, const struct kpx_flow *f, __be16 dport,
+		struct kpx_decision *d, struct kpx_peek *peek)
 {
-	struct kpx_svc *csvc = kpx_svc_cluster(kn, svc);
-	union kpx_addr src;
+	struct kpx_svc *csvc;
+	struct kpx_key key;
 
-	if (!csvc || state->hook == NF_INET_LOCAL_OUT)
-		return csvc ? csvc : svc;
-	kpx_addr_from_nf(&src, svc->key.family, &t->src.u3);
-	if (kpx_nscfg_src_local(rcu_dereference(kn->cfg), svc->key.family,
-				&src, state->in))
-		return csvc;
-	return svc;
+	memset(d, 0, sizeof(*d));
+	if (martian_loopback(f)) {
+		d->verdict = KPX_EXP_V_MARTIAN;
+		return;
+	}
+	kpx_key_init(&key, f->family, f->protocol, f->dst.bytes, dport);
+	d->svc = kpx_svc_lookup(kn, &key);
+	if (!d->svc) {
+		/* an undefined ClusterIP port: refused (kube-proxy's nftables) */
+		if (kpx_vip_is_cluster_ip(kn, key.family, &key.addr))
+			d->verdict = KPX_EXP_V_UNDEFINED_PORT;
+		else
+			d->verdict = KPX_EXP_V_ACCEPT;
+		return;
+	}
+	d->source = KPX_EXP_SRC_EXTERNAL;
+	csvc = kpx_svc_cluster(kn, d->svc);
+	if (peek || (csvc && !f->node))
+		d->source = kpx_nscfg_src_why(rcu_dereference(kn->cfg),
+					      f->family, &f->src,
+					      f->node ? NULL : f->in);
+	d->ranges = kpx_svc_ranges(d->svc, &f->src);
+	if (d->ranges == KPX_EXP_RANGES_DENIED) {
+		d->verdict = KPX_EXP_V_FILTERED;
+		return;
+	}
+	d->short_cut = csvc && (f->node || kpx_nscfg_src_is_local(d->source));
+	d->ssvc = d->short_cut ? csvc : d->svc;
+	d->set = rcu_dereference(d->ssvc->bset);
+	d->be = kpx_schedule(d->ssvc, d->set, &f->src, peek);
+	if (d->be)
+		d->verdict = KPX_EXP_V_DNAT;
+	else if (READ_ONCE(d->ssvc->flags) & KPX_SVC_F_DROP_EMPTY)
+		d->verdict = KPX_EXP_V_DROP;
+	else
+		d->verdict = KPX_EXP_V_REJECT;
 }
 
 static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
@@ -119,11 +157,9 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	const struct nf_conntrack_tuple *t;
 	struct nf_nat_range2 range = {};
 	enum ip_conntrack_info ctinfo;
-	const struct kpx_bset *set;
-	struct kpx_backend *be;
-	struct kpx_svc *svc, *ssvc;
+	struct kpx_decision d;
+	struct kpx_flow f;
 	struct nf_conn *ct;
-	struct kpx_key key;
 	unsigned int verdict;
 
 	/*
@@ -146,37 +182,41 @@ static unsigned int kpx_nat_fn(void *priv, struct sk_buff *skb,
 	default:
 		return NF_ACCEPT;
 	}
-	if (martian_loopback(t, state))
-		return NF_DROP;
-	kpx_key_from_tuple(&key, t);
+	f.family = t->src.l3num;
+	f.protocol = t->dst.protonum;
+	f.node = state->hook == NF_INET_LOCAL_OUT;
+	f.in = f.node ? NULL : state->in;
+	kpx_addr_from_nf(&f.src, f.family, &t->src.u3);
+	kpx_addr_from_nf(&f.dst, f.family, &t->dst.u3);
 
 	/* Netfilter hooks run under rcu_read_lock(). */
-	svc = kpx_svc_lookup(kn, &key);
-	if (!svc) {
-		/* an undefined ClusterIP port: refused (kube-proxy's nftables) */
-		if (kpx_vip_is_cluster_ip(kn, key.family, &key.addr))
-			return send_unreach(kn, skb, state);
+	kpx_decide(kn, &f, t->dst.u.all, &d, NULL);
+	switch (d.verdict) {
+	case KPX_EXP_V_ACCEPT:
 		return NF_ACCEPT;
+	case KPX_EXP_V_MARTIAN:
+		return NF_DROP;
+	case KPX_EXP_V_UNDEFINED_PORT:
+		return send_unreach(kn, skb, state);
+	case KPX_EXP_V_FILTERED:	/* not in KPX_SVC_A_SOURCE_RANGES */
+		kpx_stat_inc2(d.svc->stats, kn->stats, filtered);
+		return NF_DROP;
+	case KPX_EXP_V_REJECT:
+	case KPX_EXP_V_DROP:
+		return refuse(kn, d.ssvc, skb, state);
 	}
-	if (kpx_svc_filtered(kn, svc, &t->src.u3))
-		return NF_DROP;	/* not in KPX_SVC_A_SOURCE_RANGES */
-	ssvc = sched_svc(kn, svc, t, state);
-	set = rcu_dereference(ssvc->bset);
-	be = kpx_schedule(ssvc, set, t);	/* affinity, scheduler */
-	if (!be)
-		return refuse(kn, ssvc, skb, state);
 
 	range.flags = NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED;
-	memcpy(&range.min_addr, &be->addr, sizeof(range.min_addr));
+	memcpy(&range.min_addr, &d.be->addr, sizeof(range.min_addr));
 	range.max_addr = range.min_addr;
-	range.min_proto.all = be->port;
-	range.max_proto.all = be->port;
+	range.min_proto.all = d.be->port;
+	range.max_proto.all = d.be->port;
 
 	verdict = nf_nat_setup_info(ct, &range, NF_NAT_MANIP_DST);
 	if (verdict == NF_ACCEPT) {
-		kpx_be_stat_inc(be->conns);
-		kpx_lb_connected(set, be);
-		kpx_stat_inc2(svc->stats, kn->stats, conns);
+		kpx_be_stat_inc(d.be->conns);
+		kpx_lb_connected(d.set, d.be);
+		kpx_stat_inc2(d.svc->stats, kn->stats, conns);
 	} else {
 		kpx_stat_inc(kn->stats, drops);
 	}

@@ -715,20 +715,53 @@ static u32 kpx_rand(void)
 	return r;
 }
 
+/* Does another backend of a small lc @set tie with backend @best? */
+static bool lc_tied(const struct kpx_bset *set, u32 best)
+{
+	u32 i, a, w, ba, bw;
+
+	lc_get(set, best, &ba, &bw);
+	for (i = 0; i < set->count; i++) {
+		lc_get(set, i, &a, &w);
+		if (i != best && (u64)a * bw == (u64)ba * w)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The scheduler's choice of a backend of @set (not empty).  With @peek
+ * (KPX_CMD_EXPLAIN) nothing changes: rr and wrr read their counter instead
+ * of advancing it, lc starts its scan at 0 instead of a random place and
+ * says whether another backend ties, random only says it is random.
+ */
 static u32 pick(struct kpx_svc *svc, const struct kpx_bset *set,
-		const u8 *client16)
+		const u8 *client16, struct kpx_peek *peek)
 {
 	const struct kpx_sched_data *sd = set->sd;
-	u32 n = set->count;
+	u32 n = set->count, ctr, i;
 
 	switch (sd ? sd->id : KPX_SCHED_RANDOM) {
 	case KPX_SCHED_RR:
-		return kpx_pick_rr(atomic_inc_return(&svc->sched_ctr) - 1, n);
+		ctr = peek ? (u32)atomic_read(&svc->sched_ctr) :
+			     atomic_inc_return(&svc->sched_ctr) - 1;
+		return kpx_pick_rr(ctr, n);
 	case KPX_SCHED_WRR:
+		ctr = peek ? (u32)atomic_read(&svc->sched_ctr) :
+			     atomic_inc_return(&svc->sched_ctr) - 1;
 		return kpx_pick_wrr(sd->wrr_prefix, n, sd->wrr_total,
-				    sd->wrr_stride,
-				    atomic_inc_return(&svc->sched_ctr) - 1);
+				    sd->wrr_stride, ctr);
 	case KPX_SCHED_LC:
+		if (peek) {
+			if (n > KPX_LC_SCAN_MAX) {
+				peek->pick = KPX_EXP_PICK_LEAST;
+				return kpx_pick_lc2(lc_get, set, n, 0, 0);
+			}
+			i = kpx_pick_lc(lc_get, set, n, 0);
+			if (lc_tied(set, i))
+				peek->pick = KPX_EXP_PICK_LEAST;
+			return i;
+		}
 		if (n <= KPX_LC_SCAN_MAX)
 			return kpx_pick_lc(lc_get, set, n, kpx_rand());
 		return kpx_pick_lc2(lc_get, set, n, kpx_rand(), kpx_rand());
@@ -737,29 +770,77 @@ static u32 pick(struct kpx_svc *svc, const struct kpx_bset *set,
 	case KPX_SCHED_MH:
 		return kpx_mh_lookup(sd->mh, sd->mh_size, client16);
 	default:
+		if (peek) {
+			peek->pick = KPX_EXP_PICK_RANDOM;
+			return 0;
+		}
 		return kpx_pick_random(kpx_rand(), n);
 	}
+}
+
+/*
+ * kpx_schedule() with @peek: the live affinity entry, if any, and the
+ * scheduler's choice, with no lock taken and nothing written.
+ */
+static struct kpx_backend *schedule_peek(struct kpx_svc *svc,
+					 const struct kpx_bset *set,
+					 const u8 *client16,
+					 struct kpx_peek *peek)
+{
+	struct kpx_affk *aff = rcu_dereference(svc->aff);
+	const struct kpx_afft *tab;
+	struct kpx_aff_entry copy;
+	struct kpx_backend *be;
+	unsigned int seq;
+	bool hit;
+	u64 now;
+
+	peek->aff = KPX_EXP_AFF_OFF;
+	peek->pick = KPX_EXP_PICK_EXACT;
+	if (aff) {
+		now = jiffies64_to_msecs(get_jiffies_64());
+		do {
+			seq = read_seqcount_begin(&aff->seq);
+			tab = rcu_dereference(aff->tab);
+			hit = kpx_aff_peek(&tab->t, client16, now, &copy);
+		} while (read_seqcount_retry(&aff->seq, seq));
+		peek->aff = hit ? KPX_EXP_AFF_STALE : KPX_EXP_AFF_MISS;
+		if (hit) {
+			be = kpx_bset_find(set, copy.be_addr,
+					   (__force __be16)copy.be_port);
+			if (be) {
+				peek->aff = KPX_EXP_AFF_HIT;
+				peek->aff_age_ms = now > copy.last_ms ?
+						   now - copy.last_ms : 0;
+				return be;
+			}
+		}
+	}
+	return set->be[pick(svc, set, client16, peek)];
 }
 
 /**
  * kpx_schedule - choose a backend for a new connection
  * @svc: the frontend
  * @set: its current set (rcu_dereference()d by the caller), or NULL
- * @t: the connection's original-direction tuple
+ * @client: the connection's source address
+ * @peek: NULL from the NAT hook; else (KPX_CMD_EXPLAIN) only look: the
+ *	choice is made without changing anything, and described in @peek
  *
- * Call under rcu_read_lock(), from the NAT hook (any context).  With
- * ClientIP affinity, a live entry whose backend is still in @set wins;
- * either way the client's entry is refreshed to the chosen backend (at
- * most once per aff_refresh_ms() for a kept binding, see kpx_affk).
+ * Call under rcu_read_lock() (any context).  With ClientIP affinity, a
+ * live entry whose backend is still in @set wins; without @peek the
+ * client's entry is then refreshed to the chosen backend (at most once per
+ * aff_refresh_ms() for a kept binding, see kpx_affk).
  *
- * Return: the backend, or NULL if @set is empty.
+ * Return: the backend, or NULL if @set is empty; with @peek and "random",
+ * the set's first backend (peek->pick KPX_EXP_PICK_RANDOM).
  */
 struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 				 const struct kpx_bset *set,
-				 const struct nf_conntrack_tuple *t)
+				 const union kpx_addr *client,
+				 struct kpx_peek *peek)
 {
 	struct kpx_backend *be = NULL;
-	union kpx_addr client;
 	struct kpx_aff_entry copy;
 	const struct kpx_afft *tab;
 	struct kpx_affk *aff;
@@ -770,16 +851,17 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 
 	if (!set || !set->count)
 		return NULL;
-	kpx_addr_from_nf(&client, t->src.l3num, &t->src.u3);
+	if (peek)
+		return schedule_peek(svc, set, client->bytes, peek);
 	aff = rcu_dereference(svc->aff);
 	if (!aff)
-		return set->be[pick(svc, set, client.bytes)];
+		return set->be[pick(svc, set, client->bytes, NULL)];
 
 	now = jiffies64_to_msecs(get_jiffies_64());
 	do {
 		seq = read_seqcount_begin(&aff->seq);
 		tab = rcu_dereference(aff->tab);
-		hit = kpx_aff_peek(&tab->t, client.bytes, now, &copy);
+		hit = kpx_aff_peek(&tab->t, client->bytes, now, &copy);
 	} while (read_seqcount_retry(&aff->seq, seq));
 	/* another CPU may have refreshed it with a later clock reading */
 	if (hit && (copy.last_ms >= now ||
@@ -797,17 +879,17 @@ struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 		const struct kpx_aff_entry *e;
 
 		be = NULL;
-		e = kpx_aff_lookup(at, client.bytes, now);
+		e = kpx_aff_lookup(at, client->bytes, now);
 		if (e) {
 			be = kpx_bset_find(set, e->be_addr,
 					   (__force __be16)e->be_port);
 			if (!be)
-				kpx_aff_forget(at, client.bytes);
+				kpx_aff_forget(at, client->bytes);
 		}
 	}
 	if (!be)
-		be = set->be[pick(svc, set, client.bytes)];
-	kpx_aff_update(at, client.bytes, be->addr.bytes,
+		be = set->be[pick(svc, set, client->bytes, NULL)];
+	kpx_aff_update(at, client->bytes, be->addr.bytes,
 		       (__force u16)be->port, now);
 	if (at->used >= at->cap / 4 * 3 && at->cap < aff->max &&
 	    !aff->growing && !aff->dead) {

@@ -10,8 +10,6 @@
 
 #include "kpx.h"
 
-struct nf_conntrack_tuple;
-
 /*
  * Scheduler data of one backend set, immutable, freed with the set.
  * Built by kpx_lb_attach() before the set is published.
@@ -45,9 +43,21 @@ void kpx_aff_stop(struct kpx_svc *svc);
 void kpx_aff_release(struct kpx_svc *svc);
 void kpx_aff_free(struct kpx_affk *fresh);
 u64 kpx_aff_evictions(const struct kpx_svc *svc);
+/*
+ * What kpx_schedule() saw when it only looks (KPX_CMD_EXPLAIN): the
+ * affinity state (enum kpx_explain_affinity) and the entry's age, and how
+ * sure the pick is (enum kpx_explain_pick).
+ */
+struct kpx_peek {
+	u8 aff;
+	u8 pick;
+	u64 aff_age_ms;
+};
+
 struct kpx_backend *kpx_schedule(struct kpx_svc *svc,
 				 const struct kpx_bset *set,
-				 const struct nf_conntrack_tuple *t);
+				 const union kpx_addr *client,
+				 struct kpx_peek *peek);
 void kpx_lc_scan_init(struct kpx_net *kn);
 void kpx_lc_scan_kick(struct kpx_net *kn, const struct kpx_sched_cfg *scfg);
 void kpx_lb_connected(const struct kpx_bset *set, struct kpx_backend *be);

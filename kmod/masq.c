@@ -49,6 +49,48 @@
 #include "svc.h"
 #include "backend.h"
 
+/**
+ * kpx_masq_why - is a new connection kpx DNATed masqueraded, and why?
+ * @kn: the namespace's state
+ * @svc: the frontend its destination matched
+ * @short_cut: it was scheduled with @svc's ClusterIP frontend (a local
+ *	source or the node itself, KPX_SVC_F_EXT_LOCAL; see hook.c)
+ * @node: it comes from the node itself (LOCAL_OUT)
+ * @src: its source address
+ * @be: the backend address it was DNATed to
+ * @in: the interface it entered through, NULL from the node itself
+ *
+ * The one decision of kpx_masq_fn() and KPX_CMD_EXPLAIN.  A short-cut
+ * local pod keeps its source: the ClusterIP frontend's KPX_SVC_F_MASQ
+ * (--masquerade-all) matches only the ClusterIP as destination in
+ * kube-proxy, whose external chain sends pod traffic straight to the
+ * Service's endpoint chain (pkg/proxy/nftables/proxier.go, "short-circuit
+ * pod traffic"); the node itself is masqueraded.  Call under
+ * rcu_read_lock().
+ *
+ * Return: enum kpx_explain_masq; KPX_EXP_MASQ_NODE and above masquerade.
+ */
+u8 kpx_masq_why(struct kpx_net *kn, const struct kpx_svc *svc,
+		bool short_cut, bool node, const union kpx_addr *src,
+		const union kpx_addr *be, const struct net_device *in)
+{
+	u32 flags = short_cut ? 0 : READ_ONCE(svc->flags);
+
+	if (short_cut && node)
+		return KPX_EXP_MASQ_NODE;
+	if (flags & KPX_SVC_F_MASQ)
+		return KPX_EXP_MASQ_ALL;
+	if (!memcmp(be, src, sizeof(*be)))
+		return KPX_EXP_MASQ_HAIRPIN;
+	if (flags & KPX_SVC_F_MASQ_NONLOCAL) {
+		if (kpx_nscfg_src_local(rcu_dereference(kn->cfg),
+					svc->key.family, src, in))
+			return KPX_EXP_MASQ_NO_LOCAL;
+		return KPX_EXP_MASQ_NONLOCAL;
+	}
+	return short_cut ? KPX_EXP_MASQ_NO_SHORT : KPX_EXP_MASQ_NO;
+}
+
 static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
 				const struct nf_hook_state *state)
 {
@@ -61,8 +103,7 @@ static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
 	union kpx_addr src, be;
 	struct nf_conn *ct;
 	struct kpx_key key;
-	bool masq, node;
-	u32 flags;
+	bool node, short_cut;
 
 	ct = nf_ct_get(skb, &ctinfo);
 	if (!ct || ctinfo != IP_CT_NEW || !(ct->status & IPS_DST_NAT) ||
@@ -86,28 +127,12 @@ static unsigned int kpx_masq_fn(void *priv, struct sk_buff *skb,
 	    !(csvc && kpx_bset_find(rcu_dereference(csvc->bset), be.bytes,
 				    r->src.u.all)))
 		return NF_ACCEPT;
-	/*
-	 * The same choice as hook.c's sched_svc().  A short-circuited local
-	 * pod keeps its source: the ClusterIP frontend's KPX_SVC_F_MASQ
-	 * (--masquerade-all) matches only the ClusterIP as destination in
-	 * kube-proxy, whose external chain sends pod traffic straight to the
-	 * Service's endpoint chain (pkg/proxy/nftables/proxier.go,
-	 * "short-circuit pod traffic"); the node itself is masqueraded.
-	 */
-	if (csvc && (node || kpx_nscfg_src_local(rcu_dereference(kn->cfg),
-						 key.family, &src, in))) {
-		flags = 0;
-	} else {
-		node = false;	/* no short-circuit: the frontend's flags */
-		flags = READ_ONCE(svc->flags);
-	}
-
-	masq = node || (flags & KPX_SVC_F_MASQ) ||
-	       !memcmp(&be, &src, sizeof(be));
-	if (!masq && (flags & KPX_SVC_F_MASQ_NONLOCAL))
-		masq = !kpx_nscfg_src_local(rcu_dereference(kn->cfg),
-					    key.family, &src, in);
-	if (!masq)
+	/* the same choice as kpx_decide()'s (hook.c) */
+	short_cut = csvc && (node ||
+			     kpx_nscfg_src_local(rcu_dereference(kn->cfg),
+						 key.family, &src, in));
+	if (kpx_masq_why(kn, svc, short_cut, node, &src, &be, in) <
+	    KPX_EXP_MASQ_NODE)
 		return NF_ACCEPT;
 	if (state->pf == NFPROTO_IPV4)
 		return nf_nat_masquerade_ipv4(skb, state->hook, &range,

@@ -34,6 +34,7 @@
 #include "stats.h"
 #include "ct.h"
 #include "name.h"
+#include "explain.h"
 
 static const struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	/* Length checked in parse_backend(): the contract says EINVAL. */
@@ -75,6 +76,7 @@ static const struct nla_policy kpx_policy[KPX_A_MAX + 1] = {
 	[KPX_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),
 	[KPX_A_CONFIG] = NLA_POLICY_NESTED(kpx_cfg_policy),
 	[KPX_A_SOURCE_RANGES] = NLA_POLICY_NESTED(kpx_cidrs_policy),
+	[KPX_A_EXPLAIN] = NLA_POLICY_NESTED(kpx_explain_policy),
 };
 
 static unsigned int addr_len(u16 family)
@@ -504,7 +506,14 @@ static int put_cluster(struct sk_buff *skb, const struct kpx_svc *svc)
 	return 0;
 }
 
-static int put_key(struct sk_buff *skb, const struct kpx_svc *svc)
+/**
+ * kpx_nl_put_svc - a frontend's key, settings and counters, as dumped
+ * @skb: the message
+ * @svc: the frontend, under rcu_read_lock()
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int kpx_nl_put_svc(struct sk_buff *skb, const struct kpx_svc *svc)
 {
 	const struct kpx_key *key = &svc->key;
 	struct kpx_stats st;
@@ -587,7 +596,7 @@ static int put_svc(struct sk_buff *skb, struct netlink_callback *cb,
 		return -EMSGSIZE;
 	genl_dump_check_consistent(cb, hdr);
 	snest = nla_nest_start(skb, KPX_A_SERVICE);
-	if (!snest || put_key(skb, svc))
+	if (!snest || kpx_nl_put_svc(skb, svc))
 		goto cancel;
 	/* The first message has the (maybe empty) ranges nest. */
 	if (r < nr || !p->started) {
@@ -768,6 +777,10 @@ static const struct genl_small_ops kpx_ops[] = {
 		.cmd = KPX_CMD_CT_SYNC,
 		.doit = kpx_nl_ct_sync,
 		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = KPX_CMD_EXPLAIN,	/* read-only: no privilege */
+		.doit = kpx_nl_explain,
 	},
 };
 

@@ -152,7 +152,7 @@ out:
 }
 
 /**
- * kpx_nscfg_src_local - is a new connection's source "local"?
+ * kpx_nscfg_src_why - is a new connection's source "local", and by what?
  * @cfg: the namespace's settings (rcu_dereference()d), or NULL
  * @family: AF_INET or AF_INET6
  * @src: the original source address, network order
@@ -160,21 +160,41 @@ out:
  *	packet, which is local only by its address
  *
  * Call under rcu_read_lock().
+ *
+ * Return: KPX_EXP_SRC_CIDR, KPX_EXP_SRC_IFNAME or KPX_EXP_SRC_IFPREFIX for
+ * a local source; KPX_EXP_SRC_NO_CONFIG or KPX_EXP_SRC_EXTERNAL else.
+ */
+u8 kpx_nscfg_src_why(const struct kpx_nscfg *cfg, u8 family,
+		     const union kpx_addr *src, const struct net_device *in)
+{
+	if (!cfg)
+		return KPX_EXP_SRC_NO_CONFIG;
+	if (kpx_cidrs_match(cfg->local, family, src))
+		return KPX_EXP_SRC_CIDR;
+	if (!in)
+		return KPX_EXP_SRC_EXTERNAL;
+	if (cfg->ifname[0] && !strncmp(in->name, cfg->ifname, IFNAMSIZ))
+		return KPX_EXP_SRC_IFNAME;
+	if (cfg->ifprefix_len &&
+	    !strncmp(in->name, cfg->ifprefix, cfg->ifprefix_len))
+		return KPX_EXP_SRC_IFPREFIX;
+	return KPX_EXP_SRC_EXTERNAL;
+}
+
+/**
+ * kpx_nscfg_src_local - is a new connection's source "local"?
+ * @cfg: the namespace's settings (rcu_dereference()d), or NULL
+ * @family: AF_INET or AF_INET6
+ * @src: the original source address, network order
+ * @in: as for kpx_nscfg_src_why()
+ *
+ * Call under rcu_read_lock().
  */
 bool kpx_nscfg_src_local(const struct kpx_nscfg *cfg, u8 family,
 			 const union kpx_addr *src,
 			 const struct net_device *in)
 {
-	if (!cfg)
-		return false;
-	if (kpx_cidrs_match(cfg->local, family, src))
-		return true;
-	if (!in)
-		return false;
-	if (cfg->ifname[0] && !strncmp(in->name, cfg->ifname, IFNAMSIZ))
-		return true;
-	return cfg->ifprefix_len &&
-	       !strncmp(in->name, cfg->ifprefix, cfg->ifprefix_len);
+	return kpx_nscfg_src_is_local(kpx_nscfg_src_why(cfg, family, src, in));
 }
 
 /**

@@ -23,6 +23,13 @@ struct kpx_nscfg {
 	size_t ifprefix_len;
 };
 
+/* A kpx_nscfg_src_why() answer that means "local". */
+static inline bool kpx_nscfg_src_is_local(u8 why)
+{
+	return why == KPX_EXP_SRC_CIDR || why == KPX_EXP_SRC_IFNAME ||
+	       why == KPX_EXP_SRC_IFPREFIX;
+}
+
 extern const struct nla_policy kpx_cfg_policy[KPX_CFG_A_MAX + 1];
 
 int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info);
@@ -30,6 +37,8 @@ int kpx_nl_get_config(struct sk_buff *skb, struct genl_info *info);
 bool kpx_nscfg_src_local(const struct kpx_nscfg *cfg, u8 family,
 			 const union kpx_addr *src,
 			 const struct net_device *in);
+u8 kpx_nscfg_src_why(const struct kpx_nscfg *cfg, u8 family,
+		     const union kpx_addr *src, const struct net_device *in);
 void kpx_nscfg_destroy(struct kpx_net *kn);
 
 #endif /* _KPX_NSCONFIG_H */

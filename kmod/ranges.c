@@ -17,7 +17,6 @@
 #include <linux/kpx.h>
 
 #include "ranges.h"
-#include "stats.h"
 
 static const struct nla_policy cidr_policy[KPX_CIDR_A_MAX + 1] = {
 	[KPX_CIDR_A_FAMILY] = { .type = NLA_U16 },
@@ -393,28 +392,24 @@ void kpx_cidrs_free_rcu(struct kpx_cidrs *l)
 }
 
 /**
- * kpx_svc_filtered - apply a frontend's source ranges to a new connection
- * @kn: the namespace's state
+ * kpx_svc_ranges - apply a frontend's source ranges to a new connection
  * @svc: the frontend
  * @src: the connection's original source, network order (an IPv4 address
  *	in the first word, as in union nf_inet_addr)
  *
- * Counts a refused source in the frontend's and the namespace's FILTERED.
+ * Counts nothing (the NAT hook counts a refused source in FILTERED).
  * Call under rcu_read_lock().
  *
- * Return: true if the connection must be dropped.
+ * Return: KPX_EXP_RANGES_NONE, _ALLOWED or _DENIED (the connection must be
+ * dropped).
  */
-bool kpx_svc_filtered(struct kpx_net *kn, struct kpx_svc *svc,
-		      const void *src)
+u8 kpx_svc_ranges(const struct kpx_svc *svc, const union kpx_addr *src)
 {
 	const struct kpx_cidrs *l = rcu_dereference(svc->ranges);
-	union kpx_addr a = {};
 
 	if (!l)
-		return false;
-	memcpy(a.bytes, src, svc->key.family == AF_INET ? 4 : 16);
-	if (kpx_cidrs_match(l, svc->key.family, &a))
-		return false;
-	kpx_stat_inc2(svc->stats, kn->stats, filtered);
-	return true;
+		return KPX_EXP_RANGES_NONE;
+	if (kpx_cidrs_match(l, svc->key.family, src))
+		return KPX_EXP_RANGES_ALLOWED;
+	return KPX_EXP_RANGES_DENIED;
 }

@@ -55,7 +55,6 @@ int kpx_cidrs_put_part(struct sk_buff *skb, int type,
 bool kpx_cidrs_match(const struct kpx_cidrs *l, u8 family,
 		     const union kpx_addr *addr);
 void kpx_cidrs_free_rcu(struct kpx_cidrs *l);
-bool kpx_svc_filtered(struct kpx_net *kn, struct kpx_svc *svc,
-		      const void *src);
+u8 kpx_svc_ranges(const struct kpx_svc *svc, const union kpx_addr *src);
 
 #endif /* _KPX_RANGES_H */

@@ -216,6 +216,57 @@
  *   stale entries gone (kpxctl, tests) sends this after its changes.  No
  *   attributes.  A module without this command answers EOPNOTSUPP.
  *
+ * KPX_CMD_EXPLAIN (doit; no privilege needed)
+ *   What the packet path would do now with the first packet of a new
+ *   connection, computed by the function the NAT hook itself calls, in
+ *   read-only mode: no counter, rr/wrr cursor, lc count or affinity entry
+ *   changes, nothing is allocated but the reply, and the work is bounded
+ *   (one frontend lookup, at most two source-range searches, one affinity
+ *   peek, one pick), done under RCU in the sender's network namespace.
+ *   The answer holds for the next connection only while nothing else
+ *   changes the state (another connection, a SET, an affinity expiry).
+ *     KPX_A_EXPLAIN: NLA_NESTED
+ *       KPX_EXP_A_FAMILY: u16, AF_INET or AF_INET6
+ *       KPX_EXP_A_PROTOCOL: u8, IPPROTO_TCP, IPPROTO_UDP or IPPROTO_SCTP
+ *       KPX_EXP_A_SRC_ADDR, KPX_EXP_A_DST_ADDR: binary, 4 or 16 bytes
+ *           (the family's), network order
+ *       KPX_EXP_A_SRC_PORT, KPX_EXP_A_DST_PORT: be16
+ *       KPX_EXP_A_IIF: u32, optional, the ifindex (in the sender's
+ *           namespace) the packet enters through (PRE_ROUTING); absent:
+ *           an interface that matches no local-interface setting
+ *       KPX_EXP_A_LOCAL_OUT: flag, optional, the connection is made by
+ *           the node itself (LOCAL_OUT); not with KPX_EXP_A_IIF
+ *   The reply carries KPX_A_EXPLAIN with:
+ *       KPX_EXP_A_VERDICT: u8, enum kpx_explain_verdict, always
+ *       KPX_EXP_A_FRONTEND: nest of enum kpx_svc_attr, the frontend the
+ *           destination matched: its key (FAMILY, PROTOCOL, ADDR, PORT),
+ *           FLAGS, SCHEDULER, AFFINITY_TIMEOUT, NAME and KIND if it has
+ *           them, and its counters CONNS, REJECTS, FILTERED as now
+ *       KPX_EXP_A_SCHED_FRONTEND: the same for the ClusterIP frontend
+ *           whose backends serve the connection (eTP Local short cut);
+ *           absent when the matched frontend serves it
+ *       KPX_EXP_A_SHORT_CIRCUIT: u8, 1 if the eTP Local short cut applies
+ *       KPX_EXP_A_SOURCE: u8, enum kpx_explain_source, whether the source
+ *           is local (KPX_CMD_SET_CONFIG) and by which setting
+ *       KPX_EXP_A_SOURCE_RANGES: u8, enum kpx_explain_ranges
+ *       KPX_EXP_A_AFFINITY: u8, enum kpx_explain_affinity; with
+ *           KPX_EXP_AFF_HIT, KPX_EXP_A_AFFINITY_AGE: u64, milliseconds
+ *           since the entry was last refreshed (the timeout counts from
+ *           there)
+ *       KPX_EXP_A_SCHEDULER: string, the serving frontend's scheduler
+ *       KPX_EXP_A_BACKENDS: u32, backends of the serving frontend
+ *       KPX_EXP_A_PICK: u8, enum kpx_explain_pick: how sure the backend is
+ *       KPX_EXP_A_BACKEND: nest of enum kpx_backend_attr (ADDR, PORT,
+ *           WEIGHT, CONNS, ACTIVE): the backend the connection would get;
+ *           absent with KPX_EXP_PICK_RANDOM and without KPX_EXP_V_DNAT
+ *       KPX_EXP_A_MASQ: u8, enum kpx_explain_masq (with KPX_EXP_V_DNAT)
+ *       KPX_EXP_A_COUNTERS: u32, KPX_EXP_C_* bits: the counters the
+ *           connection would add one to
+ *   Errors: EINVAL (a missing or malformed attribute, a port of 0, both
+ *   KPX_EXP_A_IIF and KPX_EXP_A_LOCAL_OUT; extack names it), ENODEV (no
+ *   such ifindex in the namespace), ENOMEM, EMSGSIZE.  A module without
+ *   the command answers EOPNOTSUPP.
+ *
  * A CIDR (KPX_CIDRS_A_CIDR nest):
  *   KPX_CIDR_A_FAMILY: u16, AF_INET or AF_INET6
  *   KPX_CIDR_A_ADDR: binary, 4 or 16 bytes, network order; bits past the
@@ -310,6 +361,7 @@ enum kpx_cmd {
 	KPX_CMD_SET_CONFIG,
 	KPX_CMD_GET_CONFIG,
 	KPX_CMD_CT_SYNC,
+	KPX_CMD_EXPLAIN,
 	__KPX_CMD_MAX
 };
 #define KPX_CMD_MAX (__KPX_CMD_MAX - 1)
@@ -322,6 +374,7 @@ enum kpx_attr {
 	KPX_A_BACKENDS,		/* nest, enum kpx_backends_attr; repeats */
 	KPX_A_CONFIG,		/* nest, enum kpx_cfg_attr */
 	KPX_A_SOURCE_RANGES,	/* nest, enum kpx_cidrs_attr; repeats */
+	KPX_A_EXPLAIN,		/* nest, enum kpx_explain_attr */
 	__KPX_A_MAX
 };
 #define KPX_A_MAX (__KPX_A_MAX - 1)
@@ -490,5 +543,102 @@ enum kpx_cidr_attr {
 	__KPX_CIDR_A_MAX
 };
 #define KPX_CIDR_A_MAX (__KPX_CIDR_A_MAX - 1)
+
+/* KPX_CMD_EXPLAIN: the connection and the answer (see the top comment). */
+enum kpx_explain_attr {
+	KPX_EXP_A_UNSPEC,
+	KPX_EXP_A_PAD,
+	KPX_EXP_A_FAMILY,	/* u16 */
+	KPX_EXP_A_PROTOCOL,	/* u8 */
+	KPX_EXP_A_SRC_ADDR,	/* binary, network order */
+	KPX_EXP_A_SRC_PORT,	/* be16 */
+	KPX_EXP_A_DST_ADDR,	/* binary, network order */
+	KPX_EXP_A_DST_PORT,	/* be16 */
+	KPX_EXP_A_IIF,		/* u32, ifindex */
+	KPX_EXP_A_LOCAL_OUT,	/* flag */
+	KPX_EXP_A_VERDICT,	/* u8, enum kpx_explain_verdict */
+	KPX_EXP_A_FRONTEND,	/* nest, enum kpx_svc_attr */
+	KPX_EXP_A_SCHED_FRONTEND,	/* nest, enum kpx_svc_attr */
+	KPX_EXP_A_SHORT_CIRCUIT,	/* u8 */
+	KPX_EXP_A_SOURCE,	/* u8, enum kpx_explain_source */
+	KPX_EXP_A_SOURCE_RANGES,	/* u8, enum kpx_explain_ranges */
+	KPX_EXP_A_AFFINITY,	/* u8, enum kpx_explain_affinity */
+	KPX_EXP_A_AFFINITY_AGE,	/* u64, ms */
+	KPX_EXP_A_SCHEDULER,	/* string */
+	KPX_EXP_A_BACKENDS,	/* u32 */
+	KPX_EXP_A_PICK,		/* u8, enum kpx_explain_pick */
+	KPX_EXP_A_BACKEND,	/* nest, enum kpx_backend_attr */
+	KPX_EXP_A_MASQ,		/* u8, enum kpx_explain_masq */
+	KPX_EXP_A_COUNTERS,	/* u32, KPX_EXP_C_* */
+	__KPX_EXP_A_MAX
+};
+#define KPX_EXP_A_MAX (__KPX_EXP_A_MAX - 1)
+
+/* KPX_EXP_A_VERDICT: what happens to the connection's first packet. */
+enum kpx_explain_verdict {
+	KPX_EXP_V_ACCEPT,	/* no frontend, not a ClusterIP: untouched */
+	KPX_EXP_V_MARTIAN,	/* loopback destination from outside: drop */
+	KPX_EXP_V_UNDEFINED_PORT,	/* a ClusterIP, no such port: reject */
+	KPX_EXP_V_FILTERED,	/* not in the source ranges: drop */
+	KPX_EXP_V_REJECT,	/* no backend: port unreachable */
+	KPX_EXP_V_DROP,		/* no backend, KPX_SVC_F_DROP_EMPTY: drop */
+	KPX_EXP_V_DNAT,		/* DNAT to a backend */
+};
+
+/* KPX_EXP_A_SOURCE: local or external source, and why. */
+enum kpx_explain_source {
+	KPX_EXP_SRC_EXTERNAL,	/* matches no local setting */
+	KPX_EXP_SRC_NO_CONFIG,	/* external: no local setting at all */
+	KPX_EXP_SRC_CIDR,	/* local: in KPX_CFG_A_LOCAL_CIDRS */
+	KPX_EXP_SRC_IFNAME,	/* local: entered by KPX_CFG_A_LOCAL_IFNAME */
+	KPX_EXP_SRC_IFPREFIX,	/* local: interface has KPX_CFG_A_LOCAL_IFPREFIX */
+};
+
+/* KPX_EXP_A_SOURCE_RANGES */
+enum kpx_explain_ranges {
+	KPX_EXP_RANGES_NONE,	/* the frontend has none: any source */
+	KPX_EXP_RANGES_ALLOWED,	/* the source is in one */
+	KPX_EXP_RANGES_DENIED,	/* in none: dropped */
+};
+
+/* KPX_EXP_A_AFFINITY */
+enum kpx_explain_affinity {
+	KPX_EXP_AFF_OFF,	/* no ClientIP affinity */
+	KPX_EXP_AFF_MISS,	/* no live entry: the scheduler picks */
+	KPX_EXP_AFF_HIT,	/* a live entry gives the backend */
+	KPX_EXP_AFF_STALE,	/* its backend left the set: re-picked */
+};
+
+/* KPX_EXP_A_PICK */
+enum kpx_explain_pick {
+	KPX_EXP_PICK_EXACT,	/* the backend the next connection gets */
+	KPX_EXP_PICK_RANDOM,	/* "random": any of KPX_EXP_A_BACKENDS */
+	KPX_EXP_PICK_LEAST,	/* "lc": one of the least loaded */
+};
+
+/* KPX_EXP_A_MASQ: is the connection source-NATed, and why. */
+enum kpx_explain_masq {
+	KPX_EXP_MASQ_NO,	/* no flag asks for it */
+	KPX_EXP_MASQ_NO_LOCAL,	/* KPX_SVC_F_MASQ_NONLOCAL, source local */
+	KPX_EXP_MASQ_NO_SHORT,	/* a local pod short-cut keeps its source */
+	KPX_EXP_MASQ_NODE,	/* from the node itself, short cut */
+	KPX_EXP_MASQ_ALL,	/* KPX_SVC_F_MASQ */
+	KPX_EXP_MASQ_HAIRPIN,	/* the backend is the client */
+	KPX_EXP_MASQ_NONLOCAL,	/* KPX_SVC_F_MASQ_NONLOCAL, external source */
+};
+
+/*
+ * KPX_EXP_A_COUNTERS: SVC_* of KPX_EXP_A_FRONTEND, but SVC_REJECTS of the
+ * serving frontend (KPX_EXP_A_SCHED_FRONTEND if given); BE_CONNS of
+ * KPX_EXP_A_BACKEND (with "lc", its ACTIVE too); NS_* of KPX_CMD_GET_STATS.
+ */
+#define KPX_EXP_C_SVC_CONNS	(1U << 0)
+#define KPX_EXP_C_BE_CONNS	(1U << 1)
+#define KPX_EXP_C_NS_CONNS	(1U << 2)
+#define KPX_EXP_C_SVC_REJECTS	(1U << 3)
+#define KPX_EXP_C_NS_REJECTS	(1U << 4)
+#define KPX_EXP_C_NS_DROPS	(1U << 5)
+#define KPX_EXP_C_SVC_FILTERED	(1U << 6)
+#define KPX_EXP_C_NS_FILTERED	(1U << 7)
 
 #endif /* _UAPI_LINUX_KPX_H */
