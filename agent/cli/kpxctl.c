@@ -184,6 +184,17 @@ static const struct cmd cmds[] = {
 	  "http://127.0.0.1:10249, kpx-agent --metrics-bind-address).  Exit\n"
 	  "status 1 when the agent cannot be reached, 3 when the two views\n"
 	  "differ or the last sync had errors." },
+	{ "explain", cmd_explain,
+	  "explain PROTO SRC:PORT DST:PORT [--iif IFNAME | --from-node] [--json]",
+	  "Says what the module would do now with a new connection from SRC to\n"
+	  "DST, entering by IFNAME (default: an interface that matches no local\n"
+	  "setting) or made by this node itself (--from-node): the verdict, the\n"
+	  "frontend matched and its counters, the source (local or external, and\n"
+	  "why), the source-range verdict, the eTP Local short cut, the affinity\n"
+	  "entry and its age, the scheduler and the backend it would pick (rr,\n"
+	  "wrr: the next one; lc: one of the least loaded; random: any), whether\n"
+	  "it is masqueraded and why, and the counters the connection would add\n"
+	  "to.  Read-only: nothing changes, no privilege is needed." },
 	{ "help", cmd_help, "help [COMMAND]",
 	  "Prints the commands, or the usage of one." },
 };

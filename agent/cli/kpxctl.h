@@ -2,8 +2,8 @@
 /*
  * kpxctl's subcommands (one file each: cmd_list.c, cmd_set.c for set, del
  * and flush, cmd_stats.c, cmd_config.c, cmd_flows.c with flows.c,
- * cmd_status.c) and the helpers they share
- * (kpxctl.c).  The module is reached through dp/kpx/nl.h only.
+ * cmd_status.c, cmd_explain.c) and the helpers they share (kpxctl.c).
+ * The module is reached through dp/kpx/nl.h only.
  */
 #ifndef KPX_KPXCTL_H
 #define KPX_KPXCTL_H
@@ -51,5 +51,6 @@ int cmd_stats(const struct cmd *cmd, int argc, char **argv);
 int cmd_config(const struct cmd *cmd, int argc, char **argv);
 int cmd_flows(const struct cmd *cmd, int argc, char **argv);
 int cmd_status(const struct cmd *cmd, int argc, char **argv);
+int cmd_explain(const struct cmd *cmd, int argc, char **argv);
 
 #endif

@@ -7,7 +7,9 @@
 #ifndef KPX_NL_H
 #define KPX_NL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include "base/service.h"
 
@@ -120,5 +122,62 @@ int kpx_nl_set_config(struct kpx_nl *nl, const struct kpx_ns_config *c);
  * more than KPX_CONFIG_CIDRS_MAX prefixes.
  */
 int kpx_nl_get_config(struct kpx_nl *nl, struct kpx_ns_config *c);
+
+/*
+ * KPX_CMD_EXPLAIN (nl_explain.c): what the module's packet path would do
+ * with a new connection, changing nothing.  @q: the connection (ports in
+ * host order, @iif 0 for none); *@out: the answer, the enums and bits of
+ * <linux/kpx.h>.  -EOPNOTSUPP from a module without the command, -ENODEV
+ * for an unknown @iif, -EBADMSG for a malformed reply.
+ */
+struct kpx_nl_explain_req {
+	int family;
+	uint8_t protocol;
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} src, dst;
+	uint16_t sport, dport;
+	uint32_t iif;
+	bool local_out;
+};
+
+/* A frontend of the answer: KPX_EXP_A_FRONTEND or _SCHED_FRONTEND. */
+struct kpx_nl_explain_fe {
+	bool present;
+	int family;
+	uint8_t protocol;
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} addr;
+	uint16_t port;		/* host order */
+	uint32_t flags;
+	char name[256];		/* "" none */
+	uint8_t kind;
+	char scheduler[16];
+	uint32_t affinity_timeout;
+	uint64_t conns, rejects, filtered;
+};
+
+struct kpx_nl_explain {
+	uint8_t verdict;	/* KPX_EXP_V_* */
+	bool has_source, has_sched, has_backend, has_pick, has_masq;
+	uint8_t source;		/* KPX_EXP_SRC_* */
+	uint8_t ranges;		/* KPX_EXP_RANGES_* */
+	bool short_circuit;
+	uint8_t affinity;	/* KPX_EXP_AFF_* */
+	uint64_t affinity_age_ms;
+	char scheduler[16];
+	uint32_t nbackends;
+	uint8_t pick;		/* KPX_EXP_PICK_* */
+	uint8_t masq;		/* KPX_EXP_MASQ_* */
+	uint32_t counters;	/* KPX_EXP_C_* */
+	struct kpx_nl_explain_fe fe, sfe;
+	struct kpx_backend be;
+};
+
+int kpx_nl_explain(struct kpx_nl *nl, const struct kpx_nl_explain_req *q,
+		   struct kpx_nl_explain *out);
 
 #endif
