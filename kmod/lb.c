@@ -770,7 +770,7 @@ static u32 pick(struct kpx_svc *svc, const struct kpx_bset *set,
 	case KPX_SCHED_MH:
 		return kpx_mh_lookup(sd->mh, sd->mh_size, client16);
 	default:
-		if (peek) {
+		if (peek && n > 1) {
 			peek->pick = KPX_EXP_PICK_RANDOM;
 			return 0;
 		}

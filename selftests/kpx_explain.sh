@@ -101,7 +101,7 @@ row() {
 "$KPXCTL" set udp 10.96.0.80:53 --kind cluster-ip
 row "08 tcp ClusterIP without endpoints" reject-no-backend - cli $CLI4 tcp 10.96.0.80:80 --iif v-cli
 row "08 udp ClusterIP without endpoints" reject-no-backend - cli $CLI4 udp 10.96.0.80:53 --iif v-cli
-"$KPXCTL" set tcp 10.96.0.81:80 "${P[1]}" --kind cluster-ip
+"$KPXCTL" set tcp 10.96.0.81:80 "${P[1]}" --kind cluster-ip --cluster-ip
 row "08 undefined port of a ClusterIP" reject-undefined-port - cli $CLI4 tcp 10.96.0.81:81 --iif v-cli
 row "08 not a Service address" accept - cli $CLI4 tcp 10.96.0.99:80 --iif v-cli
 "$KPXCTL" set tcp 203.0.113.80:80 --kind load-balancer --drop-empty
@@ -173,10 +173,10 @@ for k in 1 2 3 4; do
 done
 "$KPXCTL" set tcp 10.96.0.52:80 "${P[@]:1}" --scheduler sh --kind cluster-ip
 row "sched sh from cli" dnat no cli $CLI4 tcp 10.96.0.52:80 --iif v-cli
-row "sched sh from pod2" dnat no pod2 10.244.2.2 tcp 10.96.0.52:80 --iif v-pod2
+row "sched sh from pod2" dnat - pod2 10.244.2.2 tcp 10.96.0.52:80 --iif v-pod2
 "$KPXCTL" set tcp 10.96.0.53:80 "${P[@]:1}" --scheduler mh --kind cluster-ip
 row "sched mh from cli" dnat no cli $CLI4 tcp 10.96.0.53:80 --iif v-cli
-row "sched mh from pod4" dnat no pod4 10.244.4.2 tcp 10.96.0.53:80 --iif v-pod4
+row "sched mh from pod4" dnat - pod4 10.244.4.2 tcp 10.96.0.53:80 --iif v-pod4
 "$KPXCTL" set tcp 10.96.0.54:80 "${P[@]:1}" --kind cluster-ip
 row "sched random" dnat no cli $CLI4 tcp 10.96.0.54:80 --iif v-cli
 assert_eq "random: explain says random" random "$EP"

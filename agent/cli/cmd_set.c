@@ -122,6 +122,10 @@ int cmd_set(const struct cmd *cmd, int argc, char **argv)
 			s.flags |= KPX_SVC_F_MASQ_NONLOCAL;
 			continue;
 		}
+		if (!strcmp(argv[i], "--cluster-ip")) {
+			s.flags |= KPX_SVC_F_CLUSTER_IP;
+			continue;
+		}
 		if (!strcmp(argv[i], "--ext-local")) {
 			int cfam;
 

@@ -127,7 +127,7 @@ static const struct cmd cmds[] = {
 	  "and counters (the default command)." },
 	{ "set", cmd_set,
 	  "set PROTO VIP:PORT [ADDR:PORT[@WEIGHT] ...] [--drop-empty] [--masq]\n"
-	  "             [--masq-nonlocal] [--source-range CIDR ...]\n"
+	  "             [--masq-nonlocal] [--cluster-ip] [--source-range CIDR ...]\n"
 	  "             [--scheduler NAME] [--mh-size N] [--affinity SECONDS]\n"
 	  "             [--ext-local CLUSTER-VIP:PORT]\n"
 	  "             [--service NAMESPACE/NAME[:PORT]] [--kind KIND]",
@@ -137,6 +137,8 @@ static const struct cmd cmds[] = {
 	  "connections are refused (ICMP port unreachable), or silently dropped\n"
 	  "with --drop-empty.  --masq source-NATs every new connection,\n"
 	  "--masq-nonlocal those from sources that are not local (see config);\n"
+	  "--cluster-ip marks the VIP a ClusterIP: a new connection to a port\n"
+	  "of it that no frontend has is refused.\n"
 	  "--source-range (repeatable) drops new connections from other sources.\n"
 	  "--scheduler is random (default), rr, wrr, lc, sh or mh (Maglev, table\n"
 	  "size --mh-size, a prime, default 65537).  --affinity keeps a client\n"

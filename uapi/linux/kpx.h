@@ -259,7 +259,9 @@
  *       KPX_EXP_A_BACKEND: nest of enum kpx_backend_attr (ADDR, PORT,
  *           WEIGHT, CONNS, ACTIVE): the backend the connection would get;
  *           absent with KPX_EXP_PICK_RANDOM and without KPX_EXP_V_DNAT
- *       KPX_EXP_A_MASQ: u8, enum kpx_explain_masq (with KPX_EXP_V_DNAT)
+ *       KPX_EXP_A_MASQ: u8, enum kpx_explain_masq (with KPX_EXP_V_DNAT;
+ *           with KPX_EXP_PICK_RANDOM, for a backend that is not the
+ *           client: a hairpin pick is masqueraded too)
  *       KPX_EXP_A_COUNTERS: u32, KPX_EXP_C_* bits: the counters the
  *           connection would add one to
  *   Errors: EINVAL (a missing or malformed attribute, a port of 0, both
@@ -612,7 +614,7 @@ enum kpx_explain_affinity {
 /* KPX_EXP_A_PICK */
 enum kpx_explain_pick {
 	KPX_EXP_PICK_EXACT,	/* the backend the next connection gets */
-	KPX_EXP_PICK_RANDOM,	/* "random": any of KPX_EXP_A_BACKENDS */
+	KPX_EXP_PICK_RANDOM,	/* "random", 2 or more: any of KPX_EXP_A_BACKENDS */
 	KPX_EXP_PICK_LEAST,	/* "lc": one of the least loaded */
 };
 
