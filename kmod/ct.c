@@ -209,6 +209,8 @@ static int ct_iter(struct nf_conn *ct, void *data)
 	rcu_read_lock();
 	stale = ct_stale(w->kn, e, ct, key.family);
 	rcu_read_unlock();
+	if (stale)
+		atomic64_inc(&w->kn->ct_deleted[key.family == AF_INET6]);
 	return stale;
 }
 

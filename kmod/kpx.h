@@ -208,6 +208,8 @@ struct kpx_net {
 	/* addresses of KPX_SVC_F_CLUSTER_IP frontends (vip.c) */
 	struct rhashtable vips;
 	struct kpx_ct *ct;		/* conntrack cleanup queue (ct.c) */
+	/* conntrack entries the cleanup deleted: [0] IPv4, [1] IPv6 */
+	atomic64_t ct_deleted[2];
 };
 
 extern unsigned int kpx_net_id;	/* pernet.c */

@@ -481,7 +481,13 @@ static int kpx_nl_stats(struct sk_buff *skb, struct genl_info *info)
 			      st.filtered, KPX_STATS_A_PAD) ||
 	    nla_put_u32(msg, KPX_STATS_A_GENERATION, READ_ONCE(kn->gen)) ||
 	    nla_put_u64_64bit(msg, KPX_STATS_A_INVALID_DROPS,
-			      st.invalid, KPX_STATS_A_PAD))
+			      st.invalid, KPX_STATS_A_PAD) ||
+	    nla_put_u64_64bit(msg, KPX_STATS_A_CT_DELETED4,
+			      atomic64_read(&kn->ct_deleted[0]),
+			      KPX_STATS_A_PAD) ||
+	    nla_put_u64_64bit(msg, KPX_STATS_A_CT_DELETED6,
+			      atomic64_read(&kn->ct_deleted[1]),
+			      KPX_STATS_A_PAD))
 		goto nospace;
 	nla_nest_end(msg, nest);
 	genlmsg_end(msg, hdr);

@@ -3,7 +3,10 @@
 #
 # kpx_ctclean: the agent's userspace conntrack cleanup (agent/sync/ctclean.c) in
 # the proxy modes that do not clean conntrack themselves (nftables,
-# iptables, ipvs; the kpx module does it in the kernel, see kpx_ct.sh).
+# iptables, ipvs), and the module's in kpx mode (see also kpx_ct.sh); in
+# each, kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family="IPv4"}
+# on /metrics counts the deletion (kpx mode: the module's count,
+# KPX_STATS_A_CT_DELETED4, the same as kpxctl stats' ct_deleted_ipv4).
 # Service dns (ClusterIP 10.96.0.53, 53/UDP -> 5353) on two pods; a client
 # pod keeps one connected UDP socket sending every 200 ms, so its conntrack
 # entry (and its DNAT to one pod) would live for ever:
@@ -23,7 +26,6 @@
 . "$SELFTESTS/case_lib.sh"
 
 VIP=10.96.0.53
-require_mode nftables iptables ipvs
 require_guest
 require_file "$KPX_AGENT" "$ECHO_BIN" "$APIDIR/kpx-test-apiserver.py" \
 	"$APIDIR/gen-certs.sh" "$APIDIR/kpx-test-apictl"
@@ -55,6 +57,12 @@ objects() {
 EOF
 }
 
+# deleted: kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family="IPv4"} now.
+deleted() {
+	curl -s -m 5 http://127.0.0.1:10249/metrics |
+		awk '$1 == "kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv4\"}" { print $2 }'
+}
+
 # answered NAME FROM TO: the distinct answering pods in the window.
 answered() { flow_results "$1" "$2" "$3" | tr , '\n' | grep -vx timeout | paste -sd,; }
 
@@ -64,6 +72,12 @@ agent_start
 expect_backends udp $VIP:53 10.244.1.2:5353,10.244.2.2:5353 60
 
 # --- a removed backend's entries ----------------------------------------------
+for _ in $(seq 1 50); do
+	[ -n "$(deleted)" ] && break
+	sleep 0.2
+done
+d0=$(deleted)
+assert_ne "/metrics: deleted_entries_total{ip_family=\"IPv4\"} exported" "" "$d0"
 udp_flow_start cpod f 40 200 $VIP:53
 for ((i = 0; i < 100; i++)); do
 	[ "$(flow_count f pod1)" -ge 5 ] || [ "$(flow_count f pod2)" -ge 5 ] && break
@@ -92,9 +106,16 @@ tb=$(now_ms)
 assert_eq "after the change (sync + 1 s): the flow is answered by" "$keep" "$(answered f "$ta" "$tb")"
 assert_ge "after the change: datagrams answered by $keep" 5 "$(flow_count f "$keep" "$ta" "$tb")"
 # (ipvs: with expire_nodest_conn IPVS may drop the entry itself first.)
+d1=$(deleted)
 if mode_is ipvs; then
-	log "ipvs: agent's cleanup lines: $(grep -c 'conntrack cleanup' "$TMPD/agent.log")"
+	log "ipvs: agent's cleanup lines: $(grep -c 'conntrack cleanup' "$TMPD/agent.log"), deleted_entries_total $d0 -> $d1"
+elif mode_is kpx; then
+	assert_eq "kpx: the module deleted the entry: deleted_entries_total{IPv4} one more ($d0 -> $d1)" \
+		"$((d0 + 1))" "$d1"
+	assert_eq "kpx: the metric is the module's count (kpxctl stats ct_deleted_ipv4)" "$d1" \
+		"$("$KPXCTL" stats --json | jq -r .ct_deleted_ipv4)"
 else
+	assert_ge "deleted_entries_total{IPv4} counts the agent's deletion ($d0 -> $d1)" "$((d0 + 1))" "$d1"
 	assert_match "the agent logged the deletion" 'conntrack cleanup: [1-9][0-9]* stale entries deleted' \
 		"$(grep 'conntrack cleanup' "$TMPD/agent.log")"
 fi

@@ -970,6 +970,16 @@ char *kpx_metrics_render(struct kpx_metrics *m, const struct kpx_service *v,
 		value_fam(f, m, "kubeproxy_conntrack_reconciler_deleted_entries_total",
 			  "counter", "[ALPHA] Cumulative conntrack flows deleted by conntrack reconciler",
 			  fv, false);
+	} else if (st && st->ct_deleted_known) {
+		/*
+		 * kpx mode: the module deletes them, in batched walks off the
+		 * sync (no sync duration to observe); its per-family counts
+		 */
+		fv[0] = (double)st->ct_deleted[0];
+		fv[1] = (double)st->ct_deleted[1];
+		value_fam(f, m, "kubeproxy_conntrack_reconciler_deleted_entries_total",
+			  "counter", "[ALPHA] Cumulative conntrack flows deleted by conntrack reconciler",
+			  fv, false);
 	}
 	head(f, "kubeproxy_proxy_healthz_total", "counter",
 	     "[ALPHA] Cumulative proxy healthz HTTP status");

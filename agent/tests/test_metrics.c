@@ -257,7 +257,17 @@ static void test_render(void)
 	}
 	ok(!strstr(text, "kubeproxy_conntrack_reconciler") && !strstr(text, "restore_failures") &&
 	   !strstr(text, "nftables_sync_failures"),
-	   "kpx mode: no conntrack reconciler (the module cleans up) and no fallback failure counters");
+	   "kpx mode, a module without its conntrack counts: no conntrack reconciler series, no fallback failure counters");
+	free(text);
+	st.ct_deleted[0] = 4;
+	st.ct_deleted[1] = 9;
+	st.ct_deleted_known = true;
+	text = kpx_metrics_render(m, &svc, 1, &st, KPX_METRICS_PER_BACKEND, &len);
+	ok(strstr(text, "# TYPE kubeproxy_conntrack_reconciler_deleted_entries_total counter\n") &&
+	   strstr(text, "kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv4\"} 4\n") &&
+	   !strstr(text, "kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv6\"}") &&
+	   !strstr(text, "kubeproxy_conntrack_reconciler_sync_duration_seconds"),
+	   "kpx mode: the module's IPv4 deletions in deleted_entries_total (IPv4 served only), no sync duration");
 	ok(strstr(text, "kpx_netlink_errors_total 3\n") && strstr(text, "kpx_sync_errors_total 1\n") &&
 	   strstr(text, "kpx_syncs_total 3\n"), "kpx sync counters");
 	ok(strstr(text, "kpx_watch_restarts_total{resource=\"endpointslices\"} 1\n") &&

@@ -184,6 +184,13 @@
  *                          counterpart of kube-proxy's
  *                          kubeproxy_iptables_ct_state_invalid_dropped_packets_total.
  *                          A module without it leaves the attribute out.
+ *       KPX_STATS_A_CT_DELETED4, KPX_STATS_A_CT_DELETED6: u64, IPv4 and
+ *                          IPv6 conntrack entries the module's cleanup of
+ *                          stale UDP and SCTP entries (KPX_CMD_DEL_SERVICE,
+ *                          KPX_CMD_SET_SERVICE) deleted since the namespace's
+ *                          first use.  The counterpart of kube-proxy's
+ *                          kubeproxy_conntrack_reconciler_deleted_entries_total.
+ *                          A module without them leaves the attributes out.
  *
  * KPX_CMD_FLUSH (doit; CAP_NET_ADMIN in the initial user ns)
  *   Deletes every frontend of the namespace.
@@ -515,6 +522,8 @@ enum kpx_stats_attr {
 	KPX_STATS_A_FILTERED,	/* u64, dropped by source ranges */
 	KPX_STATS_A_GENERATION,	/* u32, frontend table generation, never 0 */
 	KPX_STATS_A_INVALID_DROPS,	/* u64, INVALID packets of kpx flows */
+	KPX_STATS_A_CT_DELETED4,	/* u64, IPv4 conntrack entries cleaned */
+	KPX_STATS_A_CT_DELETED6,	/* u64, IPv6 conntrack entries cleaned */
 	__KPX_STATS_A_MAX
 };
 #define KPX_STATS_A_MAX (__KPX_STATS_A_MAX - 1)

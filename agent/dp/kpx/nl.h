@@ -21,6 +21,9 @@ struct kpx_nl_stats {
 	uint32_t generation;	/* KPX_STATS_A_GENERATION; 0: an older module */
 	uint64_t filtered;	/* KPX_STATS_A_FILTERED; 0: an older module */
 	uint64_t invalid_drops;	/* KPX_STATS_A_INVALID_DROPS; 0: an older module */
+	/* KPX_STATS_A_CT_DELETED4, _6: [0] IPv4, [1] IPv6 */
+	uint64_t ct_deleted[2];
+	bool ct_deleted_known;	/* the module sent them (an older one does not) */
 };
 
 /*

@@ -55,6 +55,13 @@ const struct kpx_nl_counter kpx_nl_stats_counters[] = {
 	  .metric = "kpx_ct_state_invalid_dropped_packets_total",
 	  .type = "counter",
 	  .help = "Packets of flows the module translated that conntrack marked INVALID, dropped instead of leaving untranslated (kube-proxy: kubeproxy_iptables_ct_state_invalid_dropped_packets_total)" },
+	/* /metrics: kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family} */
+	{ .name = "ct_deleted_ipv4",
+	  .attr = KPX_STATS_A_CT_DELETED4,
+	  FIELD(struct kpx_nl_stats, ct_deleted[0]) },
+	{ .name = "ct_deleted_ipv6",
+	  .attr = KPX_STATS_A_CT_DELETED6,
+	  FIELD(struct kpx_nl_stats, ct_deleted[1]) },
 	{ .name = "generation",
 	  .attr = KPX_STATS_A_GENERATION,
 	  FIELD(struct kpx_nl_stats, generation) },

@@ -87,6 +87,8 @@ static struct nla_policy stats_policy[KPX_STATS_A_MAX + 1] = {
 	[KPX_STATS_A_GENERATION] = { .type = NLA_U32 },
 	[KPX_STATS_A_FILTERED] = { .type = NLA_U64 },
 	[KPX_STATS_A_INVALID_DROPS] = { .type = NLA_U64 },
+	[KPX_STATS_A_CT_DELETED4] = { .type = NLA_U64 },
+	[KPX_STATS_A_CT_DELETED6] = { .type = NLA_U64 },
 };
 
 int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
@@ -103,6 +105,7 @@ int kpx_nl_parse_stats(struct nlmsghdr *nlh, void *arg)
 	for (c = kpx_nl_stats_counters; c->name; c++)
 		if (st[c->attr])
 			kpx_nl_counter_parse(c, out, st[c->attr]);
+	out->ct_deleted_known = st[KPX_STATS_A_CT_DELETED4] && st[KPX_STATS_A_CT_DELETED6];
 	return 0;
 }
 
