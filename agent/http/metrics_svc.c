@@ -11,7 +11,7 @@
 
 /* One Service port: its name's parts and its frontends' sums. */
 struct svc_sum {
-	const char *name;	/* "namespace/name:port", not owned */
+	const char *name; /* "namespace/name:port", not owned */
 	uint64_t conns, refused, no_endpoints, source_range;
 };
 
@@ -33,7 +33,8 @@ static void labels(FILE *f, const char *name)
 	/* the module admits visible ASCII but '"' and '\\' need escapes */
 	fputs("namespace=\"", f);
 	for (int i = 0; i < nslen; i++)
-		fprintf(f, "%s%c", strchr("\"\\", name[i]) ? "\\" : "", name[i]);
+		fprintf(f, "%s%c", strchr("\"\\", name[i]) ? "\\" : "",
+			name[i]);
 	fputs("\",service=\"", f);
 	for (int i = 0; i < svclen; i++)
 		fprintf(f, "%s%c", strchr("\"\\", svc[i]) ? "\\" : "", svc[i]);
@@ -58,7 +59,8 @@ int kpx_metrics_services(FILE *f, const struct kpx_service *v, size_t n)
 		s[k].conns = v[i].conns;
 		/* drops are counted in rejects too (KPX_SVC_A_DROPS) */
 		s[k].refused = v[i].rejects >= v[i].drops ?
-				       v[i].rejects - v[i].drops : 0;
+				       v[i].rejects - v[i].drops :
+				       0;
 		s[k].no_endpoints = v[i].drops;
 		s[k].source_range = v[i].filtered;
 		k++;
@@ -78,28 +80,33 @@ int kpx_metrics_services(FILE *f, const struct kpx_service *v, size_t n)
 	}
 
 	fputs("# HELP kpx_service_connections_total New connections the kpx module scheduled for a Service port, all its frontends\n"
-	      "# TYPE kpx_service_connections_total counter\n", f);
+	      "# TYPE kpx_service_connections_total counter\n",
+	      f);
 	for (i = 0; i < n; i++) {
 		fputs("kpx_service_connections_total{", f);
 		labels(f, s[i].name);
 		fprintf(f, "} %" PRIu64 "\n", s[i].conns);
 	}
 	fputs("# HELP kpx_service_rejects_total New connections to a Service port the kpx module refused for want of an endpoint\n"
-	      "# TYPE kpx_service_rejects_total counter\n", f);
+	      "# TYPE kpx_service_rejects_total counter\n",
+	      f);
 	for (i = 0; i < n; i++) {
 		fputs("kpx_service_rejects_total{", f);
 		labels(f, s[i].name);
 		fprintf(f, "} %" PRIu64 "\n", s[i].refused);
 	}
 	fputs("# HELP kpx_service_drops_total New connections to a Service port the kpx module dropped, by reason\n"
-	      "# TYPE kpx_service_drops_total counter\n", f);
+	      "# TYPE kpx_service_drops_total counter\n",
+	      f);
 	for (i = 0; i < n; i++) {
 		fputs("kpx_service_drops_total{", f);
 		labels(f, s[i].name);
-		fprintf(f, ",reason=\"no_endpoints\"} %" PRIu64 "\n", s[i].no_endpoints);
+		fprintf(f, ",reason=\"no_endpoints\"} %" PRIu64 "\n",
+			s[i].no_endpoints);
 		fputs("kpx_service_drops_total{", f);
 		labels(f, s[i].name);
-		fprintf(f, ",reason=\"source_range\"} %" PRIu64 "\n", s[i].source_range);
+		fprintf(f, ",reason=\"source_range\"} %" PRIu64 "\n",
+			s[i].source_range);
 	}
 	free(s);
 	return 0;
