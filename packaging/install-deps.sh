@@ -10,7 +10,7 @@ libnl-genl-3-dev libnl-3-dev libjson-c-dev libcurl4-openssl-dev libyaml-dev
 libmicrohttpd-dev libssl-dev python3 openssl curl jq
 clang libclang-rt-14-dev debhelper dh-dkms debootstrap python3-yaml groff-base git linux-headers-6.12-amd64 iproute2 util-linux procps
 nftables libnftables-dev iptables ipset libipset-dev ipvsadm libnetfilter-conntrack-dev conntrack libnl-route-3-dev
-gnuplot-nox linux-perf clang-format sparse python3-prometheus-client"
+gnuplot-nox linux-perf clang-format sparse python3-prometheus-client tcpdump"
 
 missing=
 for p in $PKGS; do

@@ -53,14 +53,50 @@ done | tee "$TMPD/answers"
 echo
 sort "$TMPD/answers" | uniq -c | sed 's/^/    /'
 
-say "kpxctl list"
-"$KPXCTL" list
 say "cat /proc/net/kpx/services"
 cat /proc/net/kpx/services
 say "kpxctl stats"
 "$KPXCTL" stats
 
+# --- Diagnosing demo/web, step by step (README: "Diagnosing a Service") ---
+diag_ok=1
+api_get() {
+	curl -sS --cacert "$TMPD/certs/ca.crt" -H "Authorization: Bearer $(cat "$TMPD/certs/token")" \
+		"https://127.0.0.1:$(cat "$TMPD/api/port")$1"
+}
+say "1. the Service (kubectl get service -n demo web -o json, summarised)"
+api_get /api/v1/namespaces/demo/services/web |
+	jq -M -c '{clusterIPs: .spec.clusterIPs, ports: .spec.ports, sessionAffinity: .spec.sessionAffinity}'
+say "2. its EndpointSlices (kubectl get endpointslices -n demo -l kubernetes.io/service-name=web)"
+api_get "/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dweb" |
+	jq -M -r '.items[] | .metadata.name as $n | .endpoints[] |
+		"\($n) \(.addresses[0]) ready=\(.conditions.ready) node=\(.nodeName)"'
+say "3. the kernel state, each frontend with its Service (kpxctl list)"
+"$KPXCTL" list
+say "4. what a new connection from the client would get now (kpxctl explain)"
+"$KPXCTL" explain tcp 10.0.1.2:40000 10.96.0.80:80 --iif v-cli | tee "$TMPD/explain"
+grep -q 'demo/web' "$TMPD/explain" || { echo "demo: explain did not name demo/web"; diag_ok=0; }
+say "5. the connections the module translated (kpxctl flows demo/web)"
+"$KPXCTL" flows demo/web | tee "$TMPD/flows"
+nflows=$(grep -cE '^ +10\.0\.1\.2:[0-9]+ ' "$TMPD/flows")
+[ "$nflows" -ge 12 ] || { echo "demo: flows lists $nflows of the 12 connections"; diag_ok=0; }
+say "6. the agent's view against the module's (kpxctl status)"
+"$KPXCTL" status || { echo "demo: kpxctl status exit $?"; diag_ok=0; }
+if command -v tcpdump >/dev/null; then
+	say "7. a capture on the node's side of web-1's link while the client connects"
+	timeout 8 tcpdump -l -n -c 4 -i v-web-1 'tcp port 8080 and tcp[tcpflags] & tcp-syn != 0' 2>/dev/null &
+	cap=$!
+	sleep 2
+	for _ in 1 2 3 4 5 6; do ip netns exec cli curl -s -o /dev/null --max-time 2 http://10.96.0.80/; done
+	wait "$cap"
+else
+	say "7. capture: tcpdump is not installed (packaging/install-deps.sh installs it)"
+fi
+
 n=$(sort -u "$TMPD/answers" | grep -c 'hello from pod')
-[ "$n" -eq 3 ] && say "demo: OK: the ClusterIP spread over all 3 pods" && exit 0
-say "demo: FAILED: $n distinct pods answered"
+if [ "$n" -eq 3 ] && [ "$diag_ok" = 1 ]; then
+	say "demo: OK: the ClusterIP spread over all 3 pods; the diagnosis steps answered"
+	exit 0
+fi
+say "demo: FAILED: $n distinct pods answered, diagnosis ok=$diag_ok"
 exit 1
