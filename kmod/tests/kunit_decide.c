@@ -18,6 +18,7 @@
 #include "pernet.h"
 #include "hook.h"
 #include "lb.h"
+#include "sched.h"
 #include "stats.h"
 #include "kunit_env.h"
 
