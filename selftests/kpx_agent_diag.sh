@@ -36,7 +36,9 @@ echo_start pod2 pod2 10.244.2.2:8080
 VIP=10.96.0.61 BOTH=10.244.1.2:8080,10.244.2.2:8080
 web_objects $VIP "$TMPD/objects.json"
 kpx_api_start --objects "$TMPD/objects.json"
-kpx_agent_start --hostname-override node-a --sync-period 15s --min-sync-period 100ms \
+# rr: the six held connections reach both pods for sure (random sent all six
+# to one pod in one run of 32)
+kpx_agent_start --scheduler rr --hostname-override node-a --sync-period 15s --min-sync-period 100ms \
 	--metrics-bind-address 127.0.0.1:10249
 t=$(wait_proc_backends tcp $VIP:80 $BOTH 60)
 assert_ne "agent programs $VIP:80" timeout "$t"
