@@ -195,7 +195,13 @@ assert_eq "$UNIT active" "" "$st"
 assert_eq "systemctl is-active $UNIT" active "$(ct systemctl is-active $UNIT)"
 assert_ct "after ExecStartPre=+" "$CT_WANT_MAX" $((CT_WANT_MAX / 4)) 86400 3600
 
-# The main process, as the VM sees it: the service cgroup's only task.
+# The main process, as the VM sees it: the service cgroup's only task, once
+# the agent's start-up removal of other modes' leftovers, which runs
+# iptables-save, ipvsadm and the like as children, is over (at most 30 s).
+for _ in $(seq 60); do
+	[ "$(wc -l <"$CTCG/system.slice/$UNIT/cgroup.procs" 2>/dev/null)" = 1 ] && break
+	sleep 0.5
+done
 main=$(cat "$CTCG/system.slice/$UNIT/cgroup.procs" 2>/dev/null)
 assert_eq "$UNIT: one process, systemd's MainPID" "$(prop MainPID)" \
 	"$(awk '/^NSpid:/ { print $3 }' /proc/"$main"/status 2>/dev/null)"
