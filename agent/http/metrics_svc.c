@@ -21,27 +21,33 @@ static int sum_cmp(const void *a, const void *b)
 		      ((const struct svc_sum *)b)->name);
 }
 
-/* The label set of @name: namespace="..",service="..",port=".." */
-static void labels(FILE *f, const char *name)
+/* @len bytes of @p as a label value: '"' and '\\' escaped (the module
+ * admits visible ASCII). */
+static void label_value(FILE *f, const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		fprintf(f, "%s%c", strchr("\"\\", p[i]) ? "\\" : "", p[i]);
+}
+
+/* One sample: NAME{namespace="..",service="..",port=".."[,reason=".."]} V */
+static void sample(FILE *f, const char *metric, const char *name,
+		   const char *reason, uint64_t v)
 {
 	const char *slash = strchr(name, '/');
-	const char *colon = slash ? strchr(slash, ':') : NULL;
-	int nslen = slash ? (int)(slash - name) : 0;
 	const char *svc = slash ? slash + 1 : name;
-	int svclen = colon ? (int)(colon - svc) : (int)strlen(svc);
+	const char *colon = strchr(svc, ':');
 
-	/* the module admits visible ASCII but '"' and '\\' need escapes */
-	fputs("namespace=\"", f);
-	for (int i = 0; i < nslen; i++)
-		fprintf(f, "%s%c", strchr("\"\\", name[i]) ? "\\" : "",
-			name[i]);
+	fprintf(f, "%s{namespace=\"", metric);
+	label_value(f, name, slash ? (size_t)(slash - name) : 0);
 	fputs("\",service=\"", f);
-	for (int i = 0; i < svclen; i++)
-		fprintf(f, "%s%c", strchr("\"\\", svc[i]) ? "\\" : "", svc[i]);
+	label_value(f, svc, colon ? (size_t)(colon - svc) : strlen(svc));
 	fputs("\",port=\"", f);
-	for (const char *p = colon ? colon + 1 : ""; *p; p++)
-		fprintf(f, "%s%c", strchr("\"\\", *p) ? "\\" : "", *p);
+	if (colon)
+		label_value(f, colon + 1, strlen(colon + 1));
 	fputc('"', f);
+	if (reason)
+		fprintf(f, ",reason=\"%s\"", reason);
+	fprintf(f, "} %" PRIu64 "\n", v);
 }
 
 int kpx_metrics_services(FILE *f, const struct kpx_service *v, size_t n)
@@ -82,31 +88,23 @@ int kpx_metrics_services(FILE *f, const struct kpx_service *v, size_t n)
 	fputs("# HELP kpx_service_connections_total New connections the kpx module scheduled for a Service port, all its frontends\n"
 	      "# TYPE kpx_service_connections_total counter\n",
 	      f);
-	for (i = 0; i < n; i++) {
-		fputs("kpx_service_connections_total{", f);
-		labels(f, s[i].name);
-		fprintf(f, "} %" PRIu64 "\n", s[i].conns);
-	}
+	for (i = 0; i < n; i++)
+		sample(f, "kpx_service_connections_total", s[i].name, NULL,
+		       s[i].conns);
 	fputs("# HELP kpx_service_rejects_total New connections to a Service port the kpx module refused for want of an endpoint\n"
 	      "# TYPE kpx_service_rejects_total counter\n",
 	      f);
-	for (i = 0; i < n; i++) {
-		fputs("kpx_service_rejects_total{", f);
-		labels(f, s[i].name);
-		fprintf(f, "} %" PRIu64 "\n", s[i].refused);
-	}
+	for (i = 0; i < n; i++)
+		sample(f, "kpx_service_rejects_total", s[i].name, NULL,
+		       s[i].refused);
 	fputs("# HELP kpx_service_drops_total New connections to a Service port the kpx module dropped, by reason\n"
 	      "# TYPE kpx_service_drops_total counter\n",
 	      f);
 	for (i = 0; i < n; i++) {
-		fputs("kpx_service_drops_total{", f);
-		labels(f, s[i].name);
-		fprintf(f, ",reason=\"no_endpoints\"} %" PRIu64 "\n",
-			s[i].no_endpoints);
-		fputs("kpx_service_drops_total{", f);
-		labels(f, s[i].name);
-		fprintf(f, ",reason=\"source_range\"} %" PRIu64 "\n",
-			s[i].source_range);
+		sample(f, "kpx_service_drops_total", s[i].name, "no_endpoints",
+		       s[i].no_endpoints);
+		sample(f, "kpx_service_drops_total", s[i].name, "source_range",
+		       s[i].source_range);
 	}
 	free(s);
 	return 0;
