@@ -27,7 +27,7 @@
 
 /* ---- dump ---- */
 
-static struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
+struct nla_policy kpx_nl_svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_FAMILY] = { .type = NLA_U16 },
 	[KPX_SVC_A_PROTOCOL] = { .type = NLA_U8 },
 	[KPX_SVC_A_ADDR] = { .type = NLA_UNSPEC, .minlen = 4, .maxlen = 16 },
@@ -101,7 +101,7 @@ bad:
 	return -EBADMSG;
 }
 
-static struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
+struct nla_policy kpx_nl_be_policy[KPX_BE_A_MAX + 1] = {
 	[KPX_BE_A_ADDR] = { .type = NLA_UNSPEC, .minlen = 4, .maxlen = 16 },
 	[KPX_BE_A_PORT] = { .type = NLA_U16 },
 	[KPX_BE_A_WEIGHT] = { .type = NLA_U32 },
@@ -146,7 +146,7 @@ static int parse_backends(struct kpx_service *s, struct nlattr *list,
 
 		if (nla_type(a) != KPX_BACKENDS_A_BACKEND)
 			continue;
-		if (nla_parse_nested(tb, KPX_BE_A_MAX, a, be_policy) < 0 ||
+		if (nla_parse_nested(tb, KPX_BE_A_MAX, a, kpx_nl_be_policy) < 0 ||
 		    !tb[KPX_BE_A_ADDR] || !tb[KPX_BE_A_PORT] ||
 		    (size_t)nla_len(tb[KPX_BE_A_ADDR]) != alen)
 			return -EBADMSG;
@@ -185,7 +185,7 @@ int kpx_nl_parse_service(struct nlmsghdr *nlh, void *arg)
 	if (!tb[KPX_A_SERVICE])
 		return 0;
 	if (nla_parse_nested(stb, KPX_SVC_A_MAX, tb[KPX_A_SERVICE],
-			     svc_policy) < 0)
+			     kpx_nl_svc_policy) < 0)
 		return -EBADMSG;
 	if (!stb[KPX_SVC_A_FAMILY] || !stb[KPX_SVC_A_PROTOCOL] ||
 	    !stb[KPX_SVC_A_ADDR] || !stb[KPX_SVC_A_PORT])

@@ -37,29 +37,6 @@ static struct nla_policy exp_policy[KPX_EXP_A_MAX + 1] = {
 	[KPX_EXP_A_COUNTERS] = { .type = NLA_U32 },
 };
 
-static struct nla_policy fe_policy[KPX_SVC_A_MAX + 1] = {
-	[KPX_SVC_A_FAMILY] = { .type = NLA_U16 },
-	[KPX_SVC_A_PROTOCOL] = { .type = NLA_U8 },
-	[KPX_SVC_A_ADDR] = { .type = NLA_UNSPEC, .minlen = 4, .maxlen = 16 },
-	[KPX_SVC_A_PORT] = { .type = NLA_U16 },
-	[KPX_SVC_A_FLAGS] = { .type = NLA_U32 },
-	[KPX_SVC_A_CONNS] = { .type = NLA_U64 },
-	[KPX_SVC_A_REJECTS] = { .type = NLA_U64 },
-	[KPX_SVC_A_FILTERED] = { .type = NLA_U64 },
-	[KPX_SVC_A_SCHEDULER] = { .type = NLA_STRING },
-	[KPX_SVC_A_AFFINITY_TIMEOUT] = { .type = NLA_U32 },
-	[KPX_SVC_A_NAME] = { .type = NLA_STRING },
-	[KPX_SVC_A_KIND] = { .type = NLA_U8 },
-};
-
-static struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
-	[KPX_BE_A_ADDR] = { .type = NLA_UNSPEC, .minlen = 4, .maxlen = 16 },
-	[KPX_BE_A_PORT] = { .type = NLA_U16 },
-	[KPX_BE_A_WEIGHT] = { .type = NLA_U32 },
-	[KPX_BE_A_CONNS] = { .type = NLA_U64 },
-	[KPX_BE_A_ACTIVE] = { .type = NLA_U32 },
-};
-
 static uint64_t get_u64(struct nlattr *a)
 {
 	return a ? nla_get_u64(a) : 0;
@@ -70,7 +47,7 @@ static int parse_fe(struct nlattr *nest, struct kpx_nl_explain_fe *fe)
 	struct nlattr *tb[KPX_SVC_A_MAX + 1];
 	size_t alen;
 
-	if (nla_parse_nested(tb, KPX_SVC_A_MAX, nest, fe_policy) < 0 ||
+	if (nla_parse_nested(tb, KPX_SVC_A_MAX, nest, kpx_nl_svc_policy) < 0 ||
 	    !tb[KPX_SVC_A_FAMILY] || !tb[KPX_SVC_A_PROTOCOL] ||
 	    !tb[KPX_SVC_A_ADDR] || !tb[KPX_SVC_A_PORT])
 		return -EBADMSG;
@@ -104,7 +81,7 @@ static int parse_be(struct nlattr *nest, int family, struct kpx_backend *be)
 	struct nlattr *tb[KPX_BE_A_MAX + 1];
 	size_t alen = kpx_addr_len(family);
 
-	if (nla_parse_nested(tb, KPX_BE_A_MAX, nest, be_policy) < 0 ||
+	if (nla_parse_nested(tb, KPX_BE_A_MAX, nest, kpx_nl_be_policy) < 0 ||
 	    !tb[KPX_BE_A_ADDR] || !tb[KPX_BE_A_PORT] || !alen ||
 	    (size_t)nla_len(tb[KPX_BE_A_ADDR]) != alen)
 		return -EBADMSG;

@@ -11,6 +11,8 @@
 #include <linux/netlink.h>
 #include <netlink/netlink.h>
 #include <netlink/msg.h>
+#include <netlink/attr.h>
+#include <linux/kpx.h>
 #include "dp/genl.h"
 #include "dp/kpx/nl.h"
 
@@ -74,5 +76,12 @@ struct nl_msg *kpx_nl_new_msg(struct kpx_nl *nl, uint8_t cmd, int flags, size_t 
 int kpx_nl_put_key(struct nl_msg *msg, const struct kpx_service *s);
 /* A KPX_CIDRS_A_CIDR list of @n prefixes as attribute @type. */
 int kpx_nl_put_cidrs(struct nl_msg *msg, int type, const struct kpx_cidr *v, size_t n);
+
+/*
+ * The attribute policies of a frontend (KPX_A_SERVICE) and of a backend
+ * (KPX_BE_A_*) as the module puts them in replies: dumps and explain.
+ */
+extern struct nla_policy kpx_nl_svc_policy[KPX_SVC_A_MAX + 1];
+extern struct nla_policy kpx_nl_be_policy[KPX_BE_A_MAX + 1];
 
 #endif
