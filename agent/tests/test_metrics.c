@@ -431,6 +431,16 @@ static void test_services(void)
 	ok(text && count_lines(text, "kpx_service_connections_total{") == 2 && !strstr(text, "} 100\n"),
 	   "one series per named Service port; unnamed frontends left out");
 	free(text);
+
+	/* the module admits '"' and '\\' in a name: escaped in the labels */
+	struct kpx_service q = { .name = (char *)"a\"b/c\\d:e", .conns = 3 };
+
+	text = NULL;
+	f = open_memstream(&text, &len);
+	ok(f && !kpx_metrics_services(f, &q, 1) && !fclose(f) &&
+	   strstr(text, "kpx_service_connections_total{namespace=\"a\\\"b\",service=\"c\\\\d\",port=\"e\"} 3\n"),
+	   "a quote and a backslash in a name are escaped as the text format wants");
+	free(text);
 }
 
 int main(void)
