@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kpxctl flows: the live conntrack entries the module translated, read
- * through ctnetlink (libnetfilter_conntrack), by frontend and backend
- * (flows.c groups them), with state, age and timeout.
+ * kpxctl flows: the live conntrack entries destination-NATed for a
+ * frontend of the module or of a fallback mode (mode.h), read through
+ * ctnetlink (libnetfilter_conntrack), by frontend and backend (flows.c
+ * groups them), with state, age and timeout.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "base/service.h"
 #include "cli/flows.h"
 #include "cli/kpxctl.h"
+#include "cli/mode.h"
 #include "dp/kpx/nl.h"
 
 #define TS_SYSCTL "/proc/sys/net/netfilter/nf_conntrack_timestamp"
@@ -154,7 +156,7 @@ static long long flow_age(const struct kpx_flow *fl, uint64_t now)
 }
 
 static void flows_json(const struct kpx_flow_group *g, size_t ng,
-		       const char *note)
+		       const char *note, const char *mode)
 {
 	struct json_object *root = json_object_new_object();
 	struct json_object *arr = json_object_new_array();
@@ -235,6 +237,7 @@ static void flows_json(const struct kpx_flow_group *g, size_t ng,
 		json_object_object_add(o, "backends", bes);
 		json_object_array_add(arr, o);
 	}
+	json_object_object_add(root, "mode", json_object_new_string(mode));
 	json_object_object_add(root, "frontends", arr);
 	if (note)
 		json_object_object_add(root, "age_note",
@@ -313,12 +316,13 @@ int cmd_flows(const struct cmd *cmd, int argc, char **argv)
 	struct kpx_flow_filter f;
 	struct kpx_flow_group *g;
 	struct collect c = { 0 };
-	const char *what = NULL, *note;
+	const char *what = NULL, *note, *mode, *used;
 	struct kpx_service *v;
-	struct kpx_nl *nl;
 	size_t n, ng;
 	int json = 0, err;
 
+	if (mode_flag(cmd, &argc, argv, &mode))
+		return EXIT_USAGE;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
@@ -333,12 +337,10 @@ int cmd_flows(const struct cmd *cmd, int argc, char **argv)
 			cmd,
 			"'%s' is neither NAMESPACE/NAME[:PORT] nor VIP:PORT",
 			what);
-	if (open_nl(&nl))
+	if (mode_frontends(mode, "flows", &v, &n, &used))
 		return 1;
-	err = kpx_nl_dump(nl, &v, &n);
-	if (close_nl(nl, "flows: dumping the frontends", err))
-		return 1;
-	qsort(v, n, sizeof(*v), svc_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), svc_cmp);
 	c.v = v;
 	c.n = n;
 	c.f = &f;
@@ -358,11 +360,11 @@ int cmd_flows(const struct cmd *cmd, int argc, char **argv)
 	} else {
 		if (what && !ng)
 			fprintf(stderr,
-				"kpxctl: flows: no frontend of %s in the module\n",
-				what);
+				"kpxctl: flows: no frontend of %s in proxy mode %s\n",
+				what, used);
 		note = age_note(c.nflows, c.nstamped);
 		if (json)
-			flows_json(g, ng, note);
+			flows_json(g, ng, note, used);
 		else
 			flows_table(g, ng, note);
 		kpx_flow_groups_free(g, ng);

@@ -17,6 +17,7 @@
 #include "base/cidr.h"
 #include "base/service.h"
 #include "cli/kpxctl.h"
+#include "cli/mode.h"
 #include "dp/kpx/nl.h"
 
 static const char *family_name(int family)
@@ -136,7 +137,7 @@ static void counters_row(const struct kpx_nl_counter *c, const void *obj)
 	}
 }
 
-static void list_json(const struct kpx_service *v, size_t n)
+static void list_json(const struct kpx_service *v, size_t n, const char *mode)
 {
 	struct json_object *root = json_object_new_object();
 	struct json_object *arr = json_object_new_array();
@@ -185,6 +186,7 @@ static void list_json(const struct kpx_service *v, size_t n)
 		json_object_object_add(o, "backends", bes);
 		json_object_array_add(arr, o);
 	}
+	json_object_object_add(root, "mode", json_object_new_string(mode));
 	json_object_object_add(root, "services", arr);
 	print_json(root);
 	json_object_put(root);
@@ -251,22 +253,22 @@ static void list_table(const struct kpx_service *v, size_t n)
 
 int cmd_list(const struct cmd *cmd, int argc, char **argv)
 {
+	const char *mode, *used;
 	struct kpx_service *v;
-	struct kpx_nl *nl;
 	size_t n;
-	int json, err;
+	int json;
 
+	if (mode_flag(cmd, &argc, argv, &mode))
+		return EXIT_USAGE;
 	json = parse_json_flag(cmd, argc, argv);
 	if (json < 0)
 		return EXIT_USAGE;
-	if (open_nl(&nl))
+	if (mode_frontends(mode, "list", &v, &n, &used))
 		return 1;
-	err = kpx_nl_dump(nl, &v, &n);
-	if (close_nl(nl, "list", err))
-		return 1;
-	qsort(v, n, sizeof(*v), svc_qsort_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), svc_qsort_cmp);
 	if (json)
-		list_json(v, n);
+		list_json(v, n, used);
 	else
 		list_table(v, n);
 	kpx_services_free(v, n);

@@ -61,7 +61,11 @@ const struct kpx_service *kpx_flow_frontend(const struct kpx_service *v,
 	struct kpx_service key = { 0 };
 	long i;
 
-	if (!(fl->status & IPS_DST_NAT))
+	/* DNAT by the module, nftables or iptables; IPVS changes the reply
+	 * tuple only (the backend answers) */
+	if (!(fl->status & IPS_DST_NAT) &&
+	    (!memcmp(&fl->be, &fl->dst, kpx_addr_len(fl->family)) &&
+	     fl->be_port == fl->dport))
 		return NULL;
 	key.family = fl->family;
 	key.protocol = fl->protocol;

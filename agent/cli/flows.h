@@ -68,7 +68,8 @@ bool kpx_flow_filter_match(const struct kpx_flow_filter *f,
 /*
  * The frontend of @v (@n, sorted by kpx_service_key_cmp()) that @fl was
  * translated for: the one whose key is the original destination, when the
- * entry was destination-NATed.  NULL: not kpx's.
+ * entry was destination-NATed (IPS_DST_NAT, or, as IPVS leaves it, a
+ * reply source other than the original destination).  NULL: not one.
  */
 const struct kpx_service *kpx_flow_frontend(const struct kpx_service *v,
 					    size_t n,

@@ -28,7 +28,7 @@ declare -A below=(
 	[sync]="model/model.h model/model_nolocal.h dp/dataplane.h http/metrics.h
 		http/healthcheck.h"
 	[k8s]="model/model.h model/api.h config/kubeconfig.h http/metrics.h"
-	[cli]="dp/kpx/nl.h"
+	[cli]="dp/kpx/nl.h dp/nft/nft_read.h dp/ipt/ipt_read.h dp/ipvs/ipvs_read.h"
 	[host]=""
 )
 
@@ -36,7 +36,7 @@ declare -A below=(
 # may include them.
 declare -A libs=(
 	[curl]="k8s config cli"
-	[json-c]="base k8s cli config http"
+	[json-c]="base k8s cli config http dp/nft"
 	[yaml.h]="config"
 	[microhttpd.h]="http"
 	[nftables]="dp/nft"

@@ -184,12 +184,25 @@ static void match_frontend(struct kpx_strbuf *b, const struct kpx_service *s)
 		       s->family == AF_INET ? 32 : 128, p, p, s->port);
 }
 
-/* "-m comment --comment \"tcp 10.96.0.10:80\"" */
+bool kpx_ipt_name_ok(const char *name)
+{
+	return name && *name && strlen(name) < 200 && !strpbrk(name, "\"\\ ");
+}
+
+/*
+ * "-m comment --comment \"demo/web:http cluster-ip\"" with a name, as
+ * kube-proxy's "ns/name:port cluster IP"; "tcp 10.96.0.10:80" without.
+ */
 static void comment_frontend(struct kpx_strbuf *b, const struct kpx_service *s,
 			     const char *what)
 {
 	char a[INET6_ADDRSTRLEN];
 
+	if (kpx_ipt_name_ok(s->name)) {
+		kpx_strbuf_printf(b, " -m comment --comment \"%s %s%s%s\"", s->name,
+				  kpx_kind_name(s->kind), what ? " " : "", what ? what : "");
+		return;
+	}
 	kpx_strbuf_printf(b, " -m comment --comment \"%s %s%s%s:%u%s%s\"",
 		       proto_name(s->protocol), s->family == AF_INET6 ? "[" : "",
 		       addr_str(s->family, &s->addr, a, sizeof(a)),

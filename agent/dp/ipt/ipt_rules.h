@@ -10,7 +10,10 @@
  *
  *   nat    PREROUTING, OUTPUT -> KPX-SERVICES: per frontend with backends
  *            "-d VIP -p P --dport N -j KPX-SVC-<h>" (KPX-FW-<h> with
- *            source ranges)
+ *            source ranges), commented with its Service and kind
+ *            ("demo/web:http cluster-ip", as kube-proxy's "ns/name:port")
+ *            or, without a name, its key ("tcp 10.96.0.10:80"); the
+ *            filter rules of a frontend too, with what they do after it
  *          KPX-FW-<h>: "-s RANGE -j KPX-SVC-<h>" per range; other sources
  *            fall through undNATed and are dropped in filter
  *          KPX-SVC-<h>: masquerade marks (KPX_SVC_F_MASQ: all;
@@ -67,6 +70,13 @@ typedef char kpx_ipt_chain_t[KPX_IPT_CHAIN_LEN];
  * versions.  @out gets 17 bytes.
  */
 void kpx_ipt_hash(const char *s, char out[17]);
+
+/*
+ * Whether the Service name @name goes into a rule comment as it is
+ * (kpx_ipt_parse_frontends() reads it back): not empty, no quote,
+ * backslash or space.  Without, comments name the frontend's key.
+ */
+bool kpx_ipt_name_ok(const char *name);
 
 /* Chain names of a frontend: "KPX-SVC-" / "KPX-FW-" + hash of its key. */
 void kpx_ipt_chain_svc(const struct kpx_service *s, kpx_ipt_chain_t out);

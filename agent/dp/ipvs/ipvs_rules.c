@@ -30,42 +30,6 @@ static const struct {
 	[KPX_IPVS_SET_IPS] = { "IPS", "hash:ip" },
 };
 
-static const char *const set_names[2][KPX_IPVS_SET_N] = {
-	{ "KPX-IPVS-SVC", "KPX-IPVS-MASQ", "KPX-IPVS-MASQ-NONLOCAL",
-	  "KPX-IPVS-EMPTY-DROP", "KPX-IPVS-FW", "KPX-IPVS-FW-SRC", "KPX-IPVS-LOOP",
-	  "KPX-IPVS-IPS" },
-	{ "KPX-IPVS6-SVC", "KPX-IPVS6-MASQ", "KPX-IPVS6-MASQ-NONLOCAL",
-	  "KPX-IPVS6-EMPTY-DROP", "KPX-IPVS6-FW", "KPX-IPVS6-FW-SRC", "KPX-IPVS6-LOOP",
-	  "KPX-IPVS6-IPS" },
-};
-
-const char *kpx_ipvs_set_name(int family, enum kpx_ipvs_set set)
-{
-	if ((unsigned int)set >= KPX_IPVS_SET_N)
-		return NULL;
-	if (family == AF_INET)
-		return set_names[0][set];
-	if (family == AF_INET6)
-		return set_names[1][set];
-	return NULL;
-}
-
-const char *kpx_ipvs_sched(const char *kpx_sched, bool *fallback)
-{
-	static const char *const native[] = { "rr", "wrr", "lc", "sh", "mh" };
-	size_t i;
-
-	*fallback = false;
-	if (!kpx_sched[0] || !strcmp(kpx_sched, "random")) {
-		*fallback = true;
-		return "rr";
-	}
-	for (i = 0; i < sizeof(native) / sizeof(native[0]); i++)
-		if (!strcmp(kpx_sched, native[i]))
-			return native[i];
-	return NULL;
-}
-
 int kpx_ipvs_svc_of(const struct kpx_service *s, struct kpx_ipvs_svc *out)
 {
 	const char *sched;
@@ -101,7 +65,7 @@ int kpx_ipvs_entries(const struct kpx_service *s, char (*lines)[KPX_IPVS_LINE_MA
 		     int max)
 {
 	char key[INET6_ADDRSTRLEN + 16], net[INET6_ADDRSTRLEN + 8];
-	const char *sched = s->scheduler[0] ? s->scheduler : "-";
+	char comment[KPX_IPVS_COMMENT_MAX];
 	int n = 0;
 	size_t i;
 
@@ -113,18 +77,8 @@ int kpx_ipvs_entries(const struct kpx_service *s, char (*lines)[KPX_IPVS_LINE_MA
 #define SET(x) kpx_ipvs_set_name(s->family, x)
 
 	ipport(key, sizeof(key), s->family, &s->addr, s->protocol, s->port);
-	if (s->cluster_port) {
-		/* eTP Local: the ClusterIP frontend's key, read back by dump() */
-		char ca[INET6_ADDRSTRLEN];
-
-		inet_ntop(s->family, &s->cluster_addr, ca, sizeof(ca));
-		LINE("%s %s comment \"f=%u s=%s m=%u x=%u c=%s/%u\"",
-		     SET(KPX_IPVS_SET_SVC), key, s->flags, sched, s->mh_size,
-		     s->affinity_max, ca, s->cluster_port);
-	} else {
-		LINE("%s %s comment \"f=%u s=%s m=%u x=%u\"", SET(KPX_IPVS_SET_SVC),
-		     key, s->flags, sched, s->mh_size, s->affinity_max);
-	}
+	kpx_ipvs_comment(s, comment, sizeof(comment));
+	LINE("%s %s comment \"%s\"", SET(KPX_IPVS_SET_SVC), key, comment);
 	if (s->flags & KPX_SVC_F_MASQ)
 		LINE("%s %s", SET(KPX_IPVS_SET_MASQ), key);
 	if (s->flags & KPX_SVC_F_MASQ_NONLOCAL)
@@ -283,8 +237,8 @@ void kpx_ipvs_ips_cmd(FILE *f, const char *verb, int family, const void *addr)
 
 void kpx_ipvs_ips_flush(FILE *f)
 {
-	fprintf(f, "flush %s\nflush %s\n", set_names[0][KPX_IPVS_SET_IPS],
-		set_names[1][KPX_IPVS_SET_IPS]);
+	fprintf(f, "flush %s\nflush %s\n", kpx_ipvs_set_name(AF_INET, KPX_IPVS_SET_IPS),
+		kpx_ipvs_set_name(AF_INET6, KPX_IPVS_SET_IPS));
 }
 
 /*
@@ -305,9 +259,9 @@ static void filter_rules(FILE *f, int fi, bool drop_invalid)
 		kpx_strbuf_free(&b);
 	}
 	fprintf(f, "-A KPX-IPVS-INPUT -m set --match-set %s dst,dst -j RETURN\n",
-		set_names[fi][KPX_IPVS_SET_SVC]);
+		kpx_ipvs_set_name(fi ? AF_INET6 : AF_INET, KPX_IPVS_SET_SVC));
 	fprintf(f, "-A KPX-IPVS-INPUT -m conntrack --ctstate NEW -m set --match-set %s dst -j REJECT\n",
-		set_names[fi][KPX_IPVS_SET_IPS]);
+		kpx_ipvs_set_name(fi ? AF_INET6 : AF_INET, KPX_IPVS_SET_IPS));
 	fprintf(f, "COMMIT\n");
 }
 
@@ -322,9 +276,9 @@ void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c,
 			     bool drop_invalid)
 {
 	const int fi = family == AF_INET6;
-	const char *svc = set_names[fi][KPX_IPVS_SET_SVC];
-	const char *masq = set_names[fi][KPX_IPVS_SET_MASQ];
-	const char *nonl = set_names[fi][KPX_IPVS_SET_MASQ_NONLOCAL];
+	const char *svc = kpx_ipvs_set_name(fi ? AF_INET6 : AF_INET, KPX_IPVS_SET_SVC);
+	const char *masq = kpx_ipvs_set_name(fi ? AF_INET6 : AF_INET, KPX_IPVS_SET_MASQ);
+	const char *nonl = kpx_ipvs_set_name(fi ? AF_INET6 : AF_INET, KPX_IPVS_SET_MASQ_NONLOCAL);
 	char a[INET6_ADDRSTRLEN];
 	size_t i;
 
@@ -353,17 +307,17 @@ void kpx_ipvs_iptables_rules(FILE *f, int family, const struct kpx_ns_config *c,
 	fprintf(f, "-A KPX-IPVS-NONLOCAL-OUT -j KPX-IPVS-MARK-MASQ\n");
 	fprintf(f, "-A KPX-IPVS-MARK-MASQ -j MARK --or-mark 0x%x\n", KPX_IPVS_MASQ_MARK);
 	fprintf(f, "-A KPX-IPVS-POSTROUTING -m set --match-set %s dst,dst,src -j MASQUERADE\n",
-		set_names[fi][KPX_IPVS_SET_LOOP]);
+		kpx_ipvs_set_name(fi ? AF_INET6 : AF_INET, KPX_IPVS_SET_LOOP));
 	fprintf(f, "-A KPX-IPVS-POSTROUTING -m mark ! --mark 0x%x/0x%x -j RETURN\n",
 		KPX_IPVS_MASQ_MARK, KPX_IPVS_MASQ_MARK);
 	fprintf(f, "-A KPX-IPVS-POSTROUTING -j MARK --xor-mark 0x%x\n", KPX_IPVS_MASQ_MARK);
 	fprintf(f, "-A KPX-IPVS-POSTROUTING -j MASQUERADE\n");
 	fprintf(f, "COMMIT\n*mangle\n:KPX-IPVS-FILTER - [0:0]\n");
 	fprintf(f, "-A KPX-IPVS-FILTER -m set --match-set %s dst,dst -m conntrack --ctstate NEW -j DROP\n",
-		set_names[fi][KPX_IPVS_SET_EMPTY_DROP]);
+		kpx_ipvs_set_name(fi ? AF_INET6 : AF_INET, KPX_IPVS_SET_EMPTY_DROP));
 	fprintf(f, "-A KPX-IPVS-FILTER -m set --match-set %s dst,dst -m set ! --match-set %s dst,dst,src -m conntrack --ctstate NEW -j DROP\n",
-		set_names[fi][KPX_IPVS_SET_FW],
-		set_names[fi][KPX_IPVS_SET_FW_SRC]);
+		kpx_ipvs_set_name(fi ? AF_INET6 : AF_INET, KPX_IPVS_SET_FW),
+		kpx_ipvs_set_name(fi ? AF_INET6 : AF_INET, KPX_IPVS_SET_FW_SRC));
 	fprintf(f, "COMMIT\n");
 	filter_rules(f, fi, drop_invalid);
 }
@@ -380,105 +334,6 @@ void kpx_ipvs_iptables_delete(FILE *f)
 	fprintf(f, "COMMIT\n*mangle\n:KPX-IPVS-FILTER - [0:0]\n-X KPX-IPVS-FILTER\nCOMMIT\n");
 	fprintf(f, "*filter\n:KPX-IPVS-INPUT - [0:0]\n:KPX-IPVS-FORWARD - [0:0]\n"
 		"-X KPX-IPVS-INPUT\n-X KPX-IPVS-FORWARD\nCOMMIT\n");
-}
-
-/* Parses "ADDR" into @addr for @family; 0 or -EINVAL. */
-static int parse_addr(const char *s, size_t n, int family, void *addr)
-{
-	char b[INET6_ADDRSTRLEN];
-
-	if (n >= sizeof(b))
-		return -EINVAL;
-	memcpy(b, s, n);
-	b[n] = '\0';
-	return inet_pton(family, b, addr) == 1 ? 0 : -EINVAL;
-}
-
-int kpx_ipvs_parse_save_line(const char *line, struct kpx_ipvs_entry *e)
-{
-	char name[32], entry[160], *p, *q;
-	const char *c;
-	int set, fam, n;
-	unsigned long port;
-
-	if (sscanf(line, "add %31s %159s%n", name, entry, &n) != 2)
-		return 0;
-	for (fam = 0; fam < 2; fam++)
-		for (set = 0; set < KPX_IPVS_SET_N; set++)
-			if (!strcmp(name, set_names[fam][set]))
-				goto found;
-	return 0;
-found:
-	if (set == KPX_IPVS_SET_IPS)
-		return 0;	/* addresses of kpx-ipvs0, not frontends */
-	memset(e, 0, sizeof(*e));
-	e->set = set;
-	e->family = fam ? AF_INET6 : AF_INET;
-	/* ADDR,PROTO:PORT[,NET|,IP] */
-	p = strchr(entry, ',');
-	if (!p || parse_addr(entry, (size_t)(p - entry), e->family, &e->addr))
-		return -EINVAL;
-	q = strchr(++p, ':');
-	if (!q)
-		return -EINVAL;
-	*q++ = '\0';
-	if (kpx_proto_parse(p, &e->protocol))
-		return -EINVAL;
-	port = strtoul(q, &p, 10);
-	if (port < 1 || port > 65535 || (*p && *p != ','))
-		return -EINVAL;
-	e->port = (uint16_t)port;
-	if (set == KPX_IPVS_SET_FW_SRC) {
-		char *slash;
-		unsigned long len;
-
-		if (*p++ != ',')
-			return -EINVAL;
-		e->net.family = e->family;
-		slash = strchr(p, '/');
-		len = e->family == AF_INET ? 32 : 128;
-		if (slash) {
-			len = strtoul(slash + 1, NULL, 10);
-			*slash = '\0';
-		}
-		if (len > (e->family == AF_INET ? 32U : 128U) ||
-		    parse_addr(p, strlen(p), e->family, &e->net.addr))
-			return -EINVAL;
-		e->net.len = (uint8_t)len;
-	}
-	c = strstr(line + n, "comment \"");
-	if (set == KPX_IPVS_SET_SVC && c) {
-		c += 9;
-		snprintf(e->comment, sizeof(e->comment), "%.*s",
-			 (int)strcspn(c, "\""), c);
-	}
-	return 1;
-}
-
-int kpx_ipvs_comment_parse(const char *comment, struct kpx_service *s)
-{
-	char sched[sizeof(s->scheduler)];
-	unsigned int f, m, x;
-	const char *c;
-
-	if (sscanf(comment, "f=%u s=%15s m=%u x=%u", &f, sched, &m, &x) != 4)
-		return -EINVAL;
-	s->flags = f;
-	snprintf(s->scheduler, sizeof(s->scheduler), "%s",
-		 strcmp(sched, "-") ? sched : "");
-	s->mh_size = m;
-	s->affinity_max = x;
-	c = strstr(comment, " c=");
-	if (c) {
-		char ca[INET6_ADDRSTRLEN];
-		unsigned int port;
-
-		if (sscanf(c, " c=%45[^/]/%u", ca, &port) != 2 || !port || port > 65535 ||
-		    inet_pton(s->family, ca, &s->cluster_addr) != 1)
-			return -EINVAL;
-		s->cluster_port = (uint16_t)port;
-	}
-	return 0;
 }
 
 bool kpx_ipvs_dest_drains(uint8_t protocol)

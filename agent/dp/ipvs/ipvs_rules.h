@@ -73,9 +73,9 @@ enum kpx_ipvs_set {
 
 #define KPX_IPVS_LINK "kpx-ipvs0"
 #define KPX_IPVS_MASQ_MARK (kpx_dp_params()->masq_mark)
-#define KPX_IPVS_COMMENT_MAX 128
+#define KPX_IPVS_COMMENT_MAX 256	/* ipset: IPSET_MAX_COMMENT_SIZE 255 */
 /* One ipset entry: "SETNAME ENTRY[ comment "..."]". */
-#define KPX_IPVS_LINE_MAX 192
+#define KPX_IPVS_LINE_MAX (KPX_IPVS_COMMENT_MAX + 80)
 
 /* "KPX-IPVS-SVC" / "KPX-IPVS6-SVC"; NULL for a bad family or set. */
 const char *kpx_ipvs_set_name(int family, enum kpx_ipvs_set set);
@@ -208,11 +208,32 @@ int kpx_ipvs_parse_save_line(const char *line, struct kpx_ipvs_entry *e);
 /*
  * The SVC entry comment: kpx settings IPVS does not keep ("f=FLAGS
  * s=SCHED m=MH_SIZE x=AFFINITY_MAX", then " c=ADDR/PORT" for a frontend with
- * a cluster frontend key), written by kpx_ipvs_entries() and read back by
- * kpx_ipvs_comment_parse() into @s (flags, scheduler, mh_size, affinity_max,
- * cluster_addr/port; @s->family must be set).  -EINVAL if malformed.
+ * a cluster frontend key, then " k=KIND n=NAMESPACE/NAME:PORT" for one with
+ * a Service name), written by kpx_ipvs_comment() (for kpx_ipvs_entries())
+ * and read back by kpx_ipvs_comment_parse() into @s (flags, scheduler,
+ * mh_size, affinity_max, cluster_addr/port, kind and name; @s->family must
+ * be set).  -EINVAL if malformed, -ENOMEM.  ipvs_read.c holds both.
  */
+void kpx_ipvs_comment(const struct kpx_service *s, char *buf, size_t len);
 int kpx_ipvs_comment_parse(const char *comment, struct kpx_service *s);
+
+/*
+ * Every entry of our sets in `ipset save` output @text (cut in place), as
+ * kpx_ipvs_parse_save_line() reads them; @bad (may be NULL) is called with
+ * each malformed one.  *out malloc'd.  0 or -ENOMEM.
+ */
+int kpx_ipvs_parse_save(char *text, void (*bad)(const char *line),
+			struct kpx_ipvs_entry **out, size_t *n);
+
+/*
+ * IPVS service @is with its destinations @d (@nd; quiesced ones, weight 0,
+ * are draining, not backends) and our set entries @e (@ne: source ranges)
+ * as a frontend into @s, normalized; @comment is its SVC entry's (NULL:
+ * none, IPVS's scheduler is taken).  0 or -ENOMEM.
+ */
+int kpx_ipvs_frontend(const struct kpx_ipvs_svc *is, const char *comment,
+		      const struct kpx_ipvs_dest *d, size_t nd,
+		      const struct kpx_ipvs_entry *e, size_t ne, struct kpx_service *s);
 
 /*
  * Does a backend taken away from a @protocol frontend drain instead of

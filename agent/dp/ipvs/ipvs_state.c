@@ -122,13 +122,16 @@ int ipvs_pend_push(struct dp_ipvs *v, const struct kpx_service *s, bool del)
 
 /* --- reading back ------------------------------------------------------------- */
 
+static void bad_entry(const char *line)
+{
+	kpx_warn("dataplane", "ipvs: unparsable ipset entry: %s", line);
+}
+
 /* Our ipset entries ("ipset save" parsed); *out malloc'd. */
 int ipvs_read_sets(struct dp_ipvs *v, struct kpx_ipvs_entry **out, size_t *n)
 {
 	const char *argv[] = { "ipset", "save", NULL };
-	struct kpx_ipvs_entry *vec = NULL, e;
-	size_t cnt = 0, cap = 0;
-	char *text = NULL, *line, *save = NULL, err[400];
+	char *text = NULL, err[400];
 	int r;
 
 	*out = NULL;
@@ -136,129 +139,31 @@ int ipvs_read_sets(struct dp_ipvs *v, struct kpx_ipvs_entry **out, size_t *n)
 	r = kpx_ipvs_run(argv, NULL, &text, err, sizeof(err));
 	if (r)
 		return kpx_dp_fail(&v->dp, r, "ipset save: %s", err);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		r = kpx_ipvs_parse_save_line(line, &e);
-		if (r < 0) {
-			kpx_warn("dataplane", "ipvs: unparsable ipset entry: %s", line);
-			continue;
-		}
-		if (!r)
-			continue;
-		if (cnt == cap) {
-			void *p = realloc(vec, (cap = cap ? cap * 2 : 64) * sizeof(*vec));
-
-			if (!p) {
-				free(vec);
-				free(text);
-				return -ENOMEM;
-			}
-			vec = p;
-		}
-		vec[cnt++] = e;
-	}
+	r = kpx_ipvs_parse_save(text, bad_entry, out, n);
 	free(text);
-	*out = vec;
-	*n = cnt;
-	return 0;
+	return r;
 }
 
-bool ipvs_entry_is(const struct kpx_ipvs_entry *e, const struct kpx_ipvs_svc *s)
-{
-	return e->family == s->family && e->protocol == s->protocol &&
-	       e->port == s->port &&
-	       !memcmp(&e->addr, &s->addr, s->family == AF_INET ? 4 : 16);
-}
-
-/* Source ranges of @s from FW_SRC entries; the two /1 halves make 0/0. */
-static int add_ranges(struct kpx_service *s, const struct kpx_ipvs_svc *is,
-		      const struct kpx_ipvs_entry *e, size_t ne)
-{
-	size_t i, n = 0, halves = 0;
-
-	for (i = 0; i < ne; i++)
-		if (e[i].set == KPX_IPVS_SET_FW_SRC && ipvs_entry_is(&e[i], is))
-			n++;
-	if (!n)
-		return 0;
-	s->source_ranges = calloc(n, sizeof(*s->source_ranges));
-	if (!s->source_ranges)
-		return -ENOMEM;
-	for (i = 0; i < ne; i++) {
-		if (e[i].set != KPX_IPVS_SET_FW_SRC || !ipvs_entry_is(&e[i], is))
-			continue;
-		if (e[i].net.len == 1)
-			halves++;
-		s->source_ranges[s->nsource_ranges++] = e[i].net;
-	}
-	if (halves == 2) {	/* written for 0/0: give it back as such */
-		size_t o = 0;
-
-		for (i = 0; i < s->nsource_ranges; i++)
-			if (s->source_ranges[i].len != 1)
-				s->source_ranges[o++] = s->source_ranges[i];
-		memset(&s->source_ranges[o], 0, sizeof(s->source_ranges[o]));
-		s->source_ranges[o].family = s->family;
-		s->nsource_ranges = o + 1;
-	}
-	return 0;
-}
-
-/* One IPVS service as a kpx frontend (comment: the SVC entry's, or NULL). */
+/* One IPVS service as a kpx frontend (comment: the SVC entry's, or NULL);
+ * its quiesced destinations are draining. */
 static int svc_from_ipvs(struct dp_ipvs *v, const struct kpx_ipvs_svc *is,
 			 const char *comment, const struct kpx_ipvs_entry *e,
 			 size_t ne, struct kpx_service *s)
 {
 	struct kpx_ipvs_dest *d = NULL;
-	const char *mapped;
 	size_t nd = 0, i;
-	bool fb;
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	s->family = is->family;
-	s->protocol = is->protocol;
-	memcpy(&s->addr, &is->addr, sizeof(s->addr));
-	s->port = is->port;
-	if (!comment || kpx_ipvs_comment_parse(comment, s))
-		snprintf(s->scheduler, sizeof(s->scheduler), "%s", is->sched);
-	/* a scheduler changed behind our back reads back as IPVS's own name */
-	mapped = kpx_ipvs_sched(s->scheduler, &fb);
-	if (!mapped || strcmp(mapped, is->sched))
-		snprintf(s->scheduler, sizeof(s->scheduler), "%s", is->sched);
-	if (is->flags & IP_VS_SVC_F_PERSISTENT)
-		s->affinity_timeout = is->timeout;
 	r = kpx_ipvs_dest_dump(v->ipvs, is, &d, &nd);
 	if (r)
 		return kpx_dp_fail(&v->dp, r, "IPVS dest dump: %s", kpx_ipvs_errmsg(v->ipvs));
-	if (nd) {
-		s->backends = calloc(nd, sizeof(*s->backends));
-		if (!s->backends) {
-			free(d);
-			return -ENOMEM;
-		}
-		for (i = 0; i < nd; i++) {
-			struct kpx_backend *b = &s->backends[s->nbackends];
-
-			/* quiesced: a removed backend still draining, not a backend */
-			if (!d[i].weight) {
-				if ((r = ipvs_drain_add(v, is))) {
-					free(d);
-					return r;
-				}
-				continue;
-			}
-			memcpy(&b->addr, &d[i].addr, sizeof(d[i].addr));
-			b->port = d[i].port;
-			b->weight = d[i].weight;
-			s->nbackends++;
-		}
-	}
+	r = kpx_ipvs_frontend(is, comment, d, nd, e, ne, s);
+	for (i = 0; !r && i < nd; i++)
+		if (!d[i].weight)
+			r = ipvs_drain_add(v, is);
 	free(d);
-	r = add_ranges(s, is, e, ne);
-	if (r)
-		return r;
-	kpx_service_normalize(s, s->family == AF_INET ? 4 : 16);
-	return 0;
+	return r;
 }
 
 /* Whether ipvs.excludeCIDRs holds @s's address: kpx does not touch it. */

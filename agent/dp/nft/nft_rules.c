@@ -94,6 +94,15 @@ static void elem_key(const struct kpx_service *s, char *buf, size_t len)
 	snprintf(buf, len, "%s . %s . %u", a, kpx_proto_name(s->protocol), s->port);
 }
 
+void kpx_nft_name_comment(const struct kpx_service *s, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (!s->name || !*s->name || strlen(s->name) >= KPX_NFT_COMMENT_MAX - 16 ||
+	    strpbrk(s->name, "\"\\ "))
+		return;
+	snprintf(buf, len, " comment \"%s %s\"", s->name, kpx_kind_name(s->kind));
+}
+
 void kpx_nft_gen_table(struct kpx_strbuf *b, int family)
 {
 	const char *f = kpx_nft_family(family), *t = KPX_NFT_TABLE;
@@ -262,14 +271,15 @@ static bool has_backend(const struct kpx_service *s, const struct kpx_backend *b
 static void main_elem(const struct kpx_service *s, const char **map,
 		      char *verdict, size_t len)
 {
-	char c[KPX_NFT_NAMELEN];
+	char c[KPX_NFT_NAMELEN], cm[KPX_NFT_COMMENT_MAX + 16];
 
+	kpx_nft_name_comment(s, cm, sizeof(cm));
 	if (s->nbackends) {
 		*map = "service-ips";
-		snprintf(verdict, len, "goto %s", kpx_nft_svc_chain(s, c, sizeof(c)));
+		snprintf(verdict, len, "%s : goto %s", cm, kpx_nft_svc_chain(s, c, sizeof(c)));
 	} else {
 		*map = "no-endpoint-services";
-		snprintf(verdict, len, "%s", s->flags & KPX_SVC_F_DROP_EMPTY ?
+		snprintf(verdict, len, "%s : %s", cm, s->flags & KPX_SVC_F_DROP_EMPTY ?
 			 "drop" : "goto reject-chain");
 	}
 }
@@ -433,7 +443,8 @@ void kpx_nft_gen_service(struct kpx_strbuf *b, const struct kpx_service *old,
 	const struct kpx_service *s = new ? new : old;
 	const char *f, *t = KPX_NFT_TABLE, *omap = NULL, *nmap = NULL;
 	char key[2 * INET6_ADDRSTRLEN], name[KPX_NFT_NAMELEN], k[KEYLEN];
-	char ov[KPX_NFT_NAMELEN + 8] = "", nv[KPX_NFT_NAMELEN + 8] = "";
+	char ov[KPX_NFT_NAMELEN + KPX_NFT_COMMENT_MAX + 32] = "";
+	char nv[KPX_NFT_NAMELEN + KPX_NFT_COMMENT_MAX + 32] = "";
 	bool same_elem;
 	size_t i;
 
@@ -468,7 +479,7 @@ void kpx_nft_gen_service(struct kpx_strbuf *b, const struct kpx_service *old,
 		return;
 	gen_create_new(b, old, new);
 	if (!same_elem)
-		kpx_strbuf_printf(b, "add element %s %s %s { %s : %s }\n", f, t, nmap, key, nv);
+		kpx_strbuf_printf(b, "add element %s %s %s { %s%s }\n", f, t, nmap, key, nv);
 	if (new->nsource_ranges && (!old || !old->nsource_ranges))
 		kpx_strbuf_printf(b, "add element %s %s firewall-ips { %s : goto fw-%s }\n",
 				   f, t, key, k);

@@ -9,6 +9,7 @@
  *
  *   maps   service-ips            daddr . l4proto . dport : goto svc-<K>
  *          no-endpoint-services   daddr . l4proto . dport : goto reject-chain | drop
+ *            (elements of both commented with the Service, kpx_nft_name_comment())
  *          firewall-ips           daddr . l4proto . dport : goto fw-<K>
  *   sets   local-cidrs            ns_config local prefixes (interval)
  *          cluster-ips            addresses of KPX_SVC_F_CLUSTER_IP frontends
@@ -102,5 +103,15 @@ void kpx_nft_gen_delete_table(struct kpx_strbuf *b, int family);
 const char *kpx_nft_svc_chain(const struct kpx_service *s, char *buf, size_t len);
 
 #define KPX_NFT_NAMELEN 160
+
+/*
+ * The Service of a frontend as its map element's comment, the way
+ * kube-proxy's nftables mode comments its elements ("ns/name:port"), with
+ * the kind after a space: ' comment "demo/web:http cluster-ip"' into @buf,
+ * "" without a name (or one nft could not quote: a quote, backslash or
+ * space, or longer than a comment holds).  nft_read.c reads it back.
+ */
+#define KPX_NFT_COMMENT_MAX 128	/* NFT_USERDATA_MAXLEN is 256 */
+void kpx_nft_name_comment(const struct kpx_service *s, char *buf, size_t len);
 
 #endif
