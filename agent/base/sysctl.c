@@ -169,3 +169,11 @@ bool kpx_modprobe(const char *module)
 		return false;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
+
+bool kpx_module_loaded(const char *name)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "/sys/module/%s", name);
+	return !access(p, F_OK) || access("/proc/modules", F_OK);
+}

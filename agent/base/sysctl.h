@@ -57,4 +57,12 @@ void kpx_sysctl_metrics(FILE *f);
  */
 bool kpx_modprobe(const char *module);
 
+/*
+ * Whether kernel module @name is loaded (/sys/module/NAME), or the kernel
+ * takes no modules (no /proc/modules: everything is built in).  For
+ * readers that must not make the kernel load one by asking (netlink
+ * families and nfnetlink subsystems load theirs on demand).
+ */
+bool kpx_module_loaded(const char *name);
+
 #endif

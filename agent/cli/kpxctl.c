@@ -122,9 +122,17 @@ void print_json(struct json_object *o)
 static int cmd_help(const struct cmd *cmd, int argc, char **argv);
 
 static const struct cmd cmds[] = {
-	{ "list", cmd_list, "[list] [--json]",
+	{ "list", cmd_list, "[list] [--json] [--mode MODE]",
 	  "Lists the frontends of this network namespace with their backends\n"
-	  "and counters (the default command)." },
+	  "and counters (the default command).  They are read from the kpx\n"
+	  "module, or, when kpx-agent runs another proxy mode, from that mode's\n"
+	  "kernel state by the layout the agent writes: the nftables tables kpx,\n"
+	  "the iptables chains KPX-SERVICES and theirs (iptables-save), the IPVS\n"
+	  "services the ipset KPX-IPVS-SVC names; the same table and JSON, whose\n"
+	  "\"mode\" says which was read.  --mode (kpx, nftables, iptables, ipvs)\n"
+	  "chooses; without it, the module when it holds frontends, else the\n"
+	  "first of nftables, ipvs, iptables present.  Counters are the module's:\n"
+	  "0 in the other modes." },
 	{ "set", cmd_set,
 	  "set PROTO VIP:PORT [ADDR:PORT[@WEIGHT] ...] [--drop-empty] [--masq]\n"
 	  "             [--masq-nonlocal] [--cluster-ip] [--source-range CIDR ...]\n"
@@ -164,8 +172,9 @@ static const struct cmd cmds[] = {
 	{ "stats", cmd_stats, "stats [--json]",
 	  "Prints the namespace's totals: frontends, backends, connections\n"
 	  "scheduled, rejected, dropped, and filtered by source ranges." },
-	{ "flows", cmd_flows, "flows [NAMESPACE/NAME[:PORT] | VIP:PORT] [--json]",
-	  "Lists the live conntrack entries the module translated, by frontend\n"
+	{ "flows", cmd_flows, "flows [NAMESPACE/NAME[:PORT] | VIP:PORT] [--json] [--mode MODE]",
+	  "Lists the live conntrack entries the module (or the proxy mode in use,\n"
+	  "--mode as for list) translated, by frontend\n"
 	  "(with its Service) and backend: each client address and port, the\n"
 	  "entry's state, age and the seconds left before it expires.  The age\n"
 	  "needs conntrack timestamps (sysctl net.netfilter.nf_conntrack_timestamp\n"

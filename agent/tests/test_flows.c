@@ -155,6 +155,12 @@ int main(void)
 	   "states: TCP's by number, UDP's from the status bits");
 	fl[6].status = IPS_DST_NAT;
 	ok(!strcmp(kpx_flow_state(&fl[6]), "UNREPLIED"), "a UDP entry without a reply: UNREPLIED");
+
+	/* IPVS alters the reply tuple without conntrack's NAT bits */
+	fl[0].status = IPS_ASSURED;
+	ok(kpx_flow_frontend(v, 4, &fl[0]) && kpx_flow_frontend(v, 4, &fl[0])->port == 80,
+	   "IPVS's entry (no IPS_DST_NAT, the reply from the backend): its frontend");
+	ok(!kpx_flow_frontend(v, 4, &fl[3]), "an entry whose reply comes from the VIP itself: none");
 	for (int k = 0; k < 4; k++)
 		kpx_service_free(&v[k]);
 	return tap_done();

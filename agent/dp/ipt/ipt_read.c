@@ -18,6 +18,7 @@
 #include <linux/kpx.h>
 
 #include "base/addr.h"
+#include "base/sysctl.h"
 #include "dp/ipt/ipt_read.h"
 #include "dp/ipt/ipt_rules.h"
 
@@ -443,6 +444,11 @@ int kpx_ipt_read(struct kpx_service **out, size_t *n, char *err, size_t errlen)
 	*n = 0;
 	for (size_t i = 0; i < 2 && !r; i++) {
 		char *nat = NULL, *filter = NULL, *both;
+
+		/* saving a table would load its modules */
+		if (!kpx_module_loaded("nf_tables") &&
+		    !kpx_module_loaded(fams[i].family == AF_INET ? "ip_tables" : "ip6_tables"))
+			continue;
 
 		/* a family whose tool fails (no ip6tables) has nothing of ours */
 		if (run(fams[i].tool, "nat", &nat, err, errlen) ||

@@ -28,10 +28,7 @@
 
 bool ipvs_module_loaded(const char *name)
 {
-	char p[128];
-
-	snprintf(p, sizeof(p), "/sys/module/%s", name);
-	return !access(p, F_OK);
+	return kpx_module_loaded(name);
 }
 
 /* `ipset -exist restore` of @text; 0 or -errno with errmsg set. */

@@ -14,6 +14,7 @@
 #include <linux/kpx.h>
 
 #include "base/addr.h"
+#include "base/sysctl.h"
 #include "dp/ipvs/ipvs_exec.h"
 #include "dp/ipvs/ipvs_nl.h"
 #include "dp/ipvs/ipvs_priv.h"
@@ -313,6 +314,11 @@ int kpx_ipvs_read(struct kpx_service **out, size_t *n, char *err, size_t errlen)
 
 	*out = NULL;
 	*n = 0;
+	/* asking would load ip_set and ip_vs */
+	if (!kpx_module_loaded("ip_set") || !kpx_module_loaded("ip_vs")) {
+		snprintf(err, errlen, "ip_set or ip_vs not loaded");
+		return -ENOENT;
+	}
 	r = kpx_ipvs_run(argv, NULL, &text, err, errlen);
 	if (r)
 		return r;

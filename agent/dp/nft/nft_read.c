@@ -13,6 +13,7 @@
 #include <linux/kpx.h>
 
 #include "base/addr.h"
+#include "base/sysctl.h"
 #include "dp/nft/nft_read.h"
 #include "dp/nft/nft_rules.h"
 
@@ -340,6 +341,13 @@ int kpx_nft_read(struct kpx_service **out, size_t *n, char *err, size_t errlen)
 
 	*out = NULL;
 	*n = 0;
+	/* asking would load nf_tables */
+	if (!kpx_module_loaded("nf_tables")) {
+		snprintf(err, errlen, "nf_tables not loaded");
+		if (nft)
+			nft_ctx_free(nft);
+		return -ENOENT;
+	}
 	if (!nft || nft_ctx_buffer_output(nft) || nft_ctx_buffer_error(nft)) {
 		snprintf(err, errlen, "libnftables: cannot create a context");
 		if (nft)
