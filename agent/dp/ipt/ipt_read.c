@@ -447,7 +447,9 @@ int kpx_ipt_read(struct kpx_service **out, size_t *n, char *err, size_t errlen)
 
 		/* saving a table would load its modules */
 		if (!kpx_module_loaded("nf_tables") &&
-		    !kpx_module_loaded(fams[i].family == AF_INET ? "ip_tables" : "ip6_tables"))
+		    !kpx_module_loaded(fams[i].family == AF_INET ?
+					       "ip_tables" :
+					       "ip6_tables"))
 			continue;
 
 		/* a family whose tool fails (no ip6tables) has nothing of ours */
