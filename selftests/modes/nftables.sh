@@ -24,10 +24,14 @@ mode_first_sync() {
 
 	log "$(now) first sync: $(grep -m1 '] "sync done"' "$TMPD/agent.log" | sed 's/.*] //')"
 	map=$(nft list map ip kpx service-ips)
-	assert_match "service-ips: ClusterIP element" '10\.96\.0\.80 \. tcp \. 80 : goto svc-tcp-10\.96\.0\.80-80' "$map"
-	assert_match "service-ips: NodePort element" "${NODE_A//./\\.} \\. tcp \\. 30080 : goto svc-tcp-" "$map"
+	# each element commented with its Service and kind, as kube-proxy's
+	assert_match "service-ips: ClusterIP element" \
+		'10\.96\.0\.80 \. tcp \. 80 comment "default/web:http cluster-ip" : goto svc-tcp-10\.96\.0\.80-80' "$map"
+	assert_match "service-ips: NodePort element" \
+		"${NODE_A//./\\.} \\. tcp \\. 30080 comment \"default/web:http node-port\" : goto svc-tcp-" "$map"
 	assert_match "no-endpoint-services: the empty Service rejects" \
-		'10\.96\.0\.90 \. udp \. 53 : goto reject-chain' "$(nft list map ip kpx no-endpoint-services)"
+		'10\.96\.0\.90 \. udp \. 53 comment "default/empty:[a-z0-9-]+ cluster-ip" : goto reject-chain' \
+		"$(nft list map ip kpx no-endpoint-services)"
 	assert_match "one vmap lookup in the services chain" \
 		'ip daddr \. meta l4proto \. th dport vmap @service-ips' "$(nft list chain ip kpx services)"
 	assert_match "per-service numgen dispatch" 'numgen random mod 2 vmap' \
