@@ -85,6 +85,7 @@ expect_lines() {
 			["soak", .from, .protocol, .destination, .duration_ms, (.timeout_ms // 200),
 			 (.min_attempts // 1), (.verdict // "dropped"), (.requires // "")] | row),
 		(if .churn then ["churn_end"] | row else empty end),
+		((.flood // [])[] | ["flood", .from, .destination, .count] | row),
 		((.probes // [])[] |
 			["probe", .from, .protocol, .destination, (.count // 2), (.backends | list),
 			 ((.mode_verdict // {})[$mode] // .verdict // "answered"), (.source // ""),
@@ -652,6 +653,18 @@ soak() {
 	[ "$FAILS" = "$fails0" ] || sed -n '1,5p;$p' "$TMPD/client.out" | sed 's/^/#   /'
 }
 
+# flood FROM DST COUNT: a SYN flood, COUNT TCP connections opened from
+# FROM's address to DST without waiting for them (tools/tcpsyn.py: each a
+# new source port, so each a new flow), every SYN sent.  What it did is
+# asserted by the phase's ct_stats and deltas rows.
+flood() {
+	local out
+
+	out=$(in_ns "$1" python3 "$SELFTESTS/tools/tcpsyn.py" "$3" "$2" "$(src_addr "$1")" 2>&1)
+	log "SYN flood $2 from $1: $out"
+	assert_eq "SYN flood of $2 from $1: SYNs sent" "sent $3" "$out"
+}
+
 # host_addr "add|del ADDR/LEN [DEV]" | "flap ADDR/LEN N [DEV]": the node's
 # interface addresses change at run time, as DHCP or keepalived change them
 # (DEV default kpx-node): an address added or deleted, or added and deleted
@@ -1000,6 +1013,7 @@ run_case() {
 		until) until_verdict "$a" "$b" "$c" "$d" "$e" "$f" ;;
 		churn) churn_start "$a" "$b" "$c" "$d" ;;
 		soak) soak "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
+		flood) flood "$a" "$b" "$c" ;;
 		churn_end) churn_wait ;;
 		delta) delta_check "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
 		addr) host_addr "$a" ;;
