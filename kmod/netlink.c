@@ -380,26 +380,20 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct kpx_net *kn = kpx_net(genl_info_net(info));
 	struct nlattr *tb[KPX_SVC_A_MAX + 1];
-	struct kpx_cidrs *ranges = NULL;
-	struct kpx_sched_cfg scfg;
-	struct kpx_key key, cluster;
-	struct kpx_be_cfg *cfg = NULL;
-	struct kpx_name_req nreq;
+	struct kpx_svc_req req = {};
 	struct set_lists *sl;
-	bool has_cluster;
-	u32 n = 0, flags;
 	int err;
 
-	err = parse_svc(info, tb, &key);
+	err = parse_svc(info, tb, &req.key);
 	if (err)
 		return err;
-	flags = 0;
 	if (tb[KPX_SVC_A_FLAGS])
-		flags = nla_get_u32(tb[KPX_SVC_A_FLAGS]);
-	err = parse_cluster(tb, info->attrs[KPX_A_SERVICE], &key, flags,
-			    &cluster, &has_cluster, info->extack);
+		req.flags = nla_get_u32(tb[KPX_SVC_A_FLAGS]);
+	err = parse_cluster(tb, info->attrs[KPX_A_SERVICE], &req.key,
+			    req.flags, &req.cluster, &req.has_cluster,
+			    info->extack);
 	if (!err)
-		err = kpx_name_parse(tb, &nreq, info->extack);
+		err = kpx_name_parse(tb, &req.name, info->extack);
 	if (err)
 		return err;
 	sl = kmalloc(sizeof(*sl), GFP_KERNEL_ACCOUNT);
@@ -407,25 +401,25 @@ static int kpx_nl_set(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	err = collect_lists(info, tb, sl, info->extack);
 	if (!err)
-		err = kpx_cidrs_parse(sl->sr, sl->nsr, key.family,
-				      KPX_SOURCE_RANGES_MAX, &ranges,
+		err = kpx_cidrs_parse(sl->sr, sl->nsr, req.key.family,
+				      KPX_SOURCE_RANGES_MAX, &req.ranges,
 				      info->extack);
 	if (!err)
-		err = parse_backends(sl, key.family, &cfg, &n, info->extack);
+		err = parse_backends(sl, req.key.family, &req.cfg, &req.n,
+				     info->extack);
 	if (!err)
-		err = kpx_sched_cfg_parse(tb, n, &scfg, info->extack);
+		err = kpx_sched_cfg_parse(tb, req.n, &req.scfg, info->extack);
 	kfree(sl);
 	if (err) {
-		kpx_cidrs_free(ranges);
-		kvfree(cfg);
+		kpx_cidrs_free(req.ranges);
+		kvfree(req.cfg);
 		return err;
 	}
-	err = kpx_net_svc_set(kn, &key, flags, cfg, n, ranges, &scfg,
-			      has_cluster ? &cluster : NULL, &nreq);
+	err = kpx_net_svc_set(kn, &req);
 	if (err == -ENOSPC)
 		NL_SET_ERR_MSG(info->extack,
 			       "namespace limit reached (KPX_SERVICES_MAX frontends or KPX_NS_BACKENDS_MAX backends)");
-	kvfree(cfg);
+	kvfree(req.cfg);
 	return err;
 }
 

@@ -75,15 +75,7 @@ static int net_hooks_enable(struct kpx_net *kn)
 /**
  * kpx_net_svc_set - create or replace a frontend (KPX_CMD_SET_SERVICE)
  * @kn: the namespace's state
- * @key: built with kpx_key_init()
- * @flags: KPX_SVC_F_*, already validated
- * @cfg: validated backends of @key's family, sorted by kpx_be_cfg_sort()
- * @n: number of entries in @cfg, at most KPX_BACKENDS_MAX
- * @ranges: the new source ranges (NULL: none), always taken over
- * @scfg: scheduler and affinity settings
- * @cluster: the ClusterIP frontend key of a KPX_SVC_F_EXT_LOCAL frontend,
- *	else NULL; copied
- * @nreq: the name and kind the SET gives (NULL or neither: kept)
+ * @req: the frontend, its backends and settings; req->ranges taken over
  *
  * Under kn->lock: the namespace's first SET switches its NAT hooks on
  * (they stay on, whatever follows), then __kpx_svc_set() changes the
@@ -92,21 +84,16 @@ static int net_hooks_enable(struct kpx_net *kn)
  * Return: 0, an errno of the hooks' registration (nothing changed), or
  * one of __kpx_svc_set().
  */
-int kpx_net_svc_set(struct kpx_net *kn, const struct kpx_key *key,
-		    u32 flags, struct kpx_be_cfg *cfg, u32 n,
-		    struct kpx_cidrs *ranges, const struct kpx_sched_cfg *scfg,
-		    const struct kpx_key *cluster,
-		    const struct kpx_name_req *nreq)
+int kpx_net_svc_set(struct kpx_net *kn, const struct kpx_svc_req *req)
 {
 	int err;
 
 	mutex_lock(&kn->lock);
 	err = net_hooks_enable(kn);
 	if (err)
-		kpx_cidrs_free(ranges);
+		kpx_cidrs_free(req->ranges);
 	else
-		err = __kpx_svc_set(kn, key, flags, cfg, n, ranges, scfg,
-				    cluster, nreq);
+		err = __kpx_svc_set(kn, req);
 	mutex_unlock(&kn->lock);
 	return err;
 }

@@ -161,15 +161,7 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
 /**
  * __kpx_svc_set - create or replace a frontend and its whole backend set
  * @kn: the namespace's state; kn->lock held, its NAT hooks on
- * @key: built with kpx_key_init()
- * @flags: KPX_SVC_F_*, already validated
- * @cfg: validated backends of @key's family, sorted by kpx_be_cfg_sort()
- * @n: number of entries in @cfg, at most KPX_BACKENDS_MAX
- * @ranges: the new source ranges (NULL: none), always taken over
- * @scfg: scheduler and affinity settings
- * @cluster: the ClusterIP frontend key of a KPX_SVC_F_EXT_LOCAL frontend,
- *	else NULL; copied
- * @nreq: the name and kind the SET gives (NULL or neither: kept)
+ * @req: the frontend, its backends and settings; req->ranges taken over
  *
  * Readers see the old set or the new one.  Backends in both keep their
  * object and counter.  Every step that can fail (allocations of the
@@ -186,12 +178,14 @@ static void svc_unlink(struct kpx_net *kn, struct kpx_svc *svc)
  * frontends or KPX_NS_BACKENDS_MAX backends), or an rhashtable insertion
  * error.
  */
-int __kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
-		  struct kpx_be_cfg *cfg, u32 n, struct kpx_cidrs *ranges,
-		  const struct kpx_sched_cfg *scfg,
-		  const struct kpx_key *cluster,
-		  const struct kpx_name_req *nreq)
+int __kpx_svc_set(struct kpx_net *kn, const struct kpx_svc_req *req)
 {
+	const struct kpx_name_req *nreq = &req->name;
+	const struct kpx_sched_cfg *scfg = &req->scfg;
+	const struct kpx_key *key = &req->key;
+	struct kpx_cidrs *ranges = req->ranges;
+	struct kpx_be_cfg *cfg = req->cfg;
+	u32 flags = req->flags, n = req->n;
 	struct kpx_name *nm = NULL, *old_nm;
 	struct kpx_ckey *ck = NULL, *old_ck;
 	struct kpx_affk *fresh = NULL;
@@ -202,13 +196,13 @@ int __kpx_svc_set(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	int err = 0;
 
 	lockdep_assert_held(&kn->lock);
-	if (cluster) {
+	if (req->has_cluster) {
 		ck = kmalloc(sizeof(*ck), GFP_KERNEL_ACCOUNT);
 		if (!ck) {
 			kpx_cidrs_free(ranges);
 			return -ENOMEM;
 		}
-		ck->key = *cluster;
+		ck->key = req->cluster;
 	}
 	svc = svc_find(kn, key);
 	if (svc)

@@ -74,12 +74,11 @@ static void ct_colliding_keys_test(struct kunit *test)
 static void ct_queue_drains_test(struct kunit *test)
 {
 	struct kpx_net *kn = kpx_net(&init_net);
-	struct kpx_sched_cfg scfg;
+	struct kpx_svc_req req;
 	struct kpx_be_cfg be;
 	struct kpx_key key;
 	u32 i, most = 0;
 
-	kpx_sched_cfg_default(&scfg);
 	for (i = 0; i < N_SVC; i++) {
 		memset(&be, 0, sizeof(be));
 		be.addr.bytes[0] = 10;
@@ -88,8 +87,8 @@ static void ct_queue_drains_test(struct kunit *test)
 		be.port = htons(53);
 		be.weight = 1;
 		ct_test_key(&key, i);
-		KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, &be, 1, NULL,
-						      &scfg, NULL, NULL), 0);
+		kpx_test_req(&req, &key, &be, 1);
+		KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &req), 0);
 		most = max(most, kpx_test_ct_pending(kn));
 	}
 	for (i = 0; i < N_SVC; i++) {

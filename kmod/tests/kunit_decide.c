@@ -45,12 +45,17 @@ static int set_n(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 		 u32 n, u8 sched, u32 aff, const struct kpx_key *cluster)
 {
 	struct kpx_be_cfg cfg[4];
-	struct kpx_sched_cfg scfg;
+	struct kpx_svc_req req;
 	u32 i, dup;
 
-	kpx_sched_cfg_default(&scfg);
-	scfg.id = sched;
-	scfg.aff_timeout = aff;
+	kpx_test_req(&req, key, cfg, n);
+	req.flags = flags;
+	req.scfg.id = sched;
+	req.scfg.aff_timeout = aff;
+	if (cluster) {
+		req.cluster = *cluster;
+		req.has_cluster = true;
+	}
 	for (i = 0; i < n; i++) {
 		memset(&cfg[i], 0, sizeof(cfg[i]));
 		cfg[i].addr.bytes[0] = 10;
@@ -63,8 +68,7 @@ static int set_n(struct kpx_net *kn, const struct kpx_key *key, u32 flags,
 	}
 	if (n && kpx_be_cfg_sort(cfg, n, &dup))
 		return -EINVAL;
-	return kpx_net_svc_set(kn, key, flags, cfg, n, NULL, &scfg, cluster,
-			       NULL);
+	return kpx_net_svc_set(kn, &req);
 }
 
 /* kpx_decide() under RCU; the backend's port:last-byte, 0 for none. */

@@ -15,6 +15,7 @@
 
 #include "kpx.h"
 #include "svc.h"
+#include "lb.h"
 #include "core.h"
 #include "kunit_env.h"
 
@@ -68,3 +69,21 @@ struct kpx_svc *kpx_test_svc(struct kpx_net *kn, const struct kpx_key *key,
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests of kpx's frontend table and netlink family");
+
+/**
+ * kpx_test_req - a SET of one frontend, for kpx_net_svc_set()
+ * @req: filled: no flags, source ranges, ClusterIP frontend or name, the
+ *	default scheduler settings
+ * @key: the frontend's key
+ * @cfg: its backends, sorted by kpx_be_cfg_sort()
+ * @n: number of entries in @cfg
+ */
+void kpx_test_req(struct kpx_svc_req *req, const struct kpx_key *key,
+		  struct kpx_be_cfg *cfg, u32 n)
+{
+	memset(req, 0, sizeof(*req));
+	req->key = *key;
+	req->cfg = cfg;
+	req->n = n;
+	kpx_sched_cfg_default(&req->scfg);
+}

@@ -11,6 +11,8 @@ struct kpx_net;
 struct kpx_key;
 struct kpx_svc;
 struct kpx_bset;
+struct kpx_be_cfg;
+struct kpx_svc_req;
 
 /* A suite's .suite_init and .suite_exit. */
 int kpx_test_suite_init(struct kunit_suite *suite);
@@ -18,5 +20,7 @@ void kpx_test_suite_exit(struct kunit_suite *suite);
 
 struct kpx_svc *kpx_test_svc(struct kpx_net *kn, const struct kpx_key *key,
 			     const struct kpx_bset **set);
+void kpx_test_req(struct kpx_svc_req *req, const struct kpx_key *key,
+		  struct kpx_be_cfg *cfg, u32 n);
 
 #endif /* _KPX_KUNIT_ENV_H */

@@ -47,13 +47,13 @@ static void lc_key(struct kpx_key *key, u32 i)
 static int lc_set(u32 i, u8 id)
 {
 	struct kpx_be_cfg cfg[N_BE];
-	struct kpx_sched_cfg scfg;
+	struct kpx_svc_req req;
 	struct kpx_key key;
 	u32 j, dup;
 
 	lc_key(&key, i);
-	kpx_sched_cfg_default(&scfg);
-	scfg.id = id;
+	kpx_test_req(&req, &key, cfg, N_BE);
+	req.scfg.id = id;
 	for (j = 0; j < N_BE; j++) {
 		memset(&cfg[j], 0, sizeof(cfg[j]));
 		cfg[j].addr.bytes[0] = 10;
@@ -66,8 +66,7 @@ static int lc_set(u32 i, u8 id)
 	}
 	if (kpx_be_cfg_sort(cfg, N_BE, &dup))
 		return -EINVAL;
-	return kpx_net_svc_set(kpx_net(&init_net), &key, 0, cfg, N_BE, NULL,
-			       &scfg, NULL, NULL);
+	return kpx_net_svc_set(kpx_net(&init_net), &req);
 }
 
 static int lc_del(u32 i)

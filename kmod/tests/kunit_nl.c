@@ -1130,7 +1130,7 @@ out:
 static int race_set(struct kpx_net *kn, u32 i)
 {
 	struct kpx_be_cfg cfg[RACE_BE];
-	struct kpx_sched_cfg scfg;
+	struct kpx_svc_req req;
 	struct kpx_key key;
 	u8 a[16];
 	u32 j;
@@ -1147,8 +1147,8 @@ static int race_set(struct kpx_net *kn, u32 i)
 		cfg[j].weight = 1;
 		cfg[j].pos = j;
 	}
-	kpx_sched_cfg_default(&scfg);
-	return kpx_net_svc_set(kn, &key, 0, cfg, RACE_BE, NULL, &scfg, NULL, NULL);
+	kpx_test_req(&req, &key, cfg, RACE_BE);
+	return kpx_net_svc_set(kn, &req);
 }
 
 static void nl_dump_race_test(struct kunit *test)

@@ -167,16 +167,15 @@ static int reader_fn(void *arg)
 static int set_one(struct table_ctx *c, u32 i, u32 v)
 {
 	struct kpx_be_cfg cfg[N_BE];
-	struct kpx_sched_cfg scfg;
+	struct kpx_svc_req req;
 	u32 j, dup;
 
 	for (j = 0; j < N_BE; j++)
 		be_of(&cfg[j], i, j, v);
 	if (kpx_be_cfg_sort(cfg, N_BE, &dup))
 		return -EINVAL;
-	kpx_sched_cfg_default(&scfg);
-	return kpx_net_svc_set(c->kn, &c->keys[i], 0, cfg, N_BE, NULL, &scfg,
-			   NULL, NULL);
+	kpx_test_req(&req, &c->keys[i], cfg, N_BE);
+	return kpx_net_svc_set(c->kn, &req);
 }
 
 static unsigned int tbl_size(struct kpx_net *kn)
@@ -323,19 +322,18 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	int i, cpu = cpumask_last(cpu_possible_mask);
 	struct kpx_be_cfg cfg[3];
 	struct kpx_backend *kept;
-	struct kpx_sched_cfg scfg;
 	const struct kpx_bset *set;
+	struct kpx_svc_req req;
 	struct kpx_svc *svc;
 	struct kpx_key key;
 	u32 dup;
 
 	key_of(&key, 7);
-	kpx_sched_cfg_default(&scfg);
+	kpx_test_req(&req, &key, cfg, 2);
 	be_of(&cfg[0], 7, 0, 0);
 	be_of(&cfg[1], 7, 1, 0);
 	KUNIT_ASSERT_EQ(test, kpx_be_cfg_sort(cfg, 2, &dup), 0);
-	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg,
-					  NULL, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &req), 0);
 	mutex_lock(&kn->lock);
 	svc = kpx_test_svc(kn, &key, &set);
 	kept = set->be[1];
@@ -348,8 +346,7 @@ static void table_replace_keeps_backends_test(struct kunit *test)
 	be_of(&cfg[0], 7, 1, 0);
 	be_of(&cfg[1], 7, 2, 0);
 	KUNIT_ASSERT_EQ(test, kpx_be_cfg_sort(cfg, 2, &dup), 0);
-	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, cfg, 2, NULL, &scfg,
-					  NULL, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &req), 0);
 	mutex_lock(&kn->lock);
 	rcu_read_lock();
 	KUNIT_EXPECT_PTR_EQ(test, kpx_svc_lookup(kn, &key), svc);
@@ -384,17 +381,17 @@ static int be_count(struct kpx_net *kn, u32 i)
 static int limit_set(struct kpx_net *kn, u32 i, u32 n)
 {
 	struct kpx_be_cfg cfg[3];
-	struct kpx_sched_cfg scfg;
+	struct kpx_svc_req req;
 	struct kpx_key key;
 	u32 j, dup;
 
 	key_of(&key, i);
-	kpx_sched_cfg_default(&scfg);
 	for (j = 0; j < n; j++)
 		be_of(&cfg[j], i, j, 0);
 	if (kpx_be_cfg_sort(cfg, n, &dup))
 		return -EINVAL;
-	return kpx_net_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL, NULL);
+	kpx_test_req(&req, &key, cfg, n);
+	return kpx_net_svc_set(kn, &req);
 }
 
 /*
@@ -461,13 +458,13 @@ static const u16 *mh_of(struct kpx_net *kn, u32 i, u32 *size)
 static int mh_set(struct kpx_net *kn, u32 i, u32 n, u32 w0)
 {
 	struct kpx_be_cfg cfg[8];
-	struct kpx_sched_cfg scfg;
+	struct kpx_svc_req req;
 	struct kpx_key key;
 	u32 j, dup;
 
 	key_of(&key, i);
-	kpx_sched_cfg_default(&scfg);
-	scfg.id = KPX_SCHED_MH;
+	kpx_test_req(&req, &key, cfg, n);
+	req.scfg.id = KPX_SCHED_MH;
 	for (j = 0; j < n; j++) {
 		be_of(&cfg[j], 3, j, 0);	/* the same backends for all */
 		if (!j)
@@ -475,7 +472,7 @@ static int mh_set(struct kpx_net *kn, u32 i, u32 n, u32 w0)
 	}
 	if (kpx_be_cfg_sort(cfg, n, &dup))
 		return -EINVAL;
-	return kpx_net_svc_set(kn, &key, 0, cfg, n, NULL, &scfg, NULL, NULL);
+	return kpx_net_svc_set(kn, &req);
 }
 
 /*
