@@ -6,10 +6,11 @@
  * destination, input interface or the node itself); the answer is
  * kpx_decide() (hook.c), the function the NAT hook calls, run with a
  * struct kpx_peek so that it changes nothing, and kpx_masq_why() (masq.c),
- * the masquerade hook's decision, for the backend it chose.  The reply is
- * allocated before rcu_read_lock() and filled under it without allocating:
- * one frontend lookup, at most two source-range searches, one affinity
- * peek and one pick, whatever the request.
+ * the masquerade hook's decision, for the backend it chose.  netlink.c
+ * parses the request and allocates the reply before rcu_read_lock();
+ * kpx_explain_fill() fills it under it without allocating: one frontend
+ * lookup, at most two source-range searches, one affinity peek and one
+ * pick, whatever the request.
  */
 #include <linux/kernel.h>
 #include <linux/in.h>
@@ -26,95 +27,6 @@
 #include "masq.h"
 #include "sched.h"
 #include "stats.h"
-
-const struct nla_policy kpx_explain_policy[KPX_EXP_A_MAX + 1] = {
-	[KPX_EXP_A_FAMILY] = { .type = NLA_U16 },
-	[KPX_EXP_A_PROTOCOL] = { .type = NLA_U8 },
-	/* lengths checked in parse_flow(): the contract says EINVAL */
-	[KPX_EXP_A_SRC_ADDR] = { .type = NLA_BINARY },
-	[KPX_EXP_A_SRC_PORT] = { .type = NLA_BE16 },
-	[KPX_EXP_A_DST_ADDR] = { .type = NLA_BINARY },
-	[KPX_EXP_A_DST_PORT] = { .type = NLA_BE16 },
-	[KPX_EXP_A_IIF] = { .type = NLA_U32 },
-	[KPX_EXP_A_LOCAL_OUT] = { .type = NLA_FLAG },
-};
-
-static int get_addr(struct nlattr **tb, int type, u8 family,
-		    union kpx_addr *addr, struct netlink_ext_ack *extack)
-{
-	unsigned int len = family == AF_INET ? 4 : 16;
-
-	if (!tb[type] || nla_len(tb[type]) != len) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[type],
-				    "address missing or not of the family's length");
-		return -EINVAL;
-	}
-	memset(addr, 0, sizeof(*addr));
-	nla_memcpy(addr->bytes, tb[type], len);
-	return 0;
-}
-
-/* The request's connection; @f->in is set later, under RCU. */
-static int parse_flow(struct genl_info *info, struct nlattr **tb,
-		      struct kpx_flow *f, __be16 *dport, u32 *iif)
-{
-	struct netlink_ext_ack *extack = info->extack;
-	int err;
-
-	if (GENL_REQ_ATTR_CHECK(info, KPX_A_EXPLAIN)) {
-		NL_SET_ERR_MSG(extack, "missing KPX_A_EXPLAIN");
-		return -EINVAL;
-	}
-	err = nla_parse_nested(tb, KPX_EXP_A_MAX, info->attrs[KPX_A_EXPLAIN],
-			       kpx_explain_policy, extack);
-	if (err)
-		return err;
-	memset(f, 0, sizeof(*f));
-	if (!tb[KPX_EXP_A_FAMILY] || !tb[KPX_EXP_A_PROTOCOL] ||
-	    !tb[KPX_EXP_A_SRC_PORT] || !tb[KPX_EXP_A_DST_PORT]) {
-		NL_SET_ERR_MSG(extack,
-			       "family, protocol and both ports are required");
-		return -EINVAL;
-	}
-	switch (nla_get_u16(tb[KPX_EXP_A_FAMILY])) {
-	case AF_INET:
-		f->family = AF_INET;
-		break;
-	case AF_INET6:
-		f->family = AF_INET6;
-		break;
-	default:
-		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_EXP_A_FAMILY],
-				    "family must be AF_INET or AF_INET6");
-		return -EINVAL;
-	}
-	f->protocol = nla_get_u8(tb[KPX_EXP_A_PROTOCOL]);
-	if (f->protocol != IPPROTO_TCP && f->protocol != IPPROTO_UDP &&
-	    f->protocol != IPPROTO_SCTP) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_EXP_A_PROTOCOL],
-				    "protocol must be TCP, UDP or SCTP");
-		return -EINVAL;
-	}
-	*dport = nla_get_be16(tb[KPX_EXP_A_DST_PORT]);
-	if (!*dport || !nla_get_be16(tb[KPX_EXP_A_SRC_PORT])) {
-		NL_SET_ERR_MSG(extack, "ports must not be 0");
-		return -EINVAL;
-	}
-	err = get_addr(tb, KPX_EXP_A_SRC_ADDR, f->family, &f->src, extack);
-	if (!err)
-		err = get_addr(tb, KPX_EXP_A_DST_ADDR, f->family, &f->dst,
-			       extack);
-	if (err)
-		return err;
-	f->node = nla_get_flag(tb[KPX_EXP_A_LOCAL_OUT]);
-	*iif = tb[KPX_EXP_A_IIF] ? nla_get_u32(tb[KPX_EXP_A_IIF]) : 0;
-	if (tb[KPX_EXP_A_IIF] && (f->node || !*iif)) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_EXP_A_IIF],
-				    "an input interface (not 0), or LOCAL_OUT, not both");
-		return -EINVAL;
-	}
-	return 0;
-}
 
 static int put_frontend(struct sk_buff *msg, int type,
 			const struct kpx_svc *svc)
@@ -216,59 +128,23 @@ static int put_decision(struct sk_buff *msg, struct kpx_net *kn,
 }
 
 /**
- * kpx_nl_explain - KPX_CMD_EXPLAIN doit
- * @skb: the request
- * @info: its attributes; KPX_A_EXPLAIN is required
+ * kpx_explain_fill - KPX_A_EXPLAIN's attributes: what the NAT hook and the
+ * masquerade hook would do with the connection @f
+ * @msg: the reply, its KPX_A_EXPLAIN nest open
+ * @kn: the namespace's state
+ * @f: the connection, @f->in resolved
+ * @dport: its destination port
  *
- * Return: 0 (the reply sent), -EINVAL (extack set), -ENODEV, -ENOMEM or
- * -EMSGSIZE.
+ * Call under rcu_read_lock(); allocates nothing and changes nothing.
+ *
+ * Return: 0 or -EMSGSIZE.
  */
-int kpx_nl_explain(struct sk_buff *skb, struct genl_info *info)
+int kpx_explain_fill(struct sk_buff *msg, struct kpx_net *kn,
+		     const struct kpx_flow *f, __be16 dport)
 {
-	struct net *net = genl_info_net(info);
-	struct nlattr *tb[KPX_EXP_A_MAX + 1];
-	struct kpx_net *kn = kpx_net(net);
 	struct kpx_peek peek = {};
 	struct kpx_decision d;
-	struct nlattr *nest;
-	struct sk_buff *msg;
-	struct kpx_flow f;
-	__be16 dport;
-	void *hdr;
-	int err;
-	u32 iif;
 
-	err = parse_flow(info, tb, &f, &dport, &iif);
-	if (err)
-		return err;
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &kpx_family, 0, KPX_CMD_EXPLAIN);
-	nest = hdr ? nla_nest_start(msg, KPX_A_EXPLAIN) : NULL;
-	if (!nest) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
-	rcu_read_lock();
-	if (iif) {
-		f.in = dev_get_by_index_rcu(net, iif);
-		if (!f.in) {
-			rcu_read_unlock();
-			nlmsg_free(msg);
-			NL_SET_ERR_MSG_ATTR(info->extack, tb[KPX_EXP_A_IIF],
-					    "no such interface");
-			return -ENODEV;
-		}
-	}
-	kpx_decide(kn, &f, dport, &d, &peek);
-	err = put_decision(msg, kn, &f, &d, &peek);
-	rcu_read_unlock();
-	if (err) {
-		nlmsg_free(msg);
-		return err;
-	}
-	nla_nest_end(msg, nest);
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	kpx_decide(kn, f, dport, &d, &peek);
+	return put_decision(msg, kn, f, &d, &peek);
 }

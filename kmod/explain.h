@@ -3,11 +3,13 @@
 #ifndef _KPX_EXPLAIN_H
 #define _KPX_EXPLAIN_H
 
-#include <net/genetlink.h>
-#include <linux/kpx.h>
+#include <linux/skbuff.h>
 
-extern const struct nla_policy kpx_explain_policy[KPX_EXP_A_MAX + 1];
+#include "kpx.h"
 
-int kpx_nl_explain(struct sk_buff *skb, struct genl_info *info);
+struct kpx_flow;
+
+int kpx_explain_fill(struct sk_buff *msg, struct kpx_net *kn,
+		     const struct kpx_flow *f, __be16 dport);
 
 #endif /* _KPX_EXPLAIN_H */

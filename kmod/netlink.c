@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * kpx generic netlink family; uapi/linux/kpx.h is the specification.
+ * Every request handler is here: it parses and validates its attributes,
+ * calls the table (svc.c through pernet.c), the settings (nsconfig.c) or
+ * the decision (explain.c) with a plain request, and writes the reply.
  *
  * Requests are validated strictly against one policy per nesting level,
  * then every semantic rule is checked and the whole backend list is parsed
@@ -22,6 +25,7 @@
 #include <linux/socket.h>
 #include <net/genetlink.h>
 #include <net/sock.h>
+#include <linux/netdevice.h>
 #include <linux/kpx.h>
 
 #include "netlink.h"
@@ -35,6 +39,7 @@
 #include "ct.h"
 #include "name.h"
 #include "explain.h"
+#include "hook.h"
 
 static const struct nla_policy be_policy[KPX_BE_A_MAX + 1] = {
 	/* Length checked in parse_backend(): the contract says EINVAL. */
@@ -71,12 +76,110 @@ static const struct nla_policy svc_policy[KPX_SVC_A_MAX + 1] = {
 	[KPX_SVC_A_KIND] = { .type = NLA_U8 },
 };
 
+static const struct nla_policy cfg_policy[KPX_CFG_A_MAX + 1] = {
+	[KPX_CFG_A_LOCAL_CIDRS] = NLA_POLICY_NESTED(kpx_cidrs_policy),
+	/* NUL-terminated: a longer name is EINVAL (NLA_STRING's is ERANGE) */
+	[KPX_CFG_A_LOCAL_IFNAME] = { .type = NLA_NUL_STRING,
+				     .len = IFNAMSIZ - 1 },
+	[KPX_CFG_A_LOCAL_IFPREFIX] = { .type = NLA_NUL_STRING,
+				       .len = IFNAMSIZ - 1 },
+};
+
+static const struct nla_policy explain_policy[KPX_EXP_A_MAX + 1] = {
+	[KPX_EXP_A_FAMILY] = { .type = NLA_U16 },
+	[KPX_EXP_A_PROTOCOL] = { .type = NLA_U8 },
+	/* lengths checked in parse_flow(): the contract says EINVAL */
+	[KPX_EXP_A_SRC_ADDR] = { .type = NLA_BINARY },
+	[KPX_EXP_A_SRC_PORT] = { .type = NLA_BE16 },
+	[KPX_EXP_A_DST_ADDR] = { .type = NLA_BINARY },
+	[KPX_EXP_A_DST_PORT] = { .type = NLA_BE16 },
+	[KPX_EXP_A_IIF] = { .type = NLA_U32 },
+	[KPX_EXP_A_LOCAL_OUT] = { .type = NLA_FLAG },
+};
+
+static int parse_addr(struct nlattr **tb, int type, u8 family,
+		    union kpx_addr *addr, struct netlink_ext_ack *extack)
+{
+	unsigned int len = family == AF_INET ? 4 : 16;
+
+	if (!tb[type] || nla_len(tb[type]) != len) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[type],
+				    "address missing or not of the family's length");
+		return -EINVAL;
+	}
+	memset(addr, 0, sizeof(*addr));
+	nla_memcpy(addr->bytes, tb[type], len);
+	return 0;
+}
+
+/* The request's connection; @f->in is set later, under RCU. */
+static int parse_flow(struct genl_info *info, struct nlattr **tb,
+		      struct kpx_flow *f, __be16 *dport, u32 *iif)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, KPX_A_EXPLAIN)) {
+		NL_SET_ERR_MSG(extack, "missing KPX_A_EXPLAIN");
+		return -EINVAL;
+	}
+	err = nla_parse_nested(tb, KPX_EXP_A_MAX, info->attrs[KPX_A_EXPLAIN],
+			       explain_policy, extack);
+	if (err)
+		return err;
+	memset(f, 0, sizeof(*f));
+	if (!tb[KPX_EXP_A_FAMILY] || !tb[KPX_EXP_A_PROTOCOL] ||
+	    !tb[KPX_EXP_A_SRC_PORT] || !tb[KPX_EXP_A_DST_PORT]) {
+		NL_SET_ERR_MSG(extack,
+			       "family, protocol and both ports are required");
+		return -EINVAL;
+	}
+	switch (nla_get_u16(tb[KPX_EXP_A_FAMILY])) {
+	case AF_INET:
+		f->family = AF_INET;
+		break;
+	case AF_INET6:
+		f->family = AF_INET6;
+		break;
+	default:
+		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_EXP_A_FAMILY],
+				    "family must be AF_INET or AF_INET6");
+		return -EINVAL;
+	}
+	f->protocol = nla_get_u8(tb[KPX_EXP_A_PROTOCOL]);
+	if (f->protocol != IPPROTO_TCP && f->protocol != IPPROTO_UDP &&
+	    f->protocol != IPPROTO_SCTP) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_EXP_A_PROTOCOL],
+				    "protocol must be TCP, UDP or SCTP");
+		return -EINVAL;
+	}
+	*dport = nla_get_be16(tb[KPX_EXP_A_DST_PORT]);
+	if (!*dport || !nla_get_be16(tb[KPX_EXP_A_SRC_PORT])) {
+		NL_SET_ERR_MSG(extack, "ports must not be 0");
+		return -EINVAL;
+	}
+	err = parse_addr(tb, KPX_EXP_A_SRC_ADDR, f->family, &f->src, extack);
+	if (!err)
+		err = parse_addr(tb, KPX_EXP_A_DST_ADDR, f->family, &f->dst,
+			       extack);
+	if (err)
+		return err;
+	f->node = nla_get_flag(tb[KPX_EXP_A_LOCAL_OUT]);
+	*iif = tb[KPX_EXP_A_IIF] ? nla_get_u32(tb[KPX_EXP_A_IIF]) : 0;
+	if (tb[KPX_EXP_A_IIF] && (f->node || !*iif)) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[KPX_EXP_A_IIF],
+				    "an input interface (not 0), or LOCAL_OUT, not both");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static const struct nla_policy kpx_policy[KPX_A_MAX + 1] = {
 	[KPX_A_SERVICE] = NLA_POLICY_NESTED(svc_policy),
 	[KPX_A_BACKENDS] = NLA_POLICY_NESTED(backends_policy),
-	[KPX_A_CONFIG] = NLA_POLICY_NESTED(kpx_cfg_policy),
+	[KPX_A_CONFIG] = NLA_POLICY_NESTED(cfg_policy),
 	[KPX_A_SOURCE_RANGES] = NLA_POLICY_NESTED(kpx_cidrs_policy),
-	[KPX_A_EXPLAIN] = NLA_POLICY_NESTED(kpx_explain_policy),
+	[KPX_A_EXPLAIN] = NLA_POLICY_NESTED(explain_policy),
 };
 
 static unsigned int addr_len(u16 family)
@@ -738,6 +841,133 @@ static int kpx_nl_ct_sync(struct sk_buff *skb, struct genl_info *info)
 {
 	kpx_ct_sync(kpx_net(genl_info_net(info)));
 	return 0;
+}
+
+/* KPX_CMD_SET_CONFIG: absent settings keep their value. */
+static int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kpx_net *kn = kpx_net(genl_info_net(info));
+	struct nlattr *tb[KPX_CFG_A_MAX + 1];
+	struct kpx_nscfg_req req = {};
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, KPX_A_CONFIG)) {
+		NL_SET_ERR_MSG(info->extack, "missing KPX_A_CONFIG");
+		return -EINVAL;
+	}
+	err = nla_parse_nested(tb, KPX_CFG_A_MAX, info->attrs[KPX_A_CONFIG],
+			       cfg_policy, info->extack);
+	if (err)
+		return err;
+	if (tb[KPX_CFG_A_LOCAL_CIDRS]) {
+		err = kpx_cidrs_parse((const struct nlattr *const *)
+				      &tb[KPX_CFG_A_LOCAL_CIDRS], 1, 0,
+				      KPX_CIDRS_MAX, &req.local, info->extack);
+		if (err)
+			return err;
+		req.has_local = true;
+	}
+	if (tb[KPX_CFG_A_LOCAL_IFNAME]) {
+		nla_strscpy(req.ifname, tb[KPX_CFG_A_LOCAL_IFNAME],
+			    sizeof(req.ifname));
+		req.has_ifname = true;
+	}
+	if (tb[KPX_CFG_A_LOCAL_IFPREFIX]) {
+		nla_strscpy(req.ifprefix, tb[KPX_CFG_A_LOCAL_IFPREFIX],
+			    sizeof(req.ifprefix));
+		req.has_ifprefix = true;
+	}
+	return kpx_nscfg_set(kn, &req);
+}
+
+/*
+ * KPX_CMD_GET_CONFIG: replies with KPX_A_CONFIG, every setting present
+ * (empty list and "" when unset).
+ */
+static int kpx_nl_get_config(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kpx_net *kn = kpx_net(genl_info_net(info));
+	const struct kpx_nscfg *cfg;
+	struct nlattr *nest;
+	struct sk_buff *msg;
+	void *hdr;
+	int err = -EMSGSIZE;
+
+	/* a CIDR nest is at most 4 + 8 + 20 + 8 bytes; two names */
+	msg = genlmsg_new(KPX_CIDRS_MAX * 40 + 2 * NLA_ALIGN(IFNAMSIZ) + 256,
+			  GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &kpx_family, 0, KPX_CMD_GET_CONFIG);
+	if (!hdr)
+		goto out;
+	nest = nla_nest_start(msg, KPX_A_CONFIG);
+	if (!nest)
+		goto out;
+	rcu_read_lock();
+	cfg = rcu_dereference(kn->cfg);
+	if (kpx_cidrs_put(msg, KPX_CFG_A_LOCAL_CIDRS, cfg ? cfg->local : NULL) ||
+	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFNAME, cfg ? cfg->ifname : "") ||
+	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFPREFIX,
+			   cfg ? cfg->ifprefix : "")) {
+		rcu_read_unlock();
+		goto out;
+	}
+	rcu_read_unlock();
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+out:
+	nlmsg_free(msg);
+	return err;
+}
+
+/* KPX_CMD_EXPLAIN: the reply allocated here, filled by explain.c. */
+static int kpx_nl_explain(struct sk_buff *skb, struct genl_info *info)
+{
+	struct net *net = genl_info_net(info);
+	struct nlattr *tb[KPX_EXP_A_MAX + 1];
+	struct kpx_net *kn = kpx_net(net);
+	struct nlattr *nest;
+	struct sk_buff *msg;
+	struct kpx_flow f;
+	__be16 dport;
+	void *hdr;
+	int err;
+	u32 iif;
+
+	err = parse_flow(info, tb, &f, &dport, &iif);
+	if (err)
+		return err;
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &kpx_family, 0, KPX_CMD_EXPLAIN);
+	nest = hdr ? nla_nest_start(msg, KPX_A_EXPLAIN) : NULL;
+	if (!nest) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	rcu_read_lock();
+	if (iif) {
+		f.in = dev_get_by_index_rcu(net, iif);
+		if (!f.in) {
+			rcu_read_unlock();
+			nlmsg_free(msg);
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[KPX_EXP_A_IIF],
+					    "no such interface");
+			return -ENODEV;
+		}
+	}
+	err = kpx_explain_fill(msg, kn, &f, dport);
+	rcu_read_unlock();
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
 }
 
 static const struct genl_small_ops kpx_ops[] = {

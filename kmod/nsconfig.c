@@ -8,20 +8,9 @@
  */
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <net/genetlink.h>
 #include <linux/kpx.h>
 
 #include "nsconfig.h"
-#include "netlink.h"
-
-const struct nla_policy kpx_cfg_policy[KPX_CFG_A_MAX + 1] = {
-	[KPX_CFG_A_LOCAL_CIDRS] = NLA_POLICY_NESTED(kpx_cidrs_policy),
-	/* NUL-terminated: a longer name is EINVAL (NLA_STRING's is ERANGE) */
-	[KPX_CFG_A_LOCAL_IFNAME] = { .type = NLA_NUL_STRING,
-				     .len = IFNAMSIZ - 1 },
-	[KPX_CFG_A_LOCAL_IFPREFIX] = { .type = NLA_NUL_STRING,
-				       .len = IFNAMSIZ - 1 },
-};
 
 static void nscfg_free(struct kpx_nscfg *cfg)
 {
@@ -37,47 +26,30 @@ static void nscfg_free_rcu(struct rcu_head *head)
 }
 
 /**
- * kpx_nl_set_config - KPX_CMD_SET_CONFIG doit
- * @skb: the request
- * @info: its attributes; KPX_A_CONFIG is required
+ * kpx_nscfg_set - replace the namespace's settings (KPX_CMD_SET_CONFIG)
+ * @kn: the namespace's state
+ * @req: the settings the request gives; req->local taken over, on error
+ *	too
  *
- * Absent settings keep their value; an empty list or "" clears one.
+ * A setting the request does not give keeps its value; an empty list or
+ * "" clears one.  Readers see the old object or the new one.
  *
- * Return: 0, -EINVAL (extack set) or -ENOMEM; nothing changes on error.
+ * Return: 0 or -ENOMEM; nothing changes on error.
  */
-int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info)
+int kpx_nscfg_set(struct kpx_net *kn, const struct kpx_nscfg_req *req)
 {
-	struct kpx_net *kn = kpx_net(genl_info_net(info));
-	struct nlattr *tb[KPX_CFG_A_MAX + 1];
-	struct kpx_cidrs *local = NULL;
 	struct kpx_nscfg *cfg, *old;
-	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, KPX_A_CONFIG)) {
-		NL_SET_ERR_MSG(info->extack, "missing KPX_A_CONFIG");
-		return -EINVAL;
-	}
-	err = nla_parse_nested(tb, KPX_CFG_A_MAX, info->attrs[KPX_A_CONFIG],
-			       kpx_cfg_policy, info->extack);
-	if (err)
-		return err;
-	if (tb[KPX_CFG_A_LOCAL_CIDRS]) {
-		err = kpx_cidrs_parse((const struct nlattr *const *)
-				      &tb[KPX_CFG_A_LOCAL_CIDRS], 1, 0,
-				      KPX_CIDRS_MAX, &local, info->extack);
-		if (err)
-			return err;
-	}
 	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL_ACCOUNT);
 	if (!cfg) {
-		kpx_cidrs_free(local);
+		kpx_cidrs_free(req->local);
 		return -ENOMEM;
 	}
 
 	mutex_lock(&kn->lock);
 	old = rcu_dereference_protected(kn->cfg, lockdep_is_held(&kn->lock));
-	if (tb[KPX_CFG_A_LOCAL_CIDRS]) {
-		cfg->local = local;
+	if (req->has_local) {
+		cfg->local = req->local;
 	} else if (old && old->local) {
 		cfg->local = kpx_cidrs_dup(old->local);
 		if (!cfg->local) {
@@ -86,14 +58,12 @@ int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info)
 			return -ENOMEM;
 		}
 	}
-	if (tb[KPX_CFG_A_LOCAL_IFNAME])
-		nla_strscpy(cfg->ifname, tb[KPX_CFG_A_LOCAL_IFNAME],
-			    sizeof(cfg->ifname));
+	if (req->has_ifname)
+		strscpy(cfg->ifname, req->ifname, sizeof(cfg->ifname));
 	else if (old)
 		strscpy(cfg->ifname, old->ifname, sizeof(cfg->ifname));
-	if (tb[KPX_CFG_A_LOCAL_IFPREFIX])
-		nla_strscpy(cfg->ifprefix, tb[KPX_CFG_A_LOCAL_IFPREFIX],
-			    sizeof(cfg->ifprefix));
+	if (req->has_ifprefix)
+		strscpy(cfg->ifprefix, req->ifprefix, sizeof(cfg->ifprefix));
 	else if (old)
 		strscpy(cfg->ifprefix, old->ifprefix, sizeof(cfg->ifprefix));
 	cfg->ifprefix_len = strlen(cfg->ifprefix);
@@ -102,53 +72,6 @@ int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info)
 	if (old)
 		call_rcu(&old->rcu, nscfg_free_rcu);
 	return 0;
-}
-
-/**
- * kpx_nl_get_config - KPX_CMD_GET_CONFIG doit: replies with KPX_A_CONFIG
- * @skb: the request
- * @info: the request's info
- *
- * Every setting is present in the reply (empty list and "" when unset).
- *
- * Return: 0, -ENOMEM or -EMSGSIZE.
- */
-int kpx_nl_get_config(struct sk_buff *skb, struct genl_info *info)
-{
-	struct kpx_net *kn = kpx_net(genl_info_net(info));
-	const struct kpx_nscfg *cfg;
-	struct nlattr *nest;
-	struct sk_buff *msg;
-	void *hdr;
-	int err = -EMSGSIZE;
-
-	/* a CIDR nest is at most 4 + 8 + 20 + 8 bytes; two names */
-	msg = genlmsg_new(KPX_CIDRS_MAX * 40 + 2 * NLA_ALIGN(IFNAMSIZ) + 256,
-			  GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &kpx_family, 0, KPX_CMD_GET_CONFIG);
-	if (!hdr)
-		goto out;
-	nest = nla_nest_start(msg, KPX_A_CONFIG);
-	if (!nest)
-		goto out;
-	rcu_read_lock();
-	cfg = rcu_dereference(kn->cfg);
-	if (kpx_cidrs_put(msg, KPX_CFG_A_LOCAL_CIDRS, cfg ? cfg->local : NULL) ||
-	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFNAME, cfg ? cfg->ifname : "") ||
-	    nla_put_string(msg, KPX_CFG_A_LOCAL_IFPREFIX,
-			   cfg ? cfg->ifprefix : "")) {
-		rcu_read_unlock();
-		goto out;
-	}
-	rcu_read_unlock();
-	nla_nest_end(msg, nest);
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-out:
-	nlmsg_free(msg);
-	return err;
 }
 
 /**

@@ -5,7 +5,6 @@
 
 #include <linux/if.h>
 #include <linux/netdevice.h>
-#include <net/genetlink.h>
 #include <linux/kpx.h>
 
 #include "kpx.h"
@@ -30,10 +29,15 @@ static inline bool kpx_nscfg_src_is_local(u8 why)
 	       why == KPX_EXP_SRC_IFPREFIX;
 }
 
-extern const struct nla_policy kpx_cfg_policy[KPX_CFG_A_MAX + 1];
+/* What a SET_CONFIG gives: each setting absent (kept) or given. */
+struct kpx_nscfg_req {
+	struct kpx_cidrs *local;	/* with @has_local: NULL clears */
+	bool has_local, has_ifname, has_ifprefix;
+	char ifname[IFNAMSIZ];
+	char ifprefix[IFNAMSIZ];
+};
 
-int kpx_nl_set_config(struct sk_buff *skb, struct genl_info *info);
-int kpx_nl_get_config(struct sk_buff *skb, struct genl_info *info);
+int kpx_nscfg_set(struct kpx_net *kn, const struct kpx_nscfg_req *req);
 bool kpx_nscfg_src_local(const struct kpx_nscfg *cfg, u8 family,
 			 const union kpx_addr *src,
 			 const struct net_device *in);
