@@ -46,18 +46,6 @@ extern const struct kpx_dp_ops kpx_dp_kpx;
 
 #define PERIOD_MS 2000
 
-#define NODE "{'metadata':{'name':'node-a','uid':'n1','resourceVersion':'1'}," \
-	"'status':{'addresses':[{'type':'InternalIP','address':'127.0.0.1'}]}}"
-/* name, ClusterIP, resourceVersion */
-#define SVC "{'metadata':{'name':'%s','namespace':'default','resourceVersion':'%d'}," \
-	"'spec':{'type':'ClusterIP','clusterIPs':['%s'],'ipFamilies':['IPv4']," \
-	"'ports':[{'name':'http','protocol':'TCP','port':80,'targetPort':8080}]}}"
-/* name, name, endpoint addresses (JSON list items) */
-#define EPS "{'metadata':{'name':'%s-1','namespace':'default','resourceVersion':'1'," \
-	"'labels':{'kubernetes.io/service-name':'%s'}},'addressType':'IPv4'," \
-	"'endpoints':[%s],'ports':[{'name':'http','protocol':'TCP','port':8080}]}"
-#define EP(a) "{'addresses':['" a "'],'nodeName':'node-a','conditions':{'ready':true}}"
-
 static uint16_t hc_port;
 
 /* J() without its 64 KiB bound, for the large slice. */
@@ -201,14 +189,14 @@ static void test_refused(FILE *logf)
 	kpx_sync_set_metrics(s, met);
 	kpx_sync_set_healthchecks(s, hc, 0);
 	set_node(m, "node-a");
-	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, J(NODE));
-	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, "web", 1, "10.96.0.10"));
-	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(EPS, "web", "web", EP("10.244.1.2")));
-	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, "big", 1, "10.96.0.20"));
-	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(EPS, "big", "big", EP("10.244.1.3")));
+	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, J(FX_NODE));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(FX_SVC, "web", 1, "10.96.0.10"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(FX_EPS, "web", "web", FX_EP("10.244.1.2")));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(FX_SVC, "big", 1, "10.96.0.20"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(FX_EPS, "big", "big", FX_EP("10.244.1.3")));
 	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, lb_service());
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
-	      J(EPS, "lb", "lb", EP("10.244.1.4") "," EP("10.244.1.5")));
+	      J(FX_EPS, "lb", "lb", FX_EP("10.244.1.4") "," FX_EP("10.244.1.5")));
 	kpx_metrics_change(met, KPX_KIND_SERVICE, true, 0);
 
 	r = kpx_sync_run(s);
@@ -237,8 +225,8 @@ static void test_refused(FILE *logf)
 
 	/* a Service created afterwards: programmed, the refused one not resent */
 	sets = f.sets;
-	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, "new", 1, "10.96.0.30"));
-	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(EPS, "new", "new", EP("10.244.1.6")));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(FX_SVC, "new", 1, "10.96.0.30"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(FX_EPS, "new", "new", FX_EP("10.244.1.6")));
 	ok(kpx_sync_due(s) <= kpx_now_ms(), "the new Service makes a sync due");
 	r = kpx_sync_run(s);
 	ok(r == 0 && in_table(&f, "10.96.0.30:80/tcp") && f.sets == sets + 1 && f.refused == 1,
@@ -267,7 +255,7 @@ static void test_refused(FILE *logf)
 	/* the Service changes and the data plane takes the new value at once */
 	f.refuse_arg = NULL;
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
-	      J(EPS, "big", "big", EP("10.244.1.3") "," EP("10.244.1.7")));
+	      J(FX_EPS, "big", "big", FX_EP("10.244.1.3") "," FX_EP("10.244.1.7")));
 	r = kpx_sync_run(s);
 	ok(r == 0 && in_table(&f, "10.96.0.20:80/tcp") &&
 	   metric(met, "kpx_sync_proxy_rules_frontends_refused") == 0,
@@ -278,7 +266,7 @@ static void test_refused(FILE *logf)
 	/* a failure that is not a refusal: as before, failed and unhealthy */
 	f.refuse = NULL;
 	f.fail_commits = 1;
-	apply(m, KPX_KIND_SERVICE, KPX_EV_DELETED, J(SVC, "new", 1, "10.96.0.30"));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_DELETED, J(FX_SVC, "new", 1, "10.96.0.30"));
 	kpx_metrics_change(met, KPX_KIND_SERVICE, true, 0);
 	r = kpx_sync_run(s);
 	ok(r > 0 && !healthy_now(met) && metric(met, "kpx_sync_errors_total") == 1,
@@ -393,7 +381,7 @@ static void test_precheck(FILE *logf)
 	f.ops.check_service = kpx_dp_kpx.check_service;
 	s = kpx_sync_new(m, &f.dp, 0, PERIOD_MS);
 	set_node(m, "node-a");
-	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, J(NODE));
+	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, J(FX_NODE));
 	for (i = 0; i < RANGES_MAX + 1; i++)
 		len += sprintf(ranges + len, "%s'%zu.%zu.%zu.0/24'", i ? "," : "",
 			       10 + i / 65536, i / 256 % 256, i % 256);
@@ -406,17 +394,17 @@ static void test_precheck(FILE *logf)
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED,
 	      J("{'metadata':{'name':'ranges-1','namespace':'edge','resourceVersion':'1',"
 		"'labels':{'kubernetes.io/service-name':'ranges'}},'addressType':'IPv4',"
-		"'endpoints':[" EP("10.244.1.8") "],'ports':[{'name':'http','protocol':'TCP','port':8080}]}"));
+		"'endpoints':[" FX_EP("10.244.1.8") "],'ports':[{'name':'http','protocol':'TCP','port':8080}]}"));
 	/* and one Service with one ready endpoint too many */
 	eps = malloc((size_t)(KPX_BACKENDS_MAX + 1) * 96);
 	len = 0;
 	for (i = 0; i < (size_t)KPX_BACKENDS_MAX + 1; i++)
 		len += sprintf(eps + len, "%s{'addresses':['10.%zu.%zu.%zu'],'conditions':{'ready':true}}",
 			       i ? "," : "", 100 + i / 65536, i / 256 % 256, i % 256);
-	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, "wide", 1, "10.96.0.60"));
-	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, JL(EPS, "wide", "wide", eps));
-	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, "web", 1, "10.96.0.10"));
-	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(EPS, "web", "web", EP("10.244.1.2")));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(FX_SVC, "wide", 1, "10.96.0.60"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, JL(FX_EPS, "wide", "wide", eps));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(FX_SVC, "web", 1, "10.96.0.10"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(FX_EPS, "web", "web", FX_EP("10.244.1.2")));
 	r = kpx_sync_run(s);
 	ok(r == 0 && !in_table(&f, "203.0.113.51:80/tcp") && !in_table(&f, "10.96.0.60:80/tcp"),
 	   "pre-check: the LB frontend with %d ranges and the frontend with %d backends are not sent (%d)",

@@ -31,16 +31,6 @@
 #include "sync/sync.h"
 #include "testlib_model.h"
 
-#define NODE "{'metadata':{'name':'node-a','uid':'n1','resourceVersion':'1'}," \
-	"'status':{'addresses':[{'type':'InternalIP','address':'127.0.0.1'}]}}"
-#define SVC "{'metadata':{'name':'%s','namespace':'default','resourceVersion':'%d'}," \
-	"'spec':{'type':'ClusterIP','clusterIPs':['%s'],'ipFamilies':['IPv4']," \
-	"'ports':[{'name':'http','protocol':'TCP','port':80,'targetPort':8080}]}}"
-#define EPS "{'metadata':{'name':'%s-1','namespace':'default','resourceVersion':'1'," \
-	"'labels':{'kubernetes.io/service-name':'%s'}},'addressType':'IPv4'," \
-	"'endpoints':[%s],'ports':[{'name':'http','protocol':'TCP','port':8080}]}"
-#define EP(a) "{'addresses':['" a "'],'nodeName':'node-a','conditions':{'ready':true}}"
-
 static int refuse_big(struct kpx_fakedp *f, const struct kpx_service *s)
 {
 	char key[KPX_SERVICE_STRLEN];
@@ -92,13 +82,13 @@ int main(void)
 	kpx_status_free(&st);
 
 	set_node(m, "node-a");
-	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, J(NODE));
-	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, "web", 1, "10.96.0.10"));
-	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(EPS, "web", "web", EP("10.244.1.2")));
-	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, "big", 1, "10.96.0.20"));
-	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(EPS, "big", "big", EP("10.244.1.3")));
-	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(SVC, "db", 1, "10.96.0.30"));
-	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(EPS, "db", "db", EP("10.244.1.4")));
+	apply(m, KPX_KIND_NODE, KPX_EV_ADDED, J(FX_NODE));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(FX_SVC, "web", 1, "10.96.0.10"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(FX_EPS, "web", "web", FX_EP("10.244.1.2")));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(FX_SVC, "big", 1, "10.96.0.20"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(FX_EPS, "big", "big", FX_EP("10.244.1.3")));
+	apply(m, KPX_KIND_SERVICE, KPX_EV_ADDED, J(FX_SVC, "db", 1, "10.96.0.30"));
+	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_ADDED, J(FX_EPS, "db", "db", FX_EP("10.244.1.4")));
 	r = kpx_sync_run(s);
 	ok(r == 0 && f.ntable == 2, "sync: two frontends programmed, one refused (%d, %zu)", r,
 	   f.ntable);
@@ -165,7 +155,7 @@ int main(void)
 
 	/* a failed commit: the last sync's failed change */
 	apply(m, KPX_KIND_ENDPOINTSLICE, KPX_EV_MODIFIED,
-	      J(EPS, "web", "web", EP("10.244.1.2") "," EP("10.244.1.5")));
+	      J(FX_EPS, "web", "web", FX_EP("10.244.1.2") "," FX_EP("10.244.1.5")));
 	f.fail_commits = 1;
 	r = kpx_sync_run(s);
 	r = status_of(s, f.table, f.ntable, true, &st);

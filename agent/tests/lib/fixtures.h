@@ -56,4 +56,26 @@ long fx_http_get(const char *url, char *body, size_t size);
 /* True when the extended regex @re (REG_NEWLINE) matches somewhere in @s. */
 bool fx_matches(const char *re, const char *s);
 
+/*
+ * API objects of the sync tests, J() formats (testlib_model.h: single
+ * quotes for double): FX_NODE node-a at 127.0.0.1; FX_SVC a ClusterIP
+ * Service (name, resourceVersion, ClusterIP) 80/TCP to 8080; FX_EPS its
+ * EndpointSlice (name, Service name, endpoint items); FX_EP one ready
+ * endpoint on node-a.
+ */
+#define FX_NODE                                                           \
+	"{'metadata':{'name':'node-a','uid':'n1','resourceVersion':'1'}," \
+	"'status':{'addresses':[{'type':'InternalIP','address':'127.0.0.1'}]}}"
+#define FX_SVC                                                                    \
+	"{'metadata':{'name':'%s','namespace':'default','resourceVersion':'%d'}," \
+	"'spec':{'type':'ClusterIP','clusterIPs':['%s'],'ipFamilies':['IPv4'],"   \
+	"'ports':[{'name':'http','protocol':'TCP','port':80,'targetPort':8080}]}}"
+#define FX_EPS                                                                    \
+	"{'metadata':{'name':'%s-1','namespace':'default','resourceVersion':'1'," \
+	"'labels':{'kubernetes.io/service-name':'%s'}},'addressType':'IPv4',"     \
+	"'endpoints':[%s],'ports':[{'name':'http','protocol':'TCP','port':8080}]}"
+#define FX_EP(a)            \
+	"{'addresses':['" a \
+	"'],'nodeName':'node-a','conditions':{'ready':true}}"
+
 #endif
