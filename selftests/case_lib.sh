@@ -141,7 +141,21 @@ wait_empty_action() {
 }
 
 # _uflag PROTO: kpx_client's protocol flag.
-_uflag() { [ "$1" = udp ] && echo -u; }
+_uflag() {
+	case "$1" in
+	udp) echo -u ;;
+	sctp) echo --sctp ;;
+	esac
+}
+
+# _eflag PROTO: kpx_echo's protocol flag (SCTP: the module loaded first).
+_eflag() {
+	case "$1" in
+	udp) echo -u ;;
+	sctp) modprobe sctp 2>/dev/null; echo -s ;;
+	*) echo -t ;;
+	esac
+}
 
 # expect_refused NS PROTO ADDR:PORT [N [MS]]: N attempts (default 2) all
 # fail with ECONNREFUSED, the slowest in under MS ms (default 100).

@@ -110,7 +110,7 @@ expect_lines() {
 		(.neighbour_loopback // empty |
 			["neighbour", .destination, (.count // 2), (.timeout_ms // 1000)] | row),
 		((.hold_end // [])[] | ["hold_end", .name, (if .stop then "1" else "" end)] | row),
-		((.listeners // [])[] |
+		((.listeners // [])[] | select(inmode) |
 			["listen", .port, .count, (.family // "")] | row),
 		((.after // [])[] |
 			["after", .protocol, .destination, (.nbackends // ""), (.backend // ""),
@@ -332,7 +332,7 @@ declare -A HOLD_PID HOLD_IDENT
 hold_start() {
 	local f=$TMPD/hold-$1.out u=
 
-	[ "$8" != udp ] || u=-u
+	u=$(_uflag "$8")
 	# shellcheck disable=SC2086
 	in_ns "$2" "$CLIENT_BIN" $u --hold "$4" --every "$5" -t "$6" "$3" >"$f" 2>&1 &
 	HOLD_PID[$1]=$!
@@ -955,10 +955,10 @@ run_case() {
 		echo)
 			if [ "$a" = node ]; then
 				# shellcheck disable=SC2086
-				i=$("$ECHO_BIN" "$([ "$b" = udp ] && echo -u || echo -t)" -d "$c" $d) &&
+				i=$("$ECHO_BIN" "$(_eflag "$b")" -d "$c" $d) &&
 					PIDS+=("$i") || _fail "case $CASE: kpx_echo $c on the node did not start"
 			else
-				echo_start "$a" "$([ "$b" = udp ] && echo -u || echo -t)" "$c" $d
+				echo_start "$a" "$(_eflag "$b")" "$c" $d
 			fi ;;
 		esac
 	done <<<"$lines"

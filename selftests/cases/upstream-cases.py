@@ -27,8 +27,8 @@
 # expectation kpx meets: "expect", "masquerade"; "modes": the proxy modes
 # it applies to, default all}); the case asserts kpx's expectation and the
 # runner's log names the reason.  Flows the runner cannot send are listed
-# in the case's scenario.md and left out: SCTP (the runner's client has
-# no SCTP), a source address that is a LoadBalancer IP, IPv6 tables.
+# in the case's scenario.md and left out: a source address that is a
+# LoadBalancer IP, IPv6 tables.
 
 import ipaddress
 import json
@@ -180,7 +180,7 @@ def convert_test(test, tables, outdir, mode):
 					pods.setdefault(pod_name(a), set()).add(a)
 					for p in o.get('ports', []):
 						proto = p.get('protocol', 'TCP').lower()
-						if proto in ('tcp', 'udp'):
+						if proto in ('tcp', 'udp', 'sctp'):
 							echo.setdefault((pod_name(a), proto), set()).add(
 								'%s:%d' % (a, p['port']))
 		fname = 'table%d.json' % len(files)
@@ -251,8 +251,6 @@ def convert_test(test, tables, outdir, mode):
 
 
 def runnable(f, clusterips):
-	if f['protocol'] == 'SCTP':
-		return 'SCTP: the runner\'s client has none'
 	src = map_addr(f['source'])
 	if ipaddress.ip_address(src) in LB_RANGE:
 		return 'the source is a LoadBalancer IP, as an outside SNAT would make it'

@@ -41,6 +41,9 @@
  *     hold connected ANSWER            once connected (then flushed)
  *     hold summary ident=ID exchanges=N failed=N
  *
+ * --sctp speaks SCTP instead of TCP, the same way: a new association per
+ * attempt (an ABORT in answer to the INIT is ECONNREFUSED).
+ *
  * Exit status: 0 if every attempt/exchange succeeded, 1 otherwise, 2 usage,
  * 4 outside the test VM.
  */
@@ -72,7 +75,7 @@ struct counter {
 struct opts {
 	struct sockaddr_storage dst;
 	socklen_t dstlen;
-	bool udp, quiet, json;
+	bool udp, sctp, quiet, json;
 	long count, timeout_ms, interval_ms, duration_ms, hold_ms, every_ms;
 };
 
@@ -88,10 +91,11 @@ static unsigned char udp_ports_used[65536 / 8];
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: kpx_client [-u] [-n COUNT] [-t TIMEOUT_MS] [-i INTERVAL_MS]\n"
+		"usage: kpx_client [-u|--sctp] [-n COUNT] [-t TIMEOUT_MS] [-i INTERVAL_MS]\n"
 		"                  [-d DURATION_MS] [-q] ADDR:PORT\n"
 		"       kpx_client [-u] --hold MS [--every MS] [-t TIMEOUT_MS] ADDR:PORT\n"
 		"  -u  UDP (default TCP)         -n  attempts (default 1)\n"
+		"  --sctp  SCTP (one-to-one style socket, a new association each time)\n"
 		"  -t  per-attempt timeout (default 1000 ms)\n"
 		"  -i  pause between attempts (default 0 ms)\n"
 		"  -d  keep making attempts for this long (overrides -n)\n"
@@ -224,7 +228,7 @@ static int connect_once(const struct opts *o, double deadline,
 	*stage = "socket";
 	fd = socket(o->dst.ss_family,
 		    (o->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, 0);
+		    SOCK_CLOEXEC, o->sctp ? IPPROTO_SCTP : 0);
 	if (fd < 0)
 		return -errno;
 	*stage = "connect";
@@ -509,6 +513,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "udp", no_argument, NULL, 'u' },
+		{ "sctp", no_argument, NULL, 'S' },
 		{ "hold", required_argument, NULL, 'H' },
 		{ "every", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'J' },
@@ -522,6 +527,7 @@ int main(int argc, char **argv)
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'u': o.udp = true; break;
+		case 'S': o.sctp = true; break;
 		case 'n': o.count = num_arg(optarg, 1); break;
 		case 't': o.timeout_ms = num_arg(optarg, 1); break;
 		case 'i': o.interval_ms = num_arg(optarg, 0); break;
@@ -534,7 +540,7 @@ int main(int argc, char **argv)
 		default: usage(stderr, 2);
 		}
 	}
-	if (argc - optind != 1 || (o.hold_ms && o.json))
+	if (argc - optind != 1 || (o.hold_ms && o.json) || (o.udp && o.sctp))
 		usage(stderr, 2);
 	kpx_require_guest("kpx_client");
 	o.dstlen = kpx_parse_addrport(argv[optind], &o.dst, false);

@@ -10,7 +10,9 @@
  * connection or datagram arrived on (after DNAT: the backend's own address)
  * and PEER the source address it saw.  After that line a TCP connection
  * echoes every byte it receives until the peer closes it, so long-lived
- * connections can be checked with kpx_client --hold.
+ * connections can be checked with kpx_client --hold.  -t, -u and -s pick
+ * the protocols (default TCP and UDP); an SCTP association (one-to-one style
+ * sockets) is served as a TCP connection.
  *
  * With -d it forks into the background once every socket listens and prints
  * the daemon's PID, so "pid=$(kpx_echo -d ...)" returns when it is ready.
@@ -32,7 +34,8 @@
 
 #define MAX_FDS 1024
 
-enum fd_kind { FD_TCP_LISTEN, FD_UDP, FD_TCP_CONN };
+/* An accepted SCTP association is served as a TCP connection (FD_TCP_CONN). */
+enum fd_kind { FD_TCP_LISTEN, FD_SCTP_LISTEN, FD_UDP, FD_TCP_CONN };
 
 static struct pollfd pfds[MAX_FDS];
 static enum fd_kind kinds[MAX_FDS];
@@ -43,10 +46,11 @@ static bool verbose;
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: kpx_echo [-t|-u] [-d] [-v] ID ADDR:PORT...\n"
-		"  answer each TCP connection / UDP datagram with\n"
-		"  \"ID LOCAL peer=PEER\"; TCP then echoes what it gets\n"
-		"  -t  TCP only      -u  UDP only (default: both)\n"
+		"usage: kpx_echo [-t] [-u] [-s] [-d] [-v] ID ADDR:PORT...\n"
+		"  answer each TCP connection / SCTP association / UDP datagram\n"
+		"  with \"ID LOCAL peer=PEER\"; TCP and SCTP then echo what they get\n"
+		"  -t  TCP  -u  UDP  -s  SCTP (one-to-one style sockets): the protocols\n"
+		"  listened on (default: TCP and UDP)\n"
 		"  -d  go to the background when listening, print the PID\n"
 		"  -v  log every connection/datagram on stdout\n"
 		"  ADDR:PORT is A.B.C.D:PORT or [IPV6]:PORT\n");
@@ -76,13 +80,13 @@ static void del_fd(int i)
 }
 
 static int open_socket(const struct sockaddr_storage *ss, socklen_t len,
-		       int type)
+		       int type, int proto)
 {
 	char buf[KPX_ADDRSTRLEN];
 	int one = 1;
 	int fd;
 
-	fd = socket(ss->ss_family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(ss->ss_family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, proto);
 	if (fd < 0)
 		goto err;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -95,7 +99,7 @@ static int open_socket(const struct sockaddr_storage *ss, socklen_t len,
 	return fd;
 err:
 	fprintf(stderr, "kpx_echo: %s %s: %s\n",
-		type == SOCK_STREAM ? "tcp" : "udp",
+		proto == IPPROTO_SCTP ? "sctp" : type == SOCK_STREAM ? "tcp" : "udp",
 		kpx_format_addrport((const struct sockaddr *)ss, buf),
 		strerror(errno));
 	exit(1);
@@ -112,7 +116,7 @@ static int answer(char *out, size_t size, const struct sockaddr *local,
 			kpx_format_addrport(peer, p));
 }
 
-static void on_accept(int lfd)
+static void on_accept(int lfd, bool sctp)
 {
 	struct sockaddr_storage local, peer;
 	socklen_t llen = sizeof(local), plen = sizeof(peer);
@@ -127,7 +131,7 @@ static void on_accept(int lfd)
 	n = answer(line, sizeof(line), (struct sockaddr *)&local,
 		   (struct sockaddr *)&peer);
 	if (verbose)
-		printf("tcp %s", line);
+		printf("%s %s", sctp ? "sctp" : "tcp", line);
 	if (write(fd, line, (size_t)n) != n) {
 		close(fd);
 		return;
@@ -187,21 +191,24 @@ static void daemonize(void)
 
 int main(int argc, char **argv)
 {
-	bool tcp = true, udp = true, background = false;
+	bool tcp = false, udp = false, sctp = false, background = false;
 	int opt, i;
 
-	while ((opt = getopt(argc, argv, "tudvh")) != -1) {
+	while ((opt = getopt(argc, argv, "tusdvh")) != -1) {
 		switch (opt) {
-		case 't': udp = false; break;
-		case 'u': tcp = false; break;
+		case 's': sctp = true; break;
+		case 't': tcp = true; break;
+		case 'u': udp = true; break;
 		case 'd': background = true; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}
 	}
-	if (argc - optind < 2 || (!tcp && !udp))
+	if (argc - optind < 2)
 		usage(stderr, 2);
+	if (!tcp && !udp && !sctp)
+		tcp = udp = true;
 	kpx_require_guest("kpx_echo");
 	ident = argv[optind++];
 	if (strlen(ident) > 64 || strchr(ident, ' ')) {
@@ -218,9 +225,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (tcp)
-			add_fd(open_socket(&ss, len, SOCK_STREAM), FD_TCP_LISTEN);
+			add_fd(open_socket(&ss, len, SOCK_STREAM, 0), FD_TCP_LISTEN);
 		if (udp)
-			add_fd(open_socket(&ss, len, SOCK_DGRAM), FD_UDP);
+			add_fd(open_socket(&ss, len, SOCK_DGRAM, 0), FD_UDP);
+		if (sctp)
+			add_fd(open_socket(&ss, len, SOCK_STREAM, IPPROTO_SCTP),
+			       FD_SCTP_LISTEN);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -239,7 +249,8 @@ int main(int argc, char **argv)
 				continue;
 			switch (kinds[i]) {
 			case FD_TCP_LISTEN:
-				on_accept(pfds[i].fd);
+			case FD_SCTP_LISTEN:
+				on_accept(pfds[i].fd, kinds[i] == FD_SCTP_LISTEN);
 				break;
 			case FD_UDP:
 				on_datagram(pfds[i].fd);
