@@ -7,6 +7,7 @@ Exit status is non-zero when any check fails.
 """
 
 import base64
+import datetime
 import json
 import os
 import queue
@@ -349,6 +350,44 @@ def t_watch_events(env):
         w.close()
 
 
+def t_churn(env):
+    """apictl churn: the files applied in turn at the rate, the last one last."""
+    _, lst = env.curl("/api/v1/services")
+    rv = lst["metadata"]["resourceVersion"]
+    a = write_json(env, "c1.json", svc("churned", ip="10.96.2.1"))
+    b = write_json(env, "c2.json", svc("churned", ip="10.96.2.2"))
+    w = env.watch("/api/v1/namespaces/shop/services?watch=true&resourceVersion=" + rv)
+    try:
+        time.sleep(0.3)
+        rc, out = env.ctl("churn", "50", "0.4", a, b)
+        eq(rc, 0, "churn")
+        eq(out["applied"], 20, "applies: 50/s for 0.4 s")
+        check(0.37 <= out["seconds"] < 5, "paced over about 0.4 s: %r" % out["seconds"])
+        evs = w.events(20)
+        eq([e["type"] for e in evs], ["ADDED"] + ["MODIFIED"] * 19, "one event per apply")
+        eq([e["object"]["spec"]["clusterIP"] for e in evs[-2:]], ["10.96.2.1", "10.96.2.2"],
+           "the files in turn, the last one last")
+    finally:
+        w.close()
+    env.ctl("delete", "Service", NS, "churned")
+    # --stamp: each apply of a slice carries its own trigger time
+    a = write_json(env, "s1.json", slice_("churned-s", "churned", ["10.244.9.1"]))
+    b = write_json(env, "s2.json", slice_("churned-s", "churned", ["10.244.9.2"]))
+    t0 = time.time()
+    rc, out = env.ctl("churn", "--stamp", "20", "0.2", a, b)
+    eq((rc, out["applied"]), (0, 4), "stamped churn")
+    code, body = env.curl("/apis/discovery.k8s.io/v1/namespaces/shop/endpointslices/churned-s")
+    eq(code, 200, "churned slice")
+    ts = body["metadata"]["annotations"]["endpoints.kubernetes.io/last-change-trigger-time"]
+    t = datetime.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+    check(t0 + 0.1 <= t <= time.time(), "trigger time %s is the last apply's" % ts)
+    eq(body["endpoints"][0]["addresses"], ["10.244.9.2"], "the last file applied last")
+    env.ctl("delete", "EndpointSlice", NS, "churned-s")
+    rc, _ = env.ctl("churn", "50", "0.1", os.path.join(env.tmp, "missing.json"))
+    eq(rc, 1, "churn of a missing file")
+
+
 def t_watch_selector_transition(env):
     _, lst = env.curl("/api/v1/services")
     rv = lst["metadata"]["resourceVersion"]
@@ -512,7 +551,7 @@ def t_ipv6_and_bind(env):
 
 
 TESTS = [t_unauthorized, t_cert_auth, t_list_shape, t_label_selectors, t_pagination,
-         t_watch_events, t_watch_selector_transition, t_watch_expired, t_bookmarks,
+         t_watch_events, t_churn, t_watch_selector_transition, t_watch_expired, t_bookmarks,
          t_steps, t_drop_watches, t_client_gone, t_initial_events, t_ipv6_and_bind]
 
 
