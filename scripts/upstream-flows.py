@@ -7,7 +7,12 @@
 # EndpointSlices and proxier settings in force when the table is checked.
 #
 #   upstream-flows.py --git DIR --commit C --path pkg/proxy/nftables/proxier_test.go -o OUT
-#   upstream-flows.py --file F --commit C --path P -o OUT
+#   upstream-flows.py --file F --commit C --path P [--repository FORK] -o OUT
+#
+# Both proxiers' test files are understood: the nftables one
+# (NewFakeProxier(family)) and the iptables one (NewFakeProxier(ipt) over
+# a fake iptables of a family; its localhostNodePorts and nil
+# nodePortAddresses, every local address, kept in the settings).
 #
 # It does not run Go: it tokenizes the file and interprets the small subset
 # of Go the tests build their state with (assignments, if/else, range loops
@@ -739,6 +744,8 @@ class Interp:
 			return eps
 		if name == 'NewFakeProxier':
 			return self.new_proxier(arg(0))
+		if name in IPT_FAKES:
+			return {IPT_KEY: IPT_FAKES[name]}
 		if name in ('makeServiceMap', 'populateEndpointSlices'):
 			fp = arg(0)
 			for i in range(1, len(args)):
@@ -757,6 +764,8 @@ class Interp:
 			return None
 		if fn[0] == 'sel':
 			recv = self.eval(fn[1], env)
+			if isinstance(recv, dict) and IPT_KEY in recv and fn[2] == 'IsIPv6':
+				return recv[IPT_KEY] == 'IPv6'
 			if isinstance(recv, Proxier):
 				if fn[2] in ('OnServiceAdd', 'OnEndpointSliceAdd'):
 					recv.add(arg(0))
@@ -779,7 +788,11 @@ class Interp:
 		return Unknown('call ' + name)
 
 	def new_proxier(self, family):
-		"""The settings NewFakeProxier gives a proxier of FAMILY."""
+		"""The settings NewFakeProxier gives a proxier of FAMILY (the
+		nftables tests), or of the fake iptables interface it is given
+		(the iptables tests)."""
+		if isinstance(family, dict) and IPT_KEY in family:
+			return self.new_ipt_proxier(family)
 		fn = self.funcs.get('NewFakeProxier')
 		settings = {'family': family}
 		if fn:
@@ -793,6 +806,27 @@ class Interp:
 			settings['masqueradeAll'] = False
 		fp = Proxier(settings)
 		return [Unknown('nft'), fp]
+
+	def new_ipt_proxier(self, ipt):
+		"""The iptables NewFakeProxier(ipt): its Proxier literal's fields
+		(localhostNodePorts, nodePortAddresses; nil is every local
+		address) and the pod CIDR its local detector is built from."""
+		fn = self.funcs.get('NewFakeProxier')
+		settings = {'family': ipt[IPT_KEY]}
+		if fn:
+			env = [{fn.params[0]: ipt}] if fn.params else [{}]
+			self.exec_block(fn.body, env)
+			scope = env[-1]
+			p = scope.get('p')
+			p = p if isinstance(p, dict) else {}
+			fam = scope.get('ipfamily')
+			settings['family'] = fam if isinstance(fam, str) else ipt[IPT_KEY]
+			settings['clusterCIDR'] = scope.get('podCIDR')
+			settings['localDetector'] = 'ClusterCIDR'
+			settings['nodePortAddresses'] = p.get('nodePortAddresses')
+			settings['masqueradeAll'] = bool(p.get('masqueradeAll', False))
+			settings['localhostNodePorts'] = bool(p.get('localhostNodePorts', False))
+		return Proxier(settings)
 
 	def run_func(self, f, args):
 		if not isinstance(f, Func):
@@ -911,6 +945,8 @@ class Interp:
 			fp.settings['localDetector'] = 'none' if val == 'none' else 'ClusterCIDR'
 		elif name == 'nodePortAddresses':
 			fp.settings['nodePortAddresses'] = val
+		elif name == 'localhostNodePorts':
+			fp.settings['localhostNodePorts'] = val
 
 
 def drop_nil(v):
@@ -932,7 +968,7 @@ def zero(typ):
 
 def normalize_flow(f):
 	out = f.get('output', '')
-	if out in ('REJECT', 'DROP'):
+	if out in ('REJECT', 'DROP', 'ACCEPT'):
 		expect = out
 	elif out == '' or out is None:
 		expect = 'NONE'
@@ -968,6 +1004,10 @@ def merge_overrides(interp, env):
 		flows.append(f)
 	return flows
 
+
+# the iptables tests' fake iptables interfaces, by constructor: their family
+IPT_FAKES = {'iptablestest.NewFake': 'IPv4', 'iptablestest.NewIPv6Fake': 'IPv6'}
+IPT_KEY = '\0ipt'
 
 MERGE_RULES = {'TestInternalExternalMasquerade': merge_overrides}
 MERGE_RULE_TEXT = {'TestInternalExternalMasquerade':
@@ -1083,6 +1123,8 @@ def main():
 	src.add_argument('--file', help='the test file itself')
 	ap.add_argument('--commit', required=True)
 	ap.add_argument('--path', required=True, help='the file\'s path in the repository')
+	ap.add_argument('--repository', default='kubernetes/kubernetes',
+		help='the repository the file was read from (a fork, say)')
 	ap.add_argument('--note', default=None, help='how the file was obtained')
 	ap.add_argument('--differences', default=None)
 	ap.add_argument('-o', '--output', required=True)
@@ -1099,7 +1141,7 @@ def main():
 		print('differences naming no flow: %s' % sorted(unused), file=sys.stderr)
 		return 1
 	doc = {
-		'source': {'repository': 'kubernetes/kubernetes', 'path': args.path,
+		'source': {'repository': args.repository, 'path': args.path,
 			'commit': args.commit},
 		'generator': 'scripts/upstream-flows.py',
 		'conventions': consts,

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # kpx_upstream: kube-proxy's own packet-flow tables (the runPacketFlowTests
-# tables of its nftables proxier tests, testdata/upstream/nftables.json)
-# on a real node: cases/upstream-cases.py turns each upstream test into a
+# tables of its proxier tests: testdata/upstream/iptables.json, the
+# iptables proxier's, in iptables mode; testdata/upstream/nftables.json in
+# the other modes; KPX_UPSTREAM_TABLES=FILE names another) on a real node: cases/upstream-cases.py turns each upstream test into a
 # case of the table-driven runner (one phase per table: its Services and
 # EndpointSlices applied, the agent restarted when its flags change), and
 # cases/run.sh sends every flow, checking which endpoint answered, refused
@@ -16,10 +17,15 @@
 # kpx-timeout: 2700
 QUICK="TestNoEndpointsReject TestExternalTrafficPolicyLocal TestExternalTrafficPolicyCluster"
 SELF=$(cd "$(dirname "$0")" && pwd)
+MODE=${KPX_PROXY_MODE:-kpx}
+TABLES=nftables.json
+[ "$MODE" != iptables ] || TABLES=iptables.json
+TABLES=${KPX_UPSTREAM_TABLES:-$SELF/../testdata/upstream/$TABLES}
 OUT=$(mktemp -d /tmp/kpx_upstream.XXXXXX) || exit 1
 trap 'rm -rf "$OUT"' EXIT
-python3 "$SELF/cases/upstream-cases.py" "$SELF/../testdata/upstream/nftables.json" \
-	"$OUT" "${KPX_PROXY_MODE:-kpx}" | sed 's/^/# upstream test, flows, left out: /'
+echo "# tables: ${TABLES##*/} (proxy mode $MODE)"
+python3 "$SELF/cases/upstream-cases.py" "$TABLES" "$OUT" "$MODE" |
+	sed 's/^/# upstream test, flows, left out: /'
 for f in "$OUT"/*/scenario.md; do
 	sed -n 's/^- left out: /# left out: /p' "$f"
 done

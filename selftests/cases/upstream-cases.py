@@ -28,7 +28,11 @@
 # it applies to, default all}); the case asserts kpx's expectation and the
 # runner's log names the reason.  Flows the runner cannot send are listed
 # in the case's scenario.md and left out: a source address that is a
-# LoadBalancer IP, IPv6 tables.
+# LoadBalancer IP, IPv6 tables, the health-check node port's flows (the
+# iptables tables' ACCEPT).  127.0.0.1 (the iptables tables' localhost
+# NodePorts) stays itself, sent by the node; a nodePortAddresses of null
+# (the iptables proxier's default) is every local address, 0.0.0.0/0 and
+# ::/0.
 
 import ipaddress
 import json
@@ -47,6 +51,7 @@ MAP4 = [
 	('192.168.1.2/32', lambda a: '192.0.2.12'),
 	('192.168.99.0/24', lambda a: '203.0.113.%d' % a.packed[3]),
 	('203.0.113.0/24', lambda a: '10.0.1.%d' % a.packed[3]),
+	('127.0.0.0/8', lambda a: str(a)),
 	('1.2.3.4/32', lambda a: '198.51.100.4'),
 	('5.6.7.8/32', lambda a: '198.51.100.8'),
 	('9.10.11.12/32', lambda a: '198.51.100.12'),
@@ -58,12 +63,15 @@ CIDRS = {
 	'sourceRanges': {'192.168.0.0/24': ['192.0.2.0/24', '10.0.0.0/24'],
 		'203.0.113.0/25': ['10.0.1.0/25']},
 	'nodePort': {'192.168.0.2/32': ['192.0.2.11/32'], '192.168.0.0/24': ['192.0.2.11/32'],
-		'192.168.1.0/24': ['192.0.2.12/32']},
+		'192.168.1.0/24': ['192.0.2.12/32'], '127.0.0.1/32': ['127.0.0.1/32'],
+		'127.0.0.0/8': ['127.0.0.0/8']},
 }
 CLI = '10.0.1.2'
 LB_RANGE = ipaddress.ip_network('198.51.100.0/24')
 SERVICE_RANGE = ipaddress.ip_network('10.96.0.0/12')
-NODE_ADDRS = {'192.0.2.11', '192.0.2.12'}
+NODE_ADDRS = {'192.0.2.11', '192.0.2.12', '127.0.0.1'}
+# nodePortAddresses nil in the iptables proxier: every local address
+EVERY_LOCAL = ['0.0.0.0/0', '::/0']
 NODE_SRC = '10.0.0.1'
 
 
@@ -147,7 +155,11 @@ def obj_key(o):
 
 
 def flags_of(settings):
-	f = ['--nodeport-addresses=' + ','.join(map_cidrs('nodePort', settings['nodePortAddresses']))]
+	np = settings['nodePortAddresses']
+	np = EVERY_LOCAL if np is None else map_cidrs('nodePort', np)
+	f = ['--nodeport-addresses=' + ','.join(np)]
+	if settings.get('localhostNodePorts') is False:
+		f.append('--iptables-localhost-nodeports=false')
 	if settings.get('localDetector') == 'none':
 		f.append('--cluster-cidr=')
 	else:
@@ -165,6 +177,8 @@ def convert_test(test, tables, outdir, mode):
 	left_out = []
 	files = {}
 	prev = set()
+	hc_ports = {p.get('healthCheckNodePort') for t in tables for o in t['objects']
+		if o['kind'] == 'Service' for p in [o['spec']]} - {None}
 	for t in tables:
 		tid = '%s/%s/%d' % (test, t['subtest'] or '', t['table'])
 		if t['settings']['family'] != 'IPv4':
@@ -190,7 +204,7 @@ def convert_test(test, tables, outdir, mode):
 		probes = []
 		until = []
 		for f in t['flows']:
-			why = runnable(f, clusterips)
+			why = runnable(f, clusterips, hc_ports)
 			if why:
 				left_out.append('%s: "%s" (%s)' % (tid, f['name'], why))
 				continue
@@ -250,7 +264,10 @@ def convert_test(test, tables, outdir, mode):
 	return d, left_out
 
 
-def runnable(f, clusterips):
+def runnable(f, clusterips, hc_ports=()):
+	if f['expect'] == 'ACCEPT' or split_hostport(f['destination'])[1] in hc_ports:
+		return ('the health-check node port: kube-proxy\'s firewall accepts it for '
+			'its own health server, no proxied flow')
 	src = map_addr(f['source'])
 	if ipaddress.ip_address(src) in LB_RANGE:
 		return 'the source is a LoadBalancer IP, as an outside SNAT would make it'
