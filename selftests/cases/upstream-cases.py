@@ -299,6 +299,11 @@ def probe_of(f, mode):
 		p['timeout_ms'] = 300
 	elif exp == 'DROP':
 		p['verdict'] = 'dropped'
+	elif exp == 'NONE' and ipaddress.ip_address(map_addr(host)) in SERVICE_RANGE:
+		# left alone towards a ClusterIP (a port the Service does not
+		# have, the iptables tables): neither DNATed nor refused, it
+		# follows the runner's service route into a dummy device
+		p['verdict'] = 'dropped'
 	elif exp == 'NONE':
 		# the runner names a backend by the address it answered on:
 		# the destination itself, no DNAT
