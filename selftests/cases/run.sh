@@ -43,6 +43,8 @@ expect_lines() {
 		(["pod", $p.name, ($p.ip | list)] | row),
 		(($p.echo // [])[] | ["echo", $p.name, .protocol, (.ident // $p.name), (.listen | words)] | row)),
 	(.phases[] |
+		# deltas over the whole phase: marked before its agent operation
+		(if .deltas_since == "phase" and (.deltas // []) != [] then ["mark"] | row else empty end),
 		(["phase", .desc, (.node // ""), (if .flags == null then "=" else (.flags | words) end),
 		  (.step // ""), (.restore | list), (.apply | words), (.delete | list),
 		  (if .step_first then "1" else "" end), (.agent // ""), (.kill_ms // "")] | row),
@@ -71,6 +73,16 @@ expect_lines() {
 		((.hold // [])[] |
 			["hold", .name, .from, .destination, (.ms // 10000), (.every_ms // 200),
 			 (.timeout_ms // 1000), (.ident // ""), (.protocol // "tcp")] | row),
+		((.flows // [])[] |
+			["flow", .name, .from, .destination, (.s // 60), (.every_ms // 200),
+			 (.wait_for // ""), (.wait_count // 5)] | row),
+		((.flow_check // [])[] |
+			["flowck", .name, (.since // "phase"), (.first // ""), (.first_within_ms // ""),
+			 (.after_ms // 0), (.sent_min // ""), (.results // ""),
+			 ([(.min // {} | to_entries[] | "min:\(.key)=\(.value)"),
+			   (.max // {} | to_entries[] | "max:\(.key)=\(.value)"),
+			   (.counters // {} | to_entries[] | "counter:\(.key)=\(.value)")] | join(" ")),
+			 (if .stop then "1" else "" end)] | row),
 		((.ct_fill // [])[] |
 			["ctfill", .source, .destination, (.backend // ""), .count, (.timeout_s // 600),
 			 (if .assured then "1" else "" end), (if .full then "1" else "" end),
@@ -78,7 +90,7 @@ expect_lines() {
 		((.until // [])[] |
 			["until", .from, .protocol, .destination, (.verdict // "answered"), (.tries // 50),
 			 (.timeout_ms // 200)] | row),
-		(if (.deltas // []) != [] then ["mark"] | row else empty end),
+		(if (.deltas // []) != [] and .deltas_since != "phase" then ["mark"] | row else empty end),
 		(.churn // empty |
 			["churn", .apply, .restore, (.times // 3), (.every_s // 2)] | row),
 		((.soak // [])[] |
@@ -358,6 +370,115 @@ hold_check() {
 	assert_match "held connection $1 to its end (no reset by the proxy)" \
 		"^hold summary ident=${HOLD_IDENT[$1]} exchanges=[1-9][0-9]* failed=0\$" \
 		"$(grep '^hold summary' "$TMPD/hold-$1.out")"
+}
+
+# flow_start NAME FROM DST SECONDS EVERY_MS WAIT_FOR WAIT_COUNT: in the
+# background, tools/udpflow.py from FROM keeps one connected UDP socket
+# (one source port, as a stub resolver) sending a datagram to DST every
+# EVERY_MS ms for SECONDS s, across the phases that follow (case_lib.sh's
+# udp_flow_start); then waits up to 30 s (python starts slowly under TCG)
+# for WAIT_COUNT datagrams with the result WAIT_FOR (flow_n; "" any).
+# The module's totals are marked for the flow's counters.
+declare -A FLOW_T0 FLOW_DST FLOW_ST0 FE_MS
+flow_start() {
+	local i k
+
+	stats_read
+	for k in "${!ST[@]}"; do
+		FLOW_ST0["$1 $k"]=${ST[$k]}
+	done
+	FLOW_T0[$1]=$(now_ms)
+	FLOW_DST[$1]=$3
+	udp_flow_start "$2" "$1" "$4" "$5" "$3"
+	for ((i = 0; i < 60; i++)); do
+		[ "$(flow_n "$1" "${6:-sent}" 2>/dev/null)" -ge "$7" ] 2>/dev/null && break
+		sleep 0.5
+	done
+	log "flow $1 from $2 to $3: $(flow_n "$1" sent) datagrams in $(($(now_ms) - FLOW_T0[$1])) ms"
+}
+
+# flow_n NAME WHAT [FROM_MS [TO_MS]]: datagrams of flow NAME sent in the
+# window with the result WHAT: "sent" (any), "answered" (neither refused
+# nor timed out) or that result (an echo's ident, "refused", "timeout").
+flow_n() {
+	case "$2" in
+	sent) flow_count "$1" "" "${3:-0}" "${4:-99999999999999}" ;;
+	answered)
+		awk -v a="${3:-0}" -v b="${4:-99999999999999}" \
+			'$1 >= a && $1 < b && $3 != "refused" && $3 != "timeout" { n++ }
+			END { print n + 0 }' "$TMPD/flow-$1.out" ;;
+	*) flow_count "$1" "$2" "${3:-0}" "${4:-99999999999999}" ;;
+	esac
+}
+
+# flow_check NAME SINCE FIRST FIRST_WITHIN_MS AFTER_MS SENT_MIN RESULTS RULES
+# STOP: flow NAME over a window that starts at SINCE ("start": the flow's
+# start, "phase": the phase's, "now") or, with FIRST, at the first datagram
+# since then answered by FIRST (asserted: there is one, and with
+# FIRST_WITHIN_MS it was sent less than that long after the flow's UDP
+# frontend's backends were checked by the phase's frontends rows), and
+# ends AFTER_MS ms from now.  In it: at least SENT_MIN datagrams sent; the
+# distinct results (sorted, comma separated) match the ERE RESULTS; RULES
+# "min:WHAT=N", "max:WHAT=N" (flow_n's WHAT; N a count, "P%" of those
+# sent, or "sent") and "counter:STAT=N" (the module total STAT grew since
+# the flow started by at least N, kpx mode).  STOP 1: the flow ends.
+flow_check() {
+	local name=$1 since=$2 first=$3 within=$4 t0 t1 tf tp d sent kv k v got what
+
+	[ -n "${FLOW_T0[$name]:-}" ] || { _fail "expect.json: no flow '$name'"; return; }
+	case "$since" in
+	start) t0=${FLOW_T0[$name]} ;;
+	phase) t0=$PHASE_MS ;;
+	now) t0=$(now_ms) ;;
+	*) _fail "expect.json: flow_check since '$since'"; return ;;
+	esac
+	sleep "$(awk -v m="$5" 'BEGIN { print m / 1000 }')"
+	t1=$(now_ms)
+	if [ -n "$first" ]; then
+		tf=$(flow_first "$name" "$first" "$t0")
+		assert_ne "flow $name: the same socket answered by $first" none "$tf"
+		if [ -n "$within" ]; then
+			tp=${FE_MS["udp ${FLOW_DST[$name]}"]:-$t0}
+			log "flow $name: phase at +0 ms, backends checked at +$((tp - t0)) ms," \
+				"first answer sent at +$((${tf/none/$t1} - t0)) ms; lost in between:" \
+				"$(flow_n "$name" refused "$t0" "${tf/none/$t1}") refused," \
+				"$(flow_n "$name" timeout "$t0" "${tf/none/$t1}") timed out"
+			d=$((${tf/none/$((tp + 99999))} - tp))
+			((d >= 0)) || d=0
+			assert_lt_ms "flow $name: first answer after the backends were programmed" \
+				"$within" "$d"
+		fi
+		[ "$tf" = none ] || t0=$tf
+	fi
+	what="flow $name over $((t1 - t0)) ms${first:+ from its first answer}"
+	sent=$(flow_n "$name" sent "$t0" "$t1")
+	log "$what: $sent sent, results $(flow_results "$name" "$t0" "$t1")," \
+		"$(flow_n "$name" timeout "$t0" "$t1") timed out"
+	[ -z "$6" ] || assert_ge "$what: datagrams sent" "$6" "$sent"
+	[ -z "$7" ] || assert_match "$what: results" "$7" "$(flow_results "$name" "$t0" "$t1")"
+	for kv in $8; do
+		k=${kv%%=*} v=${kv#*=}
+		case "$v" in
+		sent) v=$sent ;;
+		*%) v=$((sent * ${v%\%} / 100)) ;;
+		esac
+		case "$k" in
+		min:*)
+			assert_ge "$what: ${k#min:} (of $sent)" "$v" "$(flow_n "$name" "${k#min:}" "$t0" "$t1")" ;;
+		max:*)
+			got=$(flow_n "$name" "${k#max:}" "$t0" "$t1")
+			assert_ge "$what: ${k#max:} at most $v (of $sent; got $got)" "$got" "$v" ;;
+		counter:*)
+			k=${k#counter:} got=$MODE_NA
+			if mode_is kpx; then
+				stats_read
+				got=$((ST[$k] - FLOW_ST0["$name $k"]))
+			fi
+			assert_ge "$what: module counter $k grew by" "$v" "$got" ;;
+		*) _fail "expect.json: flow_check rule '$kv'" ;;
+		esac
+	done
+	[ "$9" != 1 ] || udp_flow_stop "$name"
 }
 
 # health ADDR:PORT[/PATH] STATUS SERVICE LOCAL: GET http://ADDR:PORT/ (a
@@ -807,7 +928,8 @@ invalid() {
 }
 
 # agent_op OP [KILL_MS]: the phase's "agent": stop (SIGTERM), kill
-# (SIGKILL), start (again, waiting for its first sync); kill-busy: SIGKILL
+# (SIGKILL), start (again, waiting for its first sync), restart (stop and
+# start, waiting for the new one's first sync); kill-busy: SIGKILL
 # KILL_MS ms after the phase's changes were applied (it is handling them).
 # A stopped agent stays down until a phase starts it.
 AGENT_DOWN=
@@ -827,12 +949,13 @@ agent_op() {
 		fi
 		AGENT_PID="" AGENT_DOWN=1
 		log "agent killed (SIGKILL)" ;;
-	start)
+	start | restart)
 		n=$(agent_syncs)
+		[ "$1" = start ] || agent_stop
 		AGENT_DOWN=
 		# shellcheck disable=SC2086
 		agent_start $CUR_FLAGS
-		log "agent started again: first sync after $(wait_agent_synced $((${n:-0} + 1))) s" ;;
+		log "agent ${1}ed: first sync after $(wait_agent_synced $((${n:-0} + 1))) s" ;;
 	*) _fail "expect.json: unknown agent operation '$1'" ;;
 	esac
 }
@@ -877,6 +1000,7 @@ phase() {
 	local -a dels=() restores=()
 
 	log "--- case $CASE: $desc"
+	PHASE_MS=$(now_ms)
 	CT_LIST=
 	[ "$flags" != "=" ] || flags=$CUR_FLAGS
 	# step_first: the API has the step's objects before the agent
@@ -886,7 +1010,7 @@ phase() {
 		step "$STEP"
 	done
 	case "$aop" in
-	stop|kill|start) agent_op "$aop" ;;
+	stop|kill|start|restart) agent_op "$aop" ;;
 	esac
 	if [ -n "$AGENT_DOWN" ]; then
 		:
@@ -936,6 +1060,7 @@ run_case() {
 	local -a fes=() pods=()
 
 	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=() POD_IP6=() AGENT_DOWN= CT_MADE=()
+	FE_MS=() FLOW_T0=() FLOW_DST=() FLOW_ST0=()
 	# a case may make the agent set it (localhost NodePorts): put back after
 	localnet=$(sysctl -n net.ipv4.conf.all.route_localnet)
 	OBJECTS=$CASES_DIR/$CASE/objects.json
@@ -981,7 +1106,8 @@ run_case() {
 			assert_no_match "agent log: no '$a'" "$a" "$(cat "$TMPD/agent.log")" ;;
 		fe)
 			fes+=("$a$US$b$US$c$US$d")
-			check_fe "$a" "$b" "$c" "$d" "$e" "$f" ;;
+			check_fe "$a" "$b" "$c" "$d" "$e" "$f"
+			FE_MS["$a $b"]=$(now_ms) ;;
 		settle)
 			# the state holds: the same again after a while (the
 			# action without backend checked at once, not polled)
@@ -1003,6 +1129,8 @@ run_case() {
 		listed) listed "$a" "$b" "$c" "$d" ;;
 		hold) hold_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
 		hold_end) hold_check "$a" "$b" ;;
+		flow) flow_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
+		flowck) flow_check "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" ;;
 		health) health "$a" "$b" "$c" "$d" ;;
 		ct) ct_check "$a" "$b" "$c" "$d" "$e" ;;
 		ctfill) ct_fill "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
