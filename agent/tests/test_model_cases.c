@@ -55,18 +55,6 @@ static void ok_case_hc(const char *path, int step, const char *host,
 	kpx_model_free(m);
 }
 
-static void case02(void)
-{
-	const char *f = CASE("02");
-
-	ok_case(f, 1, "node-b", "10.96.12.25:8125/udp [masqnl] -> 10.244.1.20:8125\n",
-		"case02 step 1: one sink");
-	ok_case(f, 2, "node-b", "10.96.12.25:8125/udp [masqnl] ->\n",
-		"case02 step 2: scaled to zero: no backend, reject (no drop flag)");
-	ok_case(f, 2, "node-a", "10.96.12.25:8125/udp [masqnl] ->\n",
-		"case02 step 2 node-a: same");
-}
-
 static void case03(void)
 {
 	const char *f = CASE("03");
@@ -773,13 +761,12 @@ static void expect_case(const char *nn)
 }
 
 /* The cases with an expect.json (the scenario's behaviour as data). */
-static const char *const expect_cases[] = { "01", "04", "05", "06", "07", "08", "09", "10", "15", "19", "30", "38", "39", "41" };
+static const char *const expect_cases[] = { "01", "02", "04", "05", "06", "07", "08", "09", "10", "15", "19", "30", "38", "39", "41" };
 
 int main(void)
 {
 	size_t i;
 
-	case02();
 	case03();
 	case04();
 	case05();

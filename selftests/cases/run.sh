@@ -82,7 +82,8 @@ expect_lines() {
 			 ([(.min // {} | to_entries[] | "min:\(.key)=\(.value)"),
 			   (.max // {} | to_entries[] | "max:\(.key)=\(.value)"),
 			   (.counters // {} | to_entries[] | "counter:\(.key)=\(.value)")] | join(" ")),
-			 (if .stop then "1" else "" end)] | row),
+			 (if .stop then "1" else "" end),
+			 (.rx_max // {} | to_entries | map("\(.key)=\(.value)") | join(" "))] | row),
 		((.ct_fill // [])[] |
 			["ctfill", .source, .destination, (.backend // ""), .count, (.timeout_s // 600),
 			 (if .assured then "1" else "" end), (if .full then "1" else "" end),
@@ -411,75 +412,94 @@ flow_n() {
 	esac
 }
 
-# flow_check NAME SINCE FIRST FIRST_WITHIN_MS AFTER_MS SENT_MIN RESULTS RULES
-# STOP: flow NAME over a window that starts at SINCE ("start": the flow's
-# start, "phase": the phase's, "now") or, with FIRST, at the first datagram
-# since then answered by FIRST (asserted: there is one, and with
-# FIRST_WITHIN_MS it was sent less than that long after the flow's UDP
-# frontend's backends were checked by the phase's frontends rows), and
-# ends AFTER_MS ms from now.  In it: at least SENT_MIN datagrams sent; the
-# distinct results (sorted, comma separated) match the ERE RESULTS; RULES
-# "min:WHAT=N", "max:WHAT=N" (flow_n's WHAT; N a count, "P%" of those
-# sent, or "sent") and "counter:STAT=N" (the module total STAT grew since
-# the flow started by at least N, kpx mode).  STOP 1: the flow ends.
+# flow_check NAMES SINCE FIRST FIRST_WITHIN_MS AFTER_MS SENT_MIN RESULTS
+# RULES STOP RX: each flow of NAMES (space separated) over a window that
+# starts at SINCE ("start": the flow's start, "phase": the phase's, "now")
+# or, with FIRST, at the first datagram since then answered by FIRST
+# (asserted: there is one, and with FIRST_WITHIN_MS it was sent less than
+# that long after the flow's UDP frontend's backends were checked by the
+# phase's frontends rows), and ends AFTER_MS ms from now.  In it: at least
+# SENT_MIN datagrams sent; the distinct results (sorted, comma separated)
+# match the ERE RESULTS; RULES "min:WHAT=N", "max:WHAT=N" (flow_n's WHAT;
+# N a count, "P%" of those sent, or "sent") and "counter:STAT=N" (the
+# module total STAT grew since the flow started by at least N, kpx mode).
+# RX "POD=N ...": each pod's eth0 received at most N packets over the
+# AFTER_MS wait.  STOP 1: the flows end.
 flow_check() {
-	local name=$1 since=$2 first=$3 within=$4 t0 t1 tf tp d sent kv k v got what
+	local since=$2 first=$3 within=$4 base t0 t1 tf tp d sent kv k v got what name
+	local -A rx0=()
 
-	[ -n "${FLOW_T0[$name]:-}" ] || { _fail "expect.json: no flow '$name'"; return; }
 	case "$since" in
-	start) t0=${FLOW_T0[$name]} ;;
-	phase) t0=$PHASE_MS ;;
-	now) t0=$(now_ms) ;;
+	start | phase) base=$PHASE_MS ;;
+	now) base=$(now_ms) ;;
 	*) _fail "expect.json: flow_check since '$since'"; return ;;
 	esac
+	for kv in ${10}; do
+		rx0[${kv%%=*}]=$(rx_packets "${kv%%=*}")
+	done
 	sleep "$(awk -v m="$5" 'BEGIN { print m / 1000 }')"
 	t1=$(now_ms)
-	if [ -n "$first" ]; then
-		tf=$(flow_first "$name" "$first" "$t0")
-		assert_ne "flow $name: the same socket answered by $first" none "$tf"
-		if [ -n "$within" ]; then
-			tp=${FE_MS["udp ${FLOW_DST[$name]}"]:-$t0}
-			log "flow $name: phase at +0 ms, backends checked at +$((tp - t0)) ms," \
-				"first answer sent at +$((${tf/none/$t1} - t0)) ms; lost in between:" \
-				"$(flow_n "$name" refused "$t0" "${tf/none/$t1}") refused," \
-				"$(flow_n "$name" timeout "$t0" "${tf/none/$t1}") timed out"
-			d=$((${tf/none/$((tp + 99999))} - tp))
-			((d >= 0)) || d=0
-			assert_lt_ms "flow $name: first answer after the backends were programmed" \
-				"$within" "$d"
-		fi
-		[ "$tf" = none ] || t0=$tf
-	fi
-	what="flow $name over $((t1 - t0)) ms${first:+ from its first answer}"
-	sent=$(flow_n "$name" sent "$t0" "$t1")
-	log "$what: $sent sent, results $(flow_results "$name" "$t0" "$t1")," \
-		"$(flow_n "$name" timeout "$t0" "$t1") timed out"
-	[ -z "$6" ] || assert_ge "$what: datagrams sent" "$6" "$sent"
-	[ -z "$7" ] || assert_match "$what: results" "$7" "$(flow_results "$name" "$t0" "$t1")"
-	for kv in $8; do
-		k=${kv%%=*} v=${kv#*=}
-		case "$v" in
-		sent) v=$sent ;;
-		*%) v=$((sent * ${v%\%} / 100)) ;;
-		esac
-		case "$k" in
-		min:*)
-			assert_ge "$what: ${k#min:} (of $sent)" "$v" "$(flow_n "$name" "${k#min:}" "$t0" "$t1")" ;;
-		max:*)
-			got=$(flow_n "$name" "${k#max:}" "$t0" "$t1")
-			assert_ge "$what: ${k#max:} at most $v (of $sent; got $got)" "$got" "$v" ;;
-		counter:*)
-			k=${k#counter:} got=$MODE_NA
-			if mode_is kpx; then
-				stats_read
-				got=$((ST[$k] - FLOW_ST0["$name $k"]))
-			fi
-			assert_ge "$what: module counter $k grew by" "$v" "$got" ;;
-		*) _fail "expect.json: flow_check rule '$kv'" ;;
-		esac
+	for kv in ${10}; do
+		k=${kv%%=*}
+		got=$(($(rx_packets "$k") - rx0[$k]))
+		assert_ge "pod $k: packets received in $(($5 / 1000)) s, at most ${kv#*=} (got $got)" \
+			"$got" "${kv#*=}"
 	done
-	[ "$9" != 1 ] || udp_flow_stop "$name"
+	for name in $1; do
+		[ -n "${FLOW_T0[$name]:-}" ] || { _fail "expect.json: no flow '$name'"; continue; }
+		t0=$base
+		[ "$since" != start ] || t0=${FLOW_T0[$name]}
+		if [ -n "$first" ]; then
+			tf=$(flow_first "$name" "$first" "$t0")
+			assert_ne "flow $name: the same socket answered by $first" none "$tf"
+			if [ -n "$within" ]; then
+				tp=${FE_MS["udp ${FLOW_DST[$name]}"]:-$t0}
+				log "flow $name: phase at +0 ms, backends checked at +$((tp - t0)) ms," \
+					"first answer sent at +$((${tf/none/$t1} - t0)) ms; lost in between:" \
+					"$(flow_n "$name" refused "$t0" "${tf/none/$t1}") refused," \
+					"$(flow_n "$name" timeout "$t0" "${tf/none/$t1}") timed out"
+				d=$((${tf/none/$((tp + 99999))} - tp))
+				((d >= 0)) || d=0
+				assert_lt_ms "flow $name: first answer after the backends were programmed" \
+					"$within" "$d"
+			fi
+			[ "$tf" = none ] || t0=$tf
+		fi
+		what="flow $name over $((t1 - t0)) ms${first:+ from its first answer}"
+		sent=$(flow_n "$name" sent "$t0" "$t1")
+		log "$what: $sent sent, results $(flow_results "$name" "$t0" "$t1")," \
+			"$(flow_n "$name" timeout "$t0" "$t1") timed out"
+		[ -z "$6" ] || assert_ge "$what: datagrams sent" "$6" "$sent"
+		[ -z "$7" ] || assert_match "$what: results" "$7" "$(flow_results "$name" "$t0" "$t1")"
+		for kv in $8; do
+			k=${kv%%=*} v=${kv#*=}
+			case "$v" in
+			sent) v=$sent ;;
+			*%) v=$((sent * ${v%\%} / 100)) ;;
+			esac
+			case "$k" in
+			min:*)
+				assert_ge "$what: ${k#min:} (of $sent)" "$v" \
+					"$(flow_n "$name" "${k#min:}" "$t0" "$t1")" ;;
+			max:*)
+				got=$(flow_n "$name" "${k#max:}" "$t0" "$t1")
+				assert_ge "$what: ${k#max:} at most $v (of $sent; got $got)" "$got" "$v" ;;
+			counter:*)
+				k=${k#counter:} got=$MODE_NA
+				if mode_is kpx; then
+					stats_read
+					got=$((ST[$k] - FLOW_ST0["$name $k"]))
+				fi
+				assert_ge "$what: module counter $k grew by" "$v" "$got" ;;
+			*) _fail "expect.json: flow_check rule '$kv'" ;;
+			esac
+		done
+		[ "$9" != 1 ] || udp_flow_stop "$name"
+	done
 }
+
+# rx_packets POD: packets received on the pod's eth0.
+rx_packets() { ip -n "$1" -s -j link show eth0 | jq '.[0].stats64.rx.packets'; }
 
 # health ADDR:PORT[/PATH] STATUS SERVICE LOCAL: GET http://ADDR:PORT/ (a
 # healthCheckNodePort, [IPv6]:PORT too; polled up to 5 s for STATUS, "000"
@@ -1130,7 +1150,7 @@ run_case() {
 		hold) hold_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
 		hold_end) hold_check "$a" "$b" ;;
 		flow) flow_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
-		flowck) flow_check "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" ;;
+		flowck) flow_check "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" ;;
 		health) health "$a" "$b" "$c" "$d" ;;
 		ct) ct_check "$a" "$b" "$c" "$d" "$e" ;;
 		ctfill) ct_fill "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
