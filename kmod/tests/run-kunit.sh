@@ -27,7 +27,7 @@
 # In the guest (run by run-vm.sh): run-kunit.sh --guest [--kpx KPX.KO] KO...
 set -uo pipefail
 
-suites="kpx_maglev kpx_sched kpx_affinity kpx_table kpx_netlink kpx_lc kpx_ct kpx_decide"
+suites="kpx_maglev kpx_sched kpx_affinity kpx_table kpx_netlink kpx_lc kpx_ct kpx_decide kpx_invalid"
 
 # no_alloc_fail: the kernel log without the allocation-failure reports
 # (warn_alloc(): "vmalloc error:" or "page allocation failure:", a stack,

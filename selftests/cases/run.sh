@@ -119,7 +119,7 @@ expect_lines() {
 		((.invalid // [])[] | select(inmode) |
 			["invalid", .from, .destination, (.stray // "dropped"),
 			 (.counters // {} | to_entries | map("\(.key)=\(.value)") | join(" ")),
-			 (.requires // "")] | row),
+			 (.requires // ""), (.zone // "" | tostring)] | row),
 		(.neighbour_loopback // empty |
 			["neighbour", .destination, (.count // 2), (.timeout_ms // 1000)] | row),
 		((.hold_end // [])[] | ["hold_end", .name, (if .stop then "1" else "" end)] | row),
@@ -910,15 +910,36 @@ ct_stat() {
 # backend's address; "delivered": it reaches the client as sent (not
 # Service traffic, not the proxy's to drop).  Either way the client sends
 # no RST to the backend and the connection still echoes.  COUNTERS as for
-# probes (kpxctl stats, kpx mode).
+# probes (kpxctl stats, kpx mode).  ZONE: the flow in that conntrack zone
+# (a raw-priority "ct zone set" for every packet from or to FROM's address,
+# as a CNI or an OVS-style data path tags its flows, both directions and
+# the node's own replies; removed after the row).
 invalid() {
-	local from=$1 dst=$2 stray=$3 counters=$4 req=$5 what="stray INVALID reply on $2 from $1"
+	local from=$1 dst=$2 stray=$3 counters=$4 req=$5 zone=$6
+	local what="stray INVALID reply on $2 from $1${6:+ in conntrack zone $6}"
 	local -a args=()
-	local p a out ct0 kv leaked rsts alive
+	local p a out ct0 kv leaked rsts alive c
 
 	if [ -n "$req" ] && [ -n "${MODE_LACKS["$KPX_PROXY_MODE $req"]:-}" ]; then
 		skip_assert "$what: $stray" "${MODE_LACKS["$KPX_PROXY_MODE $req"]}"
 		return
+	fi
+	if [ -n "$zone" ]; then
+		c=$(src_addr "$from")
+		nft -f - <<-EOF || { _fail "$what: ct zone rules not loaded"; return; }
+		table inet kpx_test_zone {
+			chain pre {
+				type filter hook prerouting priority raw;
+				ip saddr $c ct zone set $zone
+				ip daddr $c ct zone set $zone
+			}
+			chain out {
+				type filter hook output priority raw;
+				ip saddr $c ct zone set $zone
+				ip daddr $c ct zone set $zone
+			}
+		}
+		EOF
 	fi
 	for p in "${!POD_IP[@]}"; do
 		args+=(-n "${POD_IP[$p]}=/run/netns/$p")
@@ -931,6 +952,12 @@ invalid() {
 	out=$(in_ns "$from" "$SELFTESTS/tools/kpx_invalid" "${args[@]}" "$dst" 2>&1)
 	log "kpx_invalid $dst from $from: $out"
 	assert_ge "$what: conntrack's invalid statistic grew by" 1 $(($(ct_stat invalid) - ct0))
+	if [ -n "$zone" ]; then
+		# the flow's entry really was in the zone
+		assert_match "$what: the flow's conntrack entry in zone $zone" \
+			"src=$c .*zone=$zone" "$(conntrack -L -s "$c" -p tcp 2>/dev/null)"
+		nft delete table inet kpx_test_zone
+	fi
 	leaked=$(sed -n 's/.* leaked=\([0-9]*\).*/\1/p' <<<"$out")
 	rsts=$(sed -n 's/.* rsts=\([0-9]*\).*/\1/p' <<<"$out")
 	alive=$(sed -n 's/.* alive=\([0-9]*\).*/\1/p' <<<"$out")
@@ -1116,7 +1143,7 @@ run_case() {
 			phase "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" ;;
 		module) module_op "$a" ;;
 		setsysctl) set_sysctl "$a" ;;
-		invalid) invalid "$a" "$b" "$c" "$d" "$e" ;;
+		invalid) invalid "$a" "$b" "$c" "$d" "$e" "$f" ;;
 		pause)
 			sleep "$a" ;;
 		running)
