@@ -208,8 +208,8 @@ static void test_full_v4(void)
 
 	snprintf(line, sizeof(line), "-A KPX-SERVICES -d 10.96.0.10/32 -p tcp -m tcp --dport 80 -m comment --comment \"tcp 10.96.0.10:80\" -j %s\n", svc0);
 	ok(has(t, line), "nat KPX-SERVICES jumps to the service chain");
-	snprintf(line, sizeof(line), "-A %s -j KPX-MASQ-NONLOCAL\n", svc0);
-	ok(has(t, line), "MASQ_NONLOCAL frontend jumps to KPX-MASQ-NONLOCAL");
+	snprintf(line, sizeof(line), "-A %s -d 10.96.0.10/32 -p tcp -m tcp --dport 80 -j KPX-MASQ-NONLOCAL\n", svc0);
+	ok(has(t, line), "MASQ_NONLOCAL frontend jumps to KPX-MASQ-NONLOCAL, for its own destination");
 	snprintf(line, sizeof(line), "-A %s -m recent --name %s --rcheck --seconds 10800 --reap -j %s\n", svc0, sep0, sep0);
 	ok(has(t, line), "affinity check per endpoint (recent --rcheck --seconds --reap)");
 	snprintf(line, sizeof(line), "-A %s -m statistic --mode random --probability 0.5000000000 -j %s\n-A %s -j %s\n",
@@ -218,8 +218,8 @@ static void test_full_v4(void)
 	snprintf(line, sizeof(line), "-A %s -s 10.244.1.2/32 -j KPX-MARK-MASQ\n-A %s -p tcp -m recent --name %s --set --rsource -m tcp -j DNAT --to-destination 10.244.1.2:8080\n",
 		 sep0, sep0, sep0);
 	ok(has(t, line), "endpoint chain: hairpin mark, affinity set, DNAT");
-	snprintf(line, sizeof(line), "-A %s -j KPX-MARK-MASQ\n", svc1);
-	ok(has(t, line), "MASQ frontend marks every connection");
+	snprintf(line, sizeof(line), "-A %s -d 10.96.0.53/32 -p udp -m udp --dport 53 -j KPX-MARK-MASQ\n", svc1);
+	ok(has(t, line), "MASQ frontend marks every connection to it");
 	ok(has(t, "--probability 0.2000000000 -j") && has(t, "--probability 0.7500000000 -j"),
 	   "weights 1,3,1: probabilities 1/5 then 3/4");
 	ok(count(t, "-m statistic") == 1 + 2 + 1, "one statistic rule per endpoint but the last");
@@ -262,6 +262,73 @@ static void test_full_v4(void)
 	}
 	for (int i = 0; i < 5; i++)
 		kpx_service_free(&v[i]);
+}
+
+/*
+ * An eTP Local external frontend (KPX_SVC_F_EXT_LOCAL) naming its
+ * ClusterIP frontend: pods (the local-traffic detector's prefix and
+ * interface prefix) and the node itself (addrtype LOCAL, masqueraded) jump
+ * to the ClusterIP frontend's chain, before the local endpoints, as
+ * kube-proxy's KUBE-EXT chain; the ClusterIP chain's masquerade rule
+ * matches its own destination only, so the short-circuited pods keep
+ * their source.  Without the ClusterIP frontend (or without its backends,
+ * no chain) no short-circuit.
+ */
+static void test_etp_local_shortcut(void)
+{
+	struct kpx_backend all[2] = { fx_backend(AF_INET, "10.244.1.2", 8080, 1),
+				      fx_backend(AF_INET, "10.244.2.2", 8080, 1) };
+	struct kpx_backend mine[1] = { fx_backend(AF_INET, "10.244.1.2", 8080, 1) };
+	struct kpx_service v[2];
+	struct kpx_ns_config cfg;
+	kpx_ipt_chain_t cip, ext;
+	char *t, line[512];
+
+	cfg = fx_ns_config("10.244.0.0/16", NULL, "veth");
+	v[0] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.42", 80, all, 2);
+	v[0].flags = KPX_SVC_F_MASQ_NONLOCAL | KPX_SVC_F_CLUSTER_IP;
+	v[1] = fx_service(AF_INET, IPPROTO_TCP, "198.51.100.8", 80, mine, 1);
+	v[1].flags = KPX_SVC_F_EXT_LOCAL;
+	inet_pton(AF_INET, "10.96.0.42", &v[1].cluster_addr.v4);
+	v[1].cluster_port = 80;
+	kpx_ipt_chain_svc(&v[0], cip);
+	kpx_ipt_chain_svc(&v[1], ext);
+
+	t = gen(AF_INET, v, 2, NULL, &cfg, 0, NULL, 0);
+	snprintf(line, sizeof(line),
+		 "-A %s -s 10.244.0.0/16 -j %s\n-A %s -i veth+ -j %s\n"
+		 "-A %s -m addrtype --src-type LOCAL -j KPX-MARK-MASQ\n"
+		 "-A %s -m addrtype --src-type LOCAL -j %s\n-A %s -j KPX-SEP-",
+		 ext, cip, ext, cip, ext, ext, cip, ext);
+	ok(has(t, line), "eTP Local LB IP: pods, then the node masqueraded, to the ClusterIP chain; the rest to the local endpoint");
+	snprintf(line, sizeof(line), "-A %s -d 10.96.0.42/32 -p tcp -m tcp --dport 80 -j KPX-MASQ-NONLOCAL\n", cip);
+	ok(has(t, line), "the ClusterIP chain's masquerade rule matches the ClusterIP only");
+	free(t);
+
+	t = gen(AF_INET, &v[1], 1, NULL, &cfg, 0, NULL, 0);
+	ok(!has(t, "--src-type LOCAL") && !has(t, "-s 10.244.0.0/16 -j KPX-SVC"),
+	   "no ClusterIP frontend: no short-circuit");
+	free(t);
+	v[1].nbackends = 0;
+	t = gen(AF_INET, v, 2, NULL, &cfg, 0, NULL, 0);
+	snprintf(line, sizeof(line), "-A KPX-SERVICES -d 198.51.100.8/32 -p tcp -m tcp --dport 80 -m comment --comment \"tcp 198.51.100.8:80\" -j %s\n", ext);
+	ok(has(t, line), "no local endpoint: the nat jump stays, for the short-circuit");
+	snprintf(line, sizeof(line), "-A %s -m addrtype --src-type LOCAL -j %s\nCOMMIT\n", ext, cip);
+	ok(has(t, line) && has(t, "has no endpoints\" -j REJECT\n"),
+	   "no local endpoint: pods and the node short-circuited, the rest falls through to the filter's drop or reject");
+	free(t);
+	v[1].nbackends = 1;
+	v[0].nbackends = 0;
+	t = gen(AF_INET, v, 2, NULL, &cfg, 0, NULL, 0);
+	ok(!has(t, "--src-type LOCAL"), "ClusterIP frontend without backends (no chain): no short-circuit");
+	free(t);
+	v[0].nbackends = 2;
+	v[1].flags = 0;
+	t = gen(AF_INET, v, 2, NULL, &cfg, 0, NULL, 0);
+	ok(!has(t, "--src-type LOCAL"), "eTP Cluster: no short-circuit");
+	free(t);
+	free(v[0].backends);
+	free(v[1].backends);
 }
 
 static void test_v6_and_localhost(void)
@@ -642,6 +709,7 @@ int main(void)
 	test_names();
 	test_forward_invalid();
 	test_full_v4();
+	test_etp_local_shortcut();
 	test_v6_and_localhost();
 	test_save_and_cleanup();
 	test_kubeproxy_cleanup();

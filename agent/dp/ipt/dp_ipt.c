@@ -363,6 +363,20 @@ static int plan_build(struct dp_ipt *d, struct plan *p)
 		if (!r)
 			p->write[p->n++] = true;
 	}
+	/*
+	 * An eTP Local external frontend's chain jumps to its ClusterIP
+	 * frontend's (the short-circuit, when that one has backends): it is
+	 * rewritten with it.
+	 */
+	for (i = 0; !r && i < p->n; i++) {
+		const struct kpx_service *c;
+
+		if (p->write[i])
+			continue;
+		c = kpx_ipt_cluster_frontend(p->svcs, p->n, &p->svcs[i]);
+		if (c && p->write[c - p->svcs])
+			p->write[i] = true;
+	}
 	return r;
 }
 

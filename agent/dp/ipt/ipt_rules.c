@@ -143,13 +143,43 @@ static int chains_push(kpx_ipt_chain_t **v, size_t *n, const char *name)
 	return 0;
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+	return kpx_service_key_cmp(a, b);
+}
+
+const struct kpx_service *kpx_ipt_cluster_frontend(const struct kpx_service *v, size_t n,
+						   const struct kpx_service *s)
+{
+	struct kpx_service k;
+
+	if (!(s->flags & KPX_SVC_F_EXT_LOCAL) || !s->cluster_port)
+		return NULL;
+	memset(&k, 0, sizeof(k));
+	k.family = s->family;
+	k.protocol = s->protocol;
+	memcpy(&k.addr, &s->cluster_addr, sizeof(s->cluster_addr));
+	k.port = s->cluster_port;
+	return bsearch(&k, v, n, sizeof(*v), key_cmp);
+}
+
+/*
+ * Whether @s has nat chains: with backends, or as an eTP Local external
+ * frontend, whose chain holds the in-cluster short-circuit even when no
+ * endpoint is local.
+ */
+static bool has_chains(const struct kpx_service *s)
+{
+	return s->nbackends || ((s->flags & KPX_SVC_F_EXT_LOCAL) && s->cluster_port);
+}
+
 int kpx_ipt_frontend_chains(const struct kpx_service *s, kpx_ipt_chain_t **v,
 			    size_t *n)
 {
 	kpx_ipt_chain_t c;
 	size_t i;
 
-	if (!s->nbackends)
+	if (!has_chains(s))
 		return 0;
 	kpx_ipt_chain_svc(s, c);
 	if (chains_push(v, n, c))
@@ -307,8 +337,58 @@ static void nonlocal_rules(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 	kpx_strbuf_printf(b, "-A " NAT_TOP_NONLOCAL " -j " NAT_TOP_MARK "\n");
 }
 
+/*
+ * The ClusterIP frontend an eTP Local external frontend @s names
+ * (KPX_SVC_F_EXT_LOCAL: cluster_addr, cluster_port), when it has backends
+ * (so its chain exists); NULL otherwise.
+ */
+static const struct kpx_service *cluster_frontend(const struct kpx_ipt_gen *g,
+						  const struct kpx_service *s)
+{
+	const struct kpx_service *c = kpx_ipt_cluster_frontend(g->svcs, g->n, s);
+
+	return c && c->nbackends ? c : NULL;
+}
+
+/*
+ * kube-proxy's short-circuit of in-cluster traffic to an eTP Local
+ * external destination (its KUBE-EXT chain): pods (the local-traffic
+ * detector's sources) go to the ClusterIP frontend's chain, the node
+ * itself (addrtype LOCAL) too, masqueraded; other sources stay on the
+ * local endpoints.  That chain's own masquerade rule matches its ClusterIP
+ * only, so the pods' traffic keeps its source as with kube-proxy.
+ */
+static void shortcut_rules(const struct kpx_ipt_gen *g, const struct kpx_service *s,
+			   const char *svc, struct kpx_strbuf *b)
+{
+	const struct kpx_service *cs = cluster_frontend(g, s);
+	const struct kpx_ns_config *c = g->cfg;
+	char r[INET6_ADDRSTRLEN + 8];
+	kpx_ipt_chain_t cl;
+	size_t i;
+
+	if (!cs)
+		return;
+	kpx_ipt_chain_svc(cs, cl);
+	for (i = 0; c && i < c->nlocal_cidrs && i < KPX_CONFIG_CIDRS_MAX; i++) {
+		if (c->local_cidrs[i].family != g->family)
+			continue;
+		cidr_str(&c->local_cidrs[i], r, sizeof(r));
+		kpx_strbuf_printf(b, "-A %s -s %s -j %s\n", svc, r, cl);
+	}
+	if (c && c->local_ifname[0])
+		kpx_strbuf_printf(b, "-A %s -i %.*s -j %s\n", svc, IF_NAMESIZE - 1,
+			       c->local_ifname, cl);
+	if (c && c->local_ifprefix[0])
+		kpx_strbuf_printf(b, "-A %s -i %.*s+ -j %s\n", svc, IF_NAMESIZE - 1,
+			       c->local_ifprefix, cl);
+	kpx_strbuf_printf(b, "-A %s -m addrtype --src-type LOCAL -j " NAT_TOP_MARK "\n", svc);
+	kpx_strbuf_printf(b, "-A %s -m addrtype --src-type LOCAL -j %s\n", svc, cl);
+}
+
 /* The chains of one frontend with backends. */
-static void frontend_chains(const struct kpx_service *s, struct kpx_strbuf *b)
+static void frontend_chains(const struct kpx_ipt_gen *g, const struct kpx_service *s,
+			    struct kpx_strbuf *b)
 {
 	kpx_ipt_chain_t svc, fw, sep;
 	char a[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN + 8];
@@ -324,10 +404,14 @@ static void frontend_chains(const struct kpx_service *s, struct kpx_strbuf *b)
 			kpx_strbuf_printf(b, "-A %s -s %s -j %s\n", fw, r, svc);
 		}
 	}
-	if (s->flags & KPX_SVC_F_MASQ)
-		kpx_strbuf_printf(b, "-A %s -j " NAT_TOP_MARK "\n", svc);
-	else if (s->flags & KPX_SVC_F_MASQ_NONLOCAL)
-		kpx_strbuf_printf(b, "-A %s -j " NAT_TOP_NONLOCAL "\n", svc);
+	shortcut_rules(g, s, svc, b);
+	/* Its own destination only: a short-circuit jumping here skips it. */
+	if (s->flags & (KPX_SVC_F_MASQ | KPX_SVC_F_MASQ_NONLOCAL)) {
+		kpx_strbuf_printf(b, "-A %s ", svc);
+		match_frontend(b, s);
+		kpx_strbuf_printf(b, " -j %s\n",
+			       s->flags & KPX_SVC_F_MASQ ? NAT_TOP_MARK : NAT_TOP_NONLOCAL);
+	}
 	/* ClientIP affinity: a client seen within T seconds keeps its endpoint. */
 	if (s->affinity_timeout)
 		for (i = 0; i < s->nbackends; i++) {
@@ -426,7 +510,7 @@ int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 		const struct kpx_service *s = &g->svcs[i];
 		kpx_ipt_chain_t c;
 
-		if (s->family != g->family || !s->nbackends)
+		if (s->family != g->family || !has_chains(s))
 			continue;
 		if (s->nsource_ranges)
 			kpx_ipt_chain_fw(s, c);
@@ -440,8 +524,8 @@ int kpx_ipt_restore_text(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 	for (i = 0; i < g->n; i++) {
 		const struct kpx_service *s = &g->svcs[i];
 
-		if (s->family == g->family && s->nbackends && (!g->write || g->write[i]))
-			frontend_chains(s, b);
+		if (s->family == g->family && has_chains(s) && (!g->write || g->write[i]))
+			frontend_chains(g, s, b);
 	}
 	for (i = 0; i < g->ndel_nat; i++)
 		kpx_strbuf_printf(b, "-X %s\n", g->del_nat[i]);

@@ -90,6 +90,15 @@ void kpx_ipt_chain_sep(const struct kpx_service *s, const struct kpx_backend *b,
  * SEP per backend; none without backends) appended to *v (realloc'd, *n
  * updated).  0 or -ENOMEM.
  */
+/*
+ * The ClusterIP frontend in @v (@n, sorted by kpx_service_key_cmp) that
+ * the eTP Local external frontend @s names (KPX_SVC_F_EXT_LOCAL,
+ * cluster_addr, cluster_port): its chain is the target of @s's in-cluster
+ * short-circuit.  NULL: none, or @s is no such frontend.
+ */
+const struct kpx_service *kpx_ipt_cluster_frontend(const struct kpx_service *v, size_t n,
+						   const struct kpx_service *s);
+
 int kpx_ipt_frontend_chains(const struct kpx_service *s, kpx_ipt_chain_t **v,
 			    size_t *n);
 
