@@ -51,7 +51,7 @@ require_mode() {
 # clusterip-host-ports (a host daemon does not answer on a ClusterIP) and
 # etp-local-shortcut (case 04: in-cluster clients of an eTP Local LB
 # IP / NodePort served by any endpoint) and affinity-idle-expiry
-# (kpx_case_03: a ClientIP affinity entry expires timeoutSeconds after the
+# (case 03: a ClientIP affinity entry expires timeoutSeconds after the
 # client's last connection) and invalid-drop (case 30: a forwarded reply
 # segment of a Service flow that conntrack marks INVALID is dropped, not
 # left untranslated), invalid-drop-local (the same for a reply sent by the

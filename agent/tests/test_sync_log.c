@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * sync.c's "set" log lines (log_op): a frontend with 400 IPv6 backends, as
- * kpx_case_18 has, is logged over several lines, each under log.c's 4 KiB
+ * case 18 has, is logged over several lines, each under log.c's 4 KiB
  * line limit, "set KEY flags=... backends=[...]" then "set+ KEY
  * backends=[...]", and together they list every backend once, in order
  * (selftests/mode_lib.sh reads them back in the proxy modes).  TAP.

@@ -39,6 +39,7 @@ expect_lines() {
 	# a row for some proxy modes only ("modes"), or not for some ("not_modes")
 	def inmode: (.modes == null or (.modes | index($mode))) and
 		((.not_modes // []) | index($mode) | not);
+	((.api_objects // [])[] | ["api", .] | row),
 	((.pods // [])[] as $p |
 		(["pod", $p.name, ($p.ip | list)] | row),
 		(($p.echo // [])[] | ["echo", $p.name, .protocol, (.ident // $p.name), (.listen | words)] | row)),
@@ -48,6 +49,9 @@ expect_lines() {
 		(["phase", .desc, (.node // ""), (if .flags == null then "=" else (.flags | words) end),
 		  (.step // ""), (.restore | list), (.apply | words), (.delete | list),
 		  (if .step_first then "1" else "" end), (.agent // ""), (.kill_ms // "")] | row),
+		(.drop_pinned // empty |
+			["droppin", .pin, .restore, .protocol, .destination] | row),
+		(.dmesg_clean // empty | ["dmesgmark", .] | row),
 		(.module // empty | ["module", .] | row),
 		(.set_sysctl // {} | to_entries | map("\(.key)=\(.value)") | join(" ") |
 			if . == "" then empty else ["setsysctl", .] | row end),
@@ -58,8 +62,9 @@ expect_lines() {
 		((.frontends // [])[] | select(inmode) |
 			["fe", .protocol, .destination,
 			 (if .absent then "absent" elif (.backends | length) == 0 then "-" else (.backends | list) end),
-			 (.empty // ""), (.wait // ""), (.masquerade // "")] | row),
+			 (.empty // ""), (.wait // ""), (.masquerade // ""), (.within_ms // "")] | row),
 		(.settle_s // empty | ["settle", .] | row),
+		(.sync_sets // empty | ["syncsets", .] | row),
 		((.sysctl // [])[] |
 			["sysctl", .name, (.value // "" | tostring), (.min // "" | tostring)] | row),
 		((.ipvs_services // [])[] | select(inmode) |
@@ -104,7 +109,11 @@ expect_lines() {
 			 ((.mode_verdict // {})[$mode] // .verdict // "answered"), (.source // ""),
 			 (.timeout_ms // ""),
 			 (.counters // {} | to_entries | map("\(.key)=\(.value)") | join(" ")),
-			 (.never | words), (.requires // "")] | row),
+			 (.never | words), (.requires // ""), (.interval_ms // ""),
+			 (.pin // ""), (.pinned // ""), (.not_pinned // ""), (.backend_match // ""),
+			 (.distinct_min // ""), (.distinct_requires // ""),
+			 (.spread.backends // ""), (.spread.chi2_max // "")] | row),
+		((.pins_distinct // [])[] | ["pins", (.pins | words), .min] | row),
 		((.deltas // [])[] |
 			["delta", (.stat // ""), (.protocol // ""), (.destination // ""), (.backends | list),
 			 (.field // "conns"), .delta, (.requires // "")] | row),
@@ -123,6 +132,7 @@ expect_lines() {
 		(.neighbour_loopback // empty |
 			["neighbour", .destination, (.count // 2), (.timeout_ms // 1000)] | row),
 		((.hold_end // [])[] | ["hold_end", .name, (if .stop then "1" else "" end)] | row),
+		(.dmesg_clean // empty | ["dmesgck", .] | row),
 		((.listeners // [])[] | select(inmode) |
 			["listen", .port, .count, (.family // "")] | row),
 		((.after // [])[] |
@@ -149,6 +159,23 @@ src_addr6() {
 	cli) echo "$CLI6" ;;
 	*) echo "${POD_IP6[$1]:-}" ;;
 	esac
+}
+
+# pod_setup NAME ADDR...: pod_add; a pod with many addresses (an endpoint
+# farm) gets them and their routes in one ip -batch each (IPv4).
+pod_setup() {
+	local name=$1 a
+
+	shift
+	[ $# -gt 8 ] || { pod_add "$name" "$@"; return; }
+	pod_add "$name" || return 1
+	for a; do
+		echo "route add $a/32 dev v-$name src $NODE4"
+	done >"$TMPD/node.batch"
+	for a; do
+		echo "addr add $a/32 dev eth0"
+	done >"$TMPD/pod.batch"
+	ip -batch "$TMPD/node.batch" && ip -n "$name" -batch "$TMPD/pod.batch"
 }
 
 # restart_agent NODE FLAGS: the agent as NODE with FLAGS (space separated),
@@ -221,10 +248,12 @@ check_source() {
 }
 
 # probe FROM PROTO DST COUNT BACKENDS VERDICT SOURCE TIMEOUT COUNTERS NEVER
-# REQUIRES
+# REQUIRES INTERVAL_MS PIN PINNED NOT_PINNED BACKEND_MATCH DISTINCT_MIN
+# DISTINCT_REQUIRES: the attempts INTERVAL_MS apart when given; then
+# pin_check.
 probe() {
 	local from=$1 proto=$2 dst=$3 n=$4 want=$5 verdict=$6 src=$7 tmo=$8
-	local counters=$9 never=${10} req=${11} kv id
+	local counters=$9 never=${10} req=${11} ivl=${12:+-i ${12}} kv id
 
 	if [ -n "$req" ] && [ -n "${MODE_LACKS["$KPX_PROXY_MODE $req"]:-}" ]; then
 		skip_assert "$proto $dst from $from: $verdict" "${MODE_LACKS["$KPX_PROXY_MODE $req"]}"
@@ -247,9 +276,9 @@ probe() {
 		if [ -n "$want" ]; then
 			want=$(sorted_words ${want//,/ })
 			want=${want// /,}
-			client_all "$want" "$from" -n "$n" -t "${tmo:-2000}" $(_uflag "$proto") "$dst"
+			client_all "$want" "$from" -n "$n" $ivl -t "${tmo:-2000}" $(_uflag "$proto") "$dst"
 		else
-			client "$from" -n "$n" -t "${tmo:-2000}" $(_uflag "$proto") "$dst"
+			client "$from" -n "$n" $ivl -t "${tmo:-2000}" $(_uflag "$proto") "$dst"
 		fi
 		assert_eq "$proto $dst from $from: answered" "$n" "$(summary_field ok)"
 		[ -z "$want" ] ||
@@ -258,6 +287,8 @@ probe() {
 			assert_eq "$proto $dst from $from: answers by $id" 0 "$(ident_count "$id")"
 		done
 		[ -z "$src" ] || check_source "$from" "$proto" "$dst" "$src"
+		pin_check "$proto $dst from $from" "${@:13:7}"
+		[ -z "${19:-}" ] || spread_check "$proto $dst from $from" "${19}" "${20}"
 		client_show_if_failed
 		;;
 	*) _fail "expect.json: unknown verdict '$verdict'" ;;
@@ -266,6 +297,94 @@ probe() {
 		assert_ge "$proto $dst from $from: module counter ${kv%%=*} grew by" "${kv#*=}" \
 			"$(stats_delta "${kv%%=*}")"
 	done
+}
+
+# pin_check WHAT PIN PINNED NOT_PINNED BACKEND_MATCH DISTINCT_MIN
+# DISTINCT_REQUIRES: ClientIP affinity over the last client run.  PIN NAME:
+# every attempt answered by one backend, remembered as NAME; PINNED NAME:
+# by NAME's backend; NOT_PINNED NAME: by one backend, not NAME's;
+# BACKEND_MATCH: the backends that answered (sorted, comma separated)
+# match the ERE; DISTINCT_MIN N: at least N backends answered (unless the
+# mode lacks DISTINCT_REQUIRES: skipped, listed).
+declare -A PIN
+pin_check() {
+	local what=$1 got
+
+	got=$(answer_field 2)
+	if [ -n "$2" ]; then
+		assert_match "$what: one backend (pinned as $2)" '^[^,]+:[0-9]+$' "$got"
+		PIN[$2]=$got
+	fi
+	[ -z "$3" ] || assert_eq "$what: the backend pinned as $3" "${PIN[$3]:-none}" "$got"
+	if [ -n "$4" ]; then
+		assert_match "$what: one backend" '^[^,]+:[0-9]+$' "$got"
+		assert_ne "$what: not the backend pinned as $4" "${PIN[$4]:-none}" "$got"
+	fi
+	[ -z "$5" ] || assert_match "$what: backends" "$5" "$got"
+	[ -n "$6" ] || return 0
+	log "$what: backends $got"
+	lacks_feature "$7" ||
+		assert_ge "$what: distinct backends" "$6" "$(tr , '\n' <<<"$got" | grep -c .)"
+}
+
+# spread_check WHAT N CHI2_MAX: the last client run's answers spread over
+# N backends: each answered (at least once) and the chi-square statistic
+# of their counts against an even spread is below CHI2_MAX.
+spread_check() {
+	local used chi min max
+
+	read -r used chi min max < <(printf '%s\n' "${CL_ANS[@]}" | awk -v k="$2" '
+		{ c[$2]++; n++ }
+		END {
+			e = n / k
+			for (a in c) {
+				used++
+				chi += (c[a] - e) * (c[a] - e) / e
+				if (min == "" || c[a] < min) min = c[a]
+				if (c[a] > max) max = c[a]
+			}
+			chi += (k - used) * e	# never answering: (0 - e)^2 / e
+			printf "%d %.2f %d %d\n", used, chi, min, max
+		}')
+	log "$1: per-backend answers min $min max $max, chi-square $chi"
+	assert_eq "$1: backends that answered" "$2" "$used"
+	assert_ge "$1: fewest answers of one backend" 1 "$min"
+	assert_lt_ms "$1: chi-square over $2 backends" "$3" "$chi"
+}
+
+# pins_distinct "NAME..." MIN: the backends pinned as NAMEs are at least
+# MIN distinct ones (clients scheduled independently, not all to one).
+pins_distinct() {
+	local -A seen=()
+	local p
+
+	for p in $1; do
+		[ -z "${PIN[$p]:-}" ] || seen[${PIN[$p]}]=1
+	done
+	assert_ge "distinct backends pinned as $1" "$2" "${#seen[@]}"
+}
+
+# drop_pinned NAME "KIND NS SLICE STEP" PROTO DST: objects.json's SLICE at
+# STEP applied again without the endpoint whose address the backend pinned
+# as NAME has; waits (up to 10 s) until frontend PROTO DST no longer has it.
+drop_pinned() {
+	local addr=${PIN[$1]:-}
+	local -a o
+
+	read -r -a o <<<"$2"
+	[ -n "$addr" ] || { _fail "expect.json: nothing pinned as '$1'"; return; }
+	jq --arg k "${o[0]}" --arg ns "${o[1]}" --arg n "${o[2]}" --arg s "${o[3]}" \
+		--arg ip "${addr%:*}" '
+		.items[] | select(.kind == $k and .metadata.name == $n and
+			(.metadata.namespace // "-") == $ns and
+			(.metadata.annotations["cases.kpr.test/step"] // "0") == $s) |
+		.endpoints |= map(select(.addresses[0] != $ip))' "$OBJECTS" >"$TMPD/drop.json"
+	assert_rc "apply ${o[2]} without $addr (pinned as $1)" 0 apictl apply "$TMPD/drop.json"
+	for _ in $(seq 1 100); do
+		[[ ",$(proc_backends "$3" "$4")," != *",$addr,"* ]] && break
+		sleep 0.1
+	done
+	log "$addr left $3 $4: $(proc_backends "$3" "$4")"
 }
 
 # after PROTO DST NBACKENDS BACKEND CONNS_MIN: kpxctl list's view.
@@ -286,14 +405,28 @@ after() {
 sysctl_check() {
 	local want=$2 got
 
-	[[ ! "$want" =~ ^([0-9]+)\*ncpu$ ]] || want=$((BASH_REMATCH[1] * $(nproc)))
+	want=$(ncpu_expr "$want")
 	if [[ "$1" == /* ]]; then
 		got=$(cat "$1" 2>/dev/null)
 	else
 		got=$(sysctl -n "$1" 2>/dev/null)
 	fi
 	[ -z "$want" ] || assert_eq "sysctl $1" "$want" "$got"
-	[ -z "${3:-}" ] || assert_ge "sysctl $1" "$3" "$got"
+	[ -z "${3:-}" ] || assert_ge "sysctl $1" "$(ncpu_expr "$3")" "$got"
+}
+
+# ncpu_expr VALUE: "N*ncpu" as N times the CPUs this shell may run on (as
+# the agent counts them), "max(N*ncpu,M)" the larger of that and M; any
+# other VALUE as it is.
+ncpu_expr() {
+	if [[ "$1" =~ ^([0-9]+)\*ncpu$ ]]; then
+		echo $((BASH_REMATCH[1] * $(nproc)))
+	elif [[ "$1" =~ ^max\(([0-9]+)\*ncpu,([0-9]+)\)$ ]]; then
+		local a=$((BASH_REMATCH[1] * $(nproc)))
+		echo $((a > BASH_REMATCH[2] ? a : BASH_REMATCH[2]))
+	else
+		echo "$1"
+	fi
 }
 
 # log_match ERE [WAIT [COUNT]]: the agent's log matches ERE (polled up to
@@ -496,6 +629,19 @@ flow_check() {
 		done
 		[ "$9" != 1 ] || udp_flow_stop "$name"
 	done
+}
+
+# sync_sets N: a second after the frontends' checks, the first "sync done"
+# line the agent logged since the phase's start that set any frontend says
+# it set N (one frontend set for one endpoint change).
+sync_sets() {
+	local line
+
+	sleep 1
+	line=$(grep 'sync done' "$TMPD/agent.log" | tail -n +"$((${SYNC0:-0} + 1))" |
+		grep -v 'sets=0\|"sets":"0"' | head -n 1)
+	log "first sync that set a frontend: $line"
+	assert_match "the agent's sync set $1 frontend(s)" "(sets=|\"sets\":\")$1\\b" "$line"
 }
 
 # rx_packets POD: packets received on the pod's eth0.
@@ -1048,6 +1194,7 @@ phase() {
 
 	log "--- case $CASE: $desc"
 	PHASE_MS=$(now_ms)
+	SYNC0=$(grep -c 'sync done' "$TMPD/agent.log" 2>/dev/null)
 	CT_LIST=
 	[ "$flags" != "=" ] || flags=$CUR_FLAGS
 	# step_first: the API has the step's objects before the agent
@@ -1085,6 +1232,7 @@ phase() {
 		# shellcheck disable=SC2086
 		assert_rc "delete $obj" 0 apictl delete $obj
 	done
+	CHANGES_MS=$(now_ms)
 	[ "$aop" != kill-busy ] || agent_op kill-busy "$kill_ms"
 }
 
@@ -1102,12 +1250,12 @@ restore_obj() {
 # run_case NN: one case, start to end; its pods and processes are gone
 # afterwards.
 run_case() {
-	local kind a b c d e f g h i j k fe lines localnet
+	local kind a b c d e f g h i j k l m n o p q r s t fe lines localnet
 	local fails0=$FAILS checks0=$CHECKS npids=${#PIDS[@]} t0=$SECONDS
-	local -a fes=() pods=()
+	local -a fes=() pods=() api=()
 
 	CASE=$1 STEP=0 CUR_NODE= CUR_FLAGS= POD_IP=() POD_IP6=() AGENT_DOWN= CT_MADE=()
-	FE_MS=() FLOW_T0=() FLOW_DST=() FLOW_ST0=()
+	FE_MS=() FLOW_T0=() FLOW_DST=() FLOW_ST0=() PIN=()
 	# a case may make the agent set it (localhost NodePorts): put back after
 	localnet=$(sysctl -n net.ipv4.conf.all.route_localnet)
 	OBJECTS=$CASES_DIR/$CASE/objects.json
@@ -1116,6 +1264,7 @@ run_case() {
 		{ _fail "case $CASE: expect.json unreadable"; return; }
 	while IFS=$US read -r kind a b c d; do
 		case "$kind" in
+		api) api+=("$REPO/testdata/$a") ;;
 		pod)
 			[ "$a" != node ] || continue
 			pods+=("$a")
@@ -1123,7 +1272,7 @@ run_case() {
 			for i in ${b//,/ }; do
 				[[ "$i" != *:* ]] || { POD_IP6[$a]=$i; break; }
 			done
-			pod_add "$a" ${b//,/ } || { _fail "case $CASE: pod $a not set up"; return; } ;;
+			pod_setup "$a" ${b//,/ } || { _fail "case $CASE: pod $a not set up"; return; } ;;
 		echo)
 			if [ "$a" = node ]; then
 				# shellcheck disable=SC2086
@@ -1135,8 +1284,8 @@ run_case() {
 		esac
 	done <<<"$lines"
 	rm -rf "$TMPD/state" "$TMPD/agent.log"
-	api_start
-	while IFS=$US read -r kind a b c d e f g h i j k; do
+	api_start "$OBJECTS" "${api[@]}"
+	while IFS=$US read -r kind a b c d e f g h i j k l m n o p q r s t; do
 		case "$kind" in
 		phase)
 			fes=()
@@ -1154,7 +1303,9 @@ run_case() {
 		fe)
 			fes+=("$a$US$b$US$c$US$d")
 			check_fe "$a" "$b" "$c" "$d" "$e" "$f"
-			FE_MS["$a $b"]=$(now_ms) ;;
+			FE_MS["$a $b"]=$(now_ms)
+			[ -z "$g" ] || assert_lt_ms "$a $b: backends programmed after the phase's changes" \
+				"$g" "$((FE_MS["$a $b"] - CHANGES_MS))" ;;
 		settle)
 			# the state holds: the same again after a while (the
 			# action without backend checked at once, not polled)
@@ -1165,7 +1316,10 @@ run_case() {
 				expect_backends "$a" "$b" "$c" 2
 			done ;;
 		probe)
-			probe "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" "$k" ;;
+			probe "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" "$k" "$l" "$m" "$n" \
+				"$o" "$p" "$q" "$r" "$s" "$t" ;;
+		pins) pins_distinct "$a" "$b" ;;
+		droppin) drop_pinned "$a" "$b" "$c" "$d" ;;
 		after)
 			after "$a" "$b" "$c" "$d" "$e" ;;
 		sysctl) sysctl_check "$a" "$b" "$c" ;;
@@ -1176,6 +1330,11 @@ run_case() {
 		listed) listed "$a" "$b" "$c" "$d" ;;
 		hold) hold_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" ;;
 		hold_end) hold_check "$a" "$b" ;;
+		syncsets) sync_sets "$a" ;;
+		dmesgmark) DMESG0=$(dmesg | grep -cE -- "$a") ;;
+		dmesgck)
+			assert_eq "kernel log lines matching '$a' since the phase's start" "$DMESG0" \
+				"$(dmesg | grep -cE -- "$a")" ;;
 		flow) flow_start "$a" "$b" "$c" "$d" "$e" "$f" "$g" ;;
 		flowck) flow_check "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j" ;;
 		health) health "$a" "$b" "$c" "$d" ;;
