@@ -28,11 +28,11 @@
 # it applies to, default all}); the case asserts kpx's expectation and the
 # runner's log names the reason.  Flows the runner cannot send are listed
 # in the case's scenario.md and left out: a source address that is a
-# LoadBalancer IP, IPv6 tables, the health-check node port's flows (the
-# iptables tables' ACCEPT).  127.0.0.1 (the iptables tables' localhost
-# NodePorts) stays itself, sent by the node; a nodePortAddresses of null
-# (the iptables proxier's default) is every local address, 0.0.0.0/0 and
-# ::/0.
+# LoadBalancer IP, the health-check node port's flows (the iptables
+# tables' ACCEPT).  The IPv6 tables keep their pod and node addresses
+# (MAP6).  127.0.0.1 (the iptables tables' localhost NodePorts) stays
+# itself, sent by the node; a nodePortAddresses of null (the iptables
+# proxier's default) is every local address, 0.0.0.0/0 and ::/0.
 
 import ipaddress
 import json
@@ -56,28 +56,44 @@ MAP4 = [
 	('5.6.7.8/32', lambda a: '198.51.100.8'),
 	('9.10.11.12/32', lambda a: '198.51.100.12'),
 ]
+# upstream address -> runner address (IPv6): the IPv6 fake proxier's pod
+# and endpoint addresses, the node's addresses (2001:db8::1, its secondary
+# 2001:db8:1::2: both put on kpx-node for the IPv6 tables) kept; ClusterIPs
+# moved into the runner's service range, the external client to cli.
+MAP6 = [
+	('fd00:172:30::/64', lambda a: str(ipaddress.ip_address('fd00:10:96::') +
+		(int(a) & 0xffff))),
+	('2600:5200::/64', lambda a: 'fd00:10:1::2'),
+	('fd00:10::/32', lambda a: str(a)),
+	('2001:db8::1/128', lambda a: str(a)),
+	('2001:db8:1::2/128', lambda a: str(a)),
+	('::1/128', lambda a: str(a)),
+]
 # upstream CIDR -> runner CIDRs, by use
 CIDRS = {
-	'cluster': {'10.0.0.0/8': ['10.244.0.0/16']},
+	'cluster': {'10.0.0.0/8': ['10.244.0.0/16'], 'fd00:10::/64': ['fd00:10::/64']},
 	# the node's own source towards an LB IP is the runner's 10.0.0.1
 	'sourceRanges': {'192.168.0.0/24': ['192.0.2.0/24', '10.0.0.0/24'],
 		'203.0.113.0/25': ['10.0.1.0/25']},
 	'nodePort': {'192.168.0.2/32': ['192.0.2.11/32'], '192.168.0.0/24': ['192.0.2.11/32'],
 		'192.168.1.0/24': ['192.0.2.12/32'], '127.0.0.1/32': ['127.0.0.1/32'],
-		'127.0.0.0/8': ['127.0.0.0/8']},
+		'127.0.0.0/8': ['127.0.0.0/8'], '2001:db8::1/128': ['2001:db8::1/128'],
+		'2001:db8::/64': ['2001:db8::/64'], '2001:db8:1::2/128': ['2001:db8:1::2/128']},
 }
 CLI = '10.0.1.2'
 LB_RANGE = ipaddress.ip_network('198.51.100.0/24')
 SERVICE_RANGE = ipaddress.ip_network('10.96.0.0/12')
-NODE_ADDRS = {'192.0.2.11', '192.0.2.12', '127.0.0.1'}
+NODE_ADDRS = {'192.0.2.11', '192.0.2.12', '127.0.0.1', '2001:db8::1', '2001:db8:1::2', '::1'}
+NODE_ADDRS6 = ['2001:db8::1/128', '2001:db8:1::2/128']
 # nodePortAddresses nil in the iptables proxier: every local address
 EVERY_LOCAL = ['0.0.0.0/0', '::/0']
 NODE_SRC = '10.0.0.1'
+NODE_SRC6 = 'fd00:10::1'
 
 
 def map_addr(a):
 	ip = ipaddress.ip_address(a)
-	for net, f in MAP4:
+	for net, f in MAP4 if ip.version == 4 else MAP6:
 		if ip in ipaddress.ip_network(net):
 			return f(ip)
 	raise ValueError('no mapping for %s' % a)
@@ -87,7 +103,7 @@ def map_cidrs(use, cidrs):
 	out = []
 	for c in cidrs or []:
 		c = c.strip()
-		if ':' in c:
+		if ':' in c and use == 'sourceRanges':
 			continue
 		if c not in CIDRS[use]:
 			raise ValueError('no mapping for %s CIDR %s' % (use, c))
@@ -100,11 +116,18 @@ def split_hostport(hp):
 	return host.strip('[]'), int(port)
 
 
+def hostport(host, port):
+	return ('[%s]:%d' if ':' in host else '%s:%d') % (host, port)
+
+
 def pod_name(addr):
-	if addr == CLI:
+	if addr in (CLI, 'fd00:10:1::2'):
 		return 'cli'
 	if addr == '10.0.1.130':
 		return 'xblk'
+	if ':' in addr:
+		# "q" and the address's groups after fd00 (a veth name has 15 bytes)
+		return 'q' + '-'.join(g for g in addr.split(':')[1:] if g)
 	return 'p' + '-'.join(addr.split('.')[2:]) if addr.startswith('10.244.') else None
 
 
@@ -179,12 +202,10 @@ def convert_test(test, tables, outdir, mode):
 	prev = set()
 	hc_ports = {p.get('healthCheckNodePort') for t in tables for o in t['objects']
 		if o['kind'] == 'Service' for p in [o['spec']]} - {None}
+	added6 = False
 	for t in tables:
 		tid = '%s/%s/%d' % (test, t['subtest'] or '', t['table'])
-		if t['settings']['family'] != 'IPv4':
-			left_out.append('%s: all %d flows (IPv6 table; the runner maps IPv4 only)' %
-				(tid, len(t['flows'])))
-			continue
+		v6 = t['settings']['family'] == 'IPv6'
 		objs = [map_object(o) for o in t['objects']]
 		for o in objs:
 			if o['kind'] != 'EndpointSlice':
@@ -196,7 +217,7 @@ def convert_test(test, tables, outdir, mode):
 						proto = p.get('protocol', 'TCP').lower()
 						if proto in ('tcp', 'udp', 'sctp'):
 							echo.setdefault((pod_name(a), proto), set()).add(
-								'%s:%d' % (a, p['port']))
+								hostport(a, p['port']))
 		fname = 'table%d.json' % len(files)
 		files[fname] = {'apiVersion': 'v1', 'kind': 'List', 'items': objs}
 		keys = {obj_key(o) for o in objs}
@@ -222,6 +243,11 @@ def convert_test(test, tables, outdir, mode):
 					'destination': probe['destination'], 'verdict': 'answered'})
 		phase = {'desc': tid, 'node': NODE, 'flags': flags_of(t['settings']),
 			'apply': [fname], 'probes': probes}
+		if v6 and not added6:
+			# the node's IPv6 addresses, from the first IPv6 table on
+			# (the runner removes them when the case ends)
+			phase['addrs'] = ['add ' + a for a in NODE_ADDRS6]
+			added6 = True
 		gone = sorted(prev - keys)
 		if gone:
 			phase['delete'] = gone
@@ -287,7 +313,7 @@ def probe_of(f, mode):
 		masq = kpx.get('masquerade', masq)
 	src = map_addr(f['source'])
 	host, port = split_hostport(f['destination'])
-	dst = '%s:%d' % (map_addr(host), port)
+	dst = hostport(map_addr(host), port)
 	frm = 'node' if src in NODE_ADDRS else pod_name(src)
 	p = {'from': frm, 'protocol': f['protocol'].lower(), 'destination': dst,
 		'desc': f['name']}
@@ -316,17 +342,18 @@ def probe_of(f, mode):
 		backs = []
 		for e in exp:
 			h, pt = split_hostport(e)
-			backs.append('%s:%d' % (map_addr(h), pt))
+			backs.append(hostport(map_addr(h), pt))
 		p['backends'] = backs
 		p['count'] = max(2, 2 * len(backs))
 		mine = map_addr(f['source'])
-		own = [b for b in backs if b.startswith(mine + ':')]
+		own = [b for b in backs if split_hostport(b)[0] == mine]
 		if frm == 'node' and masq:
 			p['source'] = 'masqueraded'
 		elif frm == 'node':
 			# unmasqueraded, the node's own source for the destination:
 			# the runner routes the Service ranges with src 10.0.0.1
-			p['source'] = map_addr(host) if map_addr(host) in NODE_ADDRS else NODE_SRC
+			p['source'] = map_addr(host) if map_addr(host) in NODE_ADDRS else \
+				NODE_SRC6 if ':' in host else NODE_SRC
 		elif not masq:
 			p['source'] = 'kept'
 		elif own and len(own) < len(backs):

@@ -90,8 +90,14 @@ static int open_socket(const struct sockaddr_storage *ss, socklen_t len,
 	if (fd < 0)
 		goto err;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ss->ss_family == AF_INET6)
+	/* an address the node gets only later in the test (a case's phase
+	 * adds it): bound now, answering once it is there */
+	if (ss->ss_family == AF_INET6) {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one));
+	} else {
+		setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one));
+	}
 	if (bind(fd, (const struct sockaddr *)ss, len) < 0)
 		goto err;
 	if (type == SOCK_STREAM && listen(fd, 128) < 0)
