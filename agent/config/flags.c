@@ -101,29 +101,6 @@ static void apply_port(struct kpx_config *c, const char *flag, char *bind,
 		bind[0] = '\0';	/* cannot happen: host came from bind */
 }
 
-/*
- * The per-mode meaning of an empty nodePortAddresses, as kube-proxy's
- * platformApplyDefaults() and NewNodePortAddresses(): "primary" (the Node
- * object's primary IPs, KEP-3866) in nftables mode and in kpx mode, which
- * follows the nftables tables; every local address of both families
- * (0.0.0.0/0 and ::/0, so the IPv4 one also gives the 127.0.0.1 NodePort
- * of iptables.localhostNodePorts) in iptables and ipvs modes.
- * "primary" given explicitly (a token no CIDR contains) is kept.
- */
-static void cfg_resolve_nodeport_default(struct kpx_config *c)
-{
-	const char *v = cfg_given_value(c, "nodeport-addresses");
-
-	if (c->n_nodeport_cidrs || (v && strstr(v, "primary")))
-		return;
-	if (strcmp(c->proxy_mode, "iptables") && strcmp(c->proxy_mode, "ipvs"))
-		return;
-	kpx_cidr_parse("0.0.0.0/0", &c->nodeport_cidrs[0]);
-	kpx_cidr_parse("::/0", &c->nodeport_cidrs[1]);
-	c->n_nodeport_cidrs = 2;
-	c->nodeport_primary = false;
-}
-
 #define OPT_HELP	(int)(NSETTINGS + 1)
 #define OPT_VERSION	(int)(NSETTINGS + 2)
 
@@ -288,7 +265,6 @@ int kpx_config_parse(struct kpx_config *c, int argc, char **argv, char *err,
 			c->min_sync_ms = ms;
 	}
 	cfg_resolve_ipvs_scheduler(c);
-	cfg_resolve_nodeport_default(c);
 
 	/* Cross-field checks, as kube-proxy's validation. */
 	if (c->detect_local == KPX_DETECT_LOCAL_BRIDGE && !c->pod_bridge_interface[0])

@@ -878,57 +878,6 @@ static void test_cidr(void)
 	ok(kpx_cidr_parse("::/129", &c) == -EINVAL, "cidr: /129 rejected");
 }
 
-/* An empty nodePortAddresses means "primary" in nftables and kpx modes,
- * every local address in iptables and ipvs modes (kube-proxy's
- * platformApplyDefaults() and NewNodePortAddresses()). */
-static void test_nodeport_default(void)
-{
-	static const struct {
-		const char *mode, *given;
-		bool primary;
-	} t[] = {
-		{ "", NULL, true }, { "kpx", NULL, true }, { "nftables", NULL, true },
-		{ "iptables", NULL, false }, { "ipvs", NULL, false },
-		{ "iptables", "", false }, { "iptables", "primary", true },
-		{ "ipvs", "primary", true },
-	};
-	struct kpx_config c;
-	size_t i;
-	int r;
-
-	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		const char *a[] = { "--proxy-mode", t[i].mode, "--nodeport-addresses",
-				    t[i].given, NULL };
-		bool all;
-
-		if (!t[i].given)
-			a[2] = NULL;
-		r = parse(&c, a);
-		all = c.n_nodeport_cidrs == 2 &&
-		      streq(cidr_str(&c.nodeport_cidrs[0]), "0.0.0.0/0") &&
-		      streq(cidr_str(&c.nodeport_cidrs[1]), "::/0");
-		ok(r == 0 && (t[i].primary ? c.nodeport_primary && !c.n_nodeport_cidrs
-					   : !c.nodeport_primary && all),
-		   "nodeport-addresses %s%s%s in mode \"%s\": %s (%s, %d CIDRs)",
-		   t[i].given ? "\"" : "unset", t[i].given ? t[i].given : "",
-		   t[i].given ? "\"" : "", t[i].mode,
-		   t[i].primary ? "primary" : "every local address", r ? err : "ok",
-		   c.n_nodeport_cidrs);
-		kpx_config_free(&c);
-	}
-	{
-		/* a --config file in ipvs mode without the field */
-		const char *const a[] = { "--config", DATA "kube-proxy-1.2x-obsolete.yaml", NULL };
-
-		r = parse(&c, a);
-		ok(r == 0 && !c.nodeport_primary && c.n_nodeport_cidrs == 2 &&
-		   streq(cidr_str(&c.nodeport_cidrs[1]), "::/0"),
-		   "an ipvs-mode --config file without nodePortAddresses: every local address (%s)",
-		   r ? err : "ok");
-		kpx_config_free(&c);
-	}
-}
-
 int main(void)
 {
 	int fd = open("/dev/null", 1);
@@ -944,7 +893,6 @@ int main(void)
 	test_config_files();
 	test_config_watch();
 	test_mode_settings();
-	test_nodeport_default();
 	test_configz_flagz();
 	test_node_names();
 	test_cidr();
