@@ -30,16 +30,6 @@
 #include "lib/fixtures.h"
 #include "lib/tap.h"
 
-static void add_range(struct kpx_service *s, const char *cidr)
-{
-	struct kpx_cidr *v = realloc(s->source_ranges, (s->nsource_ranges + 1) * sizeof(*v));
-
-	v[s->nsource_ranges] = (struct kpx_cidr){ 0 };
-	kpx_cidr_parse(cidr, &v[s->nsource_ranges]);
-	s->source_ranges = v;
-	s->nsource_ranges++;
-}
-
 static bool has(const char *text, const char *line)
 {
 	return text && strstr(text, line) != NULL;
@@ -162,8 +152,8 @@ static void test_full_v4(void)
 	v[1].flags = KPX_SVC_F_MASQ;
 	v[2] = fx_service(AF_INET, IPPROTO_TCP, "10.96.0.99", 80, NULL, 0);	/* reject */
 	v[3] = fx_service(AF_INET, IPPROTO_TCP, "198.51.100.40", 80, b2, 2);
-	add_range(&v[3], "203.0.113.0/24");
-	add_range(&v[3], "10.0.1.0/24");
+	fx_add_range(&v[3], "203.0.113.0/24");
+	fx_add_range(&v[3], "10.0.1.0/24");
 	v[4] = fx_service(AF_INET, IPPROTO_SCTP, "192.0.2.11", 30180, NULL, 0);
 	v[4].flags = KPX_SVC_F_DROP_EMPTY;
 
@@ -483,7 +473,7 @@ static void test_netns(void)
 	a.affinity_timeout = 60;
 	c = fx_service(AF_INET, IPPROTO_UDP, "10.96.0.53", 53, NULL, 0);
 	six = fx_service(AF_INET6, IPPROTO_TCP, "fd00:10:96::a", 80, b6, 1);
-	add_range(&six, "fd00:10:1::/64");
+	fx_add_range(&six, "fd00:10:1::/64");
 	ok(ops->set_config(dp, &cfg) == 0, "set_config");
 	ok(ops->set_service(dp, &a) == 0 && ops->set_service(dp, &c) == 0 &&
 	   ops->set_service(dp, &six) == 0, "three frontends queued");

@@ -26,18 +26,8 @@
 #include "dp/ipt/ipt_rules.h"
 
 #include "lib/fixtures.h"
+#include "lib/readback.h"
 #include "lib/tap.h"
-
-static void add_range(struct kpx_service *s, const char *cidr)
-{
-	struct kpx_cidr *v =
-		realloc(s->source_ranges, (s->nsource_ranges + 1) * sizeof(*v));
-
-	v[s->nsource_ranges] = (struct kpx_cidr){ 0 };
-	kpx_cidr_parse(cidr, &v[s->nsource_ranges]);
-	s->source_ranges = v;
-	s->nsource_ranges++;
-}
 
 static void name(struct kpx_service *s, const char *n, uint8_t kind)
 {
@@ -65,12 +55,12 @@ static size_t want(struct kpx_service *s)
 	s[2] = fx_service_str(AF_INET, IPPROTO_TCP, "192.0.2.10", 443, lb, 3);
 	s[2].flags = KPX_SVC_F_MASQ;
 	s[2].affinity_timeout = 10800;
-	add_range(&s[2], "198.51.100.0/24");
-	add_range(&s[2], "203.0.113.7/32");
+	fx_add_range(&s[2], "198.51.100.0/24");
+	fx_add_range(&s[2], "203.0.113.7/32");
 	name(&s[2], "demo/lb:https", KPX_SVC_KIND_LOAD_BALANCER);
 	s[3] = fx_service_str(AF_INET, IPPROTO_TCP, "10.96.0.11", 80, one, 1);
 	s[4] = fx_frontend(AF_INET, IPPROTO_TCP, "192.0.2.20", 30080);
-	add_range(&s[4], "198.51.100.0/24");
+	fx_add_range(&s[4], "198.51.100.0/24");
 	name(&s[4], "other/empty", KPX_SVC_KIND_NODE_PORT);
 	s[5] = fx_service_str(AF_INET6, IPPROTO_TCP, "fd00::10", 80, v6, 2);
 	name(&s[5], "demo/web:http", KPX_SVC_KIND_CLUSTER_IP);
@@ -92,48 +82,6 @@ static char *gen(int family, const struct kpx_service *v, size_t n)
 	return b.s;
 }
 
-static int svc_cmp(const void *a, const void *b)
-{
-	return kpx_service_key_cmp(a, b);
-}
-
-static void check(const char *what, const struct kpx_service *w, size_t nw,
-		  int family, struct kpx_service *got, size_t ngot)
-{
-	char k[KPX_SERVICE_STRLEN];
-	size_t expect = 0;
-
-	qsort(got, ngot, sizeof(*got), svc_cmp);
-	for (size_t i = 0; i < nw; i++) {
-		const struct kpx_service *g;
-		long at;
-
-		if (family && w[i].family != family)
-			continue;
-		expect++;
-		kpx_service_str(&w[i], k, sizeof(k));
-		at = kpx_service_find(got, ngot, &w[i]);
-		ok(at >= 0, "%s: %s read back", what, k);
-		if (at < 0)
-			continue;
-		g = &got[at];
-		ok(kpx_service_same_config(&w[i], g),
-		   "%s: %s: flags 0x%x (0x%x written), %zu backends (%zu), %zu ranges (%zu), affinity %u (%u)",
-		   what, k, g->flags, w[i].flags, g->nbackends, w[i].nbackends,
-		   g->nsource_ranges, w[i].nsource_ranges, g->affinity_timeout,
-		   w[i].affinity_timeout);
-		ok((!w[i].name && !g->name) || (w[i].name && g->name &&
-						!strcmp(w[i].name, g->name)),
-		   "%s: %s: Service '%s' ('%s' written)", what, k,
-		   g->name ? g->name : "(none)",
-		   w[i].name ? w[i].name : "(none)");
-		ok(g->kind == w[i].kind, "%s: %s: kind %s", what, k,
-		   kpx_kind_name(g->kind));
-	}
-	ok(ngot == expect, "%s: %zu frontends, no other (%zu)", what, expect,
-	   ngot);
-}
-
 static void test_text(const struct kpx_service *w, size_t nw)
 {
 	struct kpx_service *got = NULL;
@@ -143,7 +91,7 @@ static void test_text(const struct kpx_service *w, size_t nw)
 
 	ok(kpx_ipt_parse_frontends(t, AF_INET, &got, &n, &found) == 0 && found,
 	   "the builder's IPv4 text parses, KPX-SERVICES found");
-	check("text", w, nw, AF_INET, got, n);
+	readback_check("text", w, nw, AF_INET, got, n);
 	for (size_t i = 0; i < n; i++)
 		if (got[i].port == 443)
 			ok(got[i].nbackends == 3 &&
@@ -190,7 +138,7 @@ static void test_kernel(const struct kpx_service *w, size_t nw)
 	}
 	r = kpx_ipt_read(&got, &n, err, sizeof(err));
 	ok(r == 0, "kpx_ipt_read: %d %s", r, r ? err : "");
-	check("kernel", w, nw, 0, got, n);
+	readback_check("kernel", w, nw, 0, got, n);
 	kpx_services_free(got, n);
 }
 

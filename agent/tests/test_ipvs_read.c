@@ -24,17 +24,6 @@
 #include "lib/fixtures.h"
 #include "lib/tap.h"
 
-static void add_range(struct kpx_service *s, const char *cidr)
-{
-	struct kpx_cidr *v =
-		realloc(s->source_ranges, (s->nsource_ranges + 1) * sizeof(*v));
-
-	v[s->nsource_ranges] = (struct kpx_cidr){ 0 };
-	kpx_cidr_parse(cidr, &v[s->nsource_ranges]);
-	s->source_ranges = v;
-	s->nsource_ranges++;
-}
-
 /* @s written by the mode's builders and read back into @got. */
 static int roundtrip(const struct kpx_service *s, struct kpx_service *got,
 		     bool quiesce_first)
@@ -118,7 +107,7 @@ int main(void)
 	s.mh_size = 251;
 	kpx_parse_addr("10.96.0.10", AF_INET, &s.cluster_addr);
 	s.cluster_port = 53;
-	add_range(&s, "0.0.0.0/0");
+	fx_add_range(&s, "0.0.0.0/0");
 	kpx_service_set_name(&s, "demo/lb:dns");
 	s.kind = KPX_SVC_KIND_LOAD_BALANCER;
 	ok(roundtrip(&s, &got, false) == 0, "LoadBalancer: read back");
@@ -128,7 +117,7 @@ int main(void)
 
 	s = fx_frontend(AF_INET6, IPPROTO_TCP, "fd00::10", 30080);
 	s.flags = KPX_SVC_F_DROP_EMPTY;
-	add_range(&s, "fd00:1::/64");
+	fx_add_range(&s, "fd00:1::/64");
 	ok(roundtrip(&s, &got, false) == 0,
 	   "unnamed NodePort without backends: read back");
 	check("unnamed", &s, &got);

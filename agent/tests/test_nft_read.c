@@ -26,20 +26,10 @@
 #include "dp/nft/nft_rules.h"
 
 #include "lib/fixtures.h"
+#include "lib/readback.h"
 #include "lib/tap.h"
 
 #define FIXTURE "tests/data/nft_read_ip.json"
-
-static void add_range(struct kpx_service *s, const char *cidr)
-{
-	struct kpx_cidr *v =
-		realloc(s->source_ranges, (s->nsource_ranges + 1) * sizeof(*v));
-
-	v[s->nsource_ranges] = (struct kpx_cidr){ 0 };
-	kpx_cidr_parse(cidr, &v[s->nsource_ranges]);
-	s->source_ranges = v;
-	s->nsource_ranges++;
-}
 
 /* The frontends written: every part of the layout that reads back. */
 static size_t want(struct kpx_service *s)
@@ -65,8 +55,8 @@ static size_t want(struct kpx_service *s)
 	s[2] = fx_service_str(AF_INET, IPPROTO_TCP, "192.0.2.10", 443, lb, 3);
 	s[2].flags = KPX_SVC_F_MASQ;
 	s[2].affinity_timeout = 10800;
-	add_range(&s[2], "198.51.100.0/24");
-	add_range(&s[2], "203.0.113.7/32");
+	fx_add_range(&s[2], "198.51.100.0/24");
+	fx_add_range(&s[2], "203.0.113.7/32");
 	kpx_service_set_name(&s[2], "demo/lb:https");
 	s[2].kind = KPX_SVC_KIND_LOAD_BALANCER;
 	snprintf(s[2].scheduler, sizeof(s[2].scheduler), "random");
@@ -98,49 +88,6 @@ static void gen(struct kpx_strbuf *b, int family, const struct kpx_service *s,
 	}
 }
 
-static int svc_cmp(const void *a, const void *b)
-{
-	return kpx_service_key_cmp(a, b);
-}
-
-/* Every frontend of @w of @family is in @got (@ngot) as written. */
-static void check(const char *what, const struct kpx_service *w, size_t nw,
-		  int family, struct kpx_service *got, size_t ngot)
-{
-	char k[KPX_SERVICE_STRLEN];
-	size_t expect = 0;
-
-	qsort(got, ngot, sizeof(*got), svc_cmp);
-	for (size_t i = 0; i < nw; i++) {
-		const struct kpx_service *g;
-		long at;
-
-		if (family && w[i].family != family)
-			continue;
-		expect++;
-		kpx_service_str(&w[i], k, sizeof(k));
-		at = kpx_service_find(got, ngot, &w[i]);
-		ok(at >= 0, "%s: %s read back", what, k);
-		if (at < 0)
-			continue;
-		g = &got[at];
-		ok(kpx_service_same_config(&w[i], g),
-		   "%s: %s: flags 0x%x (0x%x written), %zu backends (%zu), %zu ranges (%zu), scheduler '%s' ('%s'), affinity %u (%u)",
-		   what, k, g->flags, w[i].flags, g->nbackends, w[i].nbackends,
-		   g->nsource_ranges, w[i].nsource_ranges, g->scheduler,
-		   w[i].scheduler, g->affinity_timeout, w[i].affinity_timeout);
-		ok((!w[i].name && !g->name) || (w[i].name && g->name &&
-						!strcmp(w[i].name, g->name)),
-		   "%s: %s: Service '%s' ('%s' written)", what, k,
-		   g->name ? g->name : "(none)",
-		   w[i].name ? w[i].name : "(none)");
-		ok(g->kind == w[i].kind, "%s: %s: kind %s", what, k,
-		   kpx_kind_name(g->kind));
-	}
-	ok(ngot == expect, "%s: %zu frontends, no other (%zu)", what, expect,
-	   ngot);
-}
-
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -167,7 +114,7 @@ static void test_fixture(const struct kpx_service *w, size_t nw)
 	if (!json)
 		return;
 	ok(kpx_nft_parse_json(json, &got, &n) == 0, "the fixture parses");
-	check("fixture", w, nw, AF_INET, got, n);
+	readback_check("fixture", w, nw, AF_INET, got, n);
 	kpx_services_free(got, n);
 	n = 0;
 	got = NULL;
@@ -197,7 +144,7 @@ static void test_kernel(const struct kpx_service *w, size_t nw)
 		printf("# %s\n", nft_ctx_get_error_buffer(nft));
 	r = kpx_nft_read(&got, &n, err, sizeof(err));
 	ok(r == 0, "kpx_nft_read: %d %s", r, r ? err : "");
-	check("kernel", w, nw, 0, got, n);
+	readback_check("kernel", w, nw, 0, got, n);
 	kpx_services_free(got, n);
 	nft_ctx_output_set_flags(nft, NFT_CTX_OUTPUT_JSON);
 	nft_run_cmd_from_buffer(nft, "list table ip " KPX_NFT_TABLE);

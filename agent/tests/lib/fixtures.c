@@ -161,3 +161,14 @@ long fx_http_get(const char *url, char *body, size_t size)
 	curl_easy_cleanup(c);
 	return status;
 }
+
+void fx_add_range(struct kpx_service *s, const char *cidr)
+{
+	struct kpx_cidr *v =
+		realloc(s->source_ranges, (s->nsource_ranges + 1) * sizeof(*v));
+
+	if (!v || kpx_cidr_parse(cidr, &v[s->nsource_ranges]))
+		abort();
+	s->source_ranges = v;
+	s->nsource_ranges++;
+}

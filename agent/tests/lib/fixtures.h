@@ -53,6 +53,9 @@ struct kpx_ns_config fx_ns_config(const char *cidrs, const char *ifname,
  */
 long fx_http_get(const char *url, char *body, size_t size);
 
+/* Appends the source range @cidr ("203.0.113.0/24") to @s (aborts on a bad one). */
+void fx_add_range(struct kpx_service *s, const char *cidr);
+
 /* True when the extended regex @re (REG_NEWLINE) matches somewhere in @s. */
 bool fx_matches(const char *re, const char *s);
 
