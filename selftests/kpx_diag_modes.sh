@@ -98,6 +98,11 @@ holds_stop() {
 	HOLDS=()
 }
 NH=4
+# the connections made above (the list checks' probes, TIME_WAIT now) go, so
+# that the flows listed are exactly the held ones
+conntrack -D --orig-dst $VIP >/dev/null 2>&1
+assert_eq "no conntrack entry towards $VIP before the holds" 0 \
+	"$(conntrack -L --orig-dst $VIP 2>/dev/null | grep -c .)"
 for i in $(seq 1 $NH); do
 	in_ns cli "$CLIENT_BIN" --hold 60000 --every 1000 -t 3000 $VIP:80 >"$TMPD/hold.$i" 2>&1 &
 	HOLDS+=($!)
