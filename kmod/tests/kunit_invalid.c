@@ -219,8 +219,8 @@ static unsigned int stray_verdict(struct kunit *test, struct nf_conn *tmpl)
 static void invalid_zone_guard_test(struct kunit *test)
 {
 	struct kpx_net *kn = kpx_net(&init_net);
-	struct kpx_sched_cfg scfg;
 	struct nf_conntrack_zone z;
+	struct kpx_svc_req req;
 	struct kpx_be_cfg be = {};
 	struct nf_conn *ct, *t7, *t8;
 	__be32 vip = htonl(VIP);
@@ -232,12 +232,11 @@ static void invalid_zone_guard_test(struct kunit *test)
 	nf_ct_zone_init(&z, 7, NF_CT_DEFAULT_ZONE_DIR, 0);
 	t7 = template(test, &z);
 	kpx_key_init(&key, AF_INET, IPPROTO_TCP, &vip, htons(VPORT));
-	kpx_sched_cfg_default(&scfg);
 	*(__be32 *)be.addr.bytes = htonl(BACKEND);
 	be.port = htons(BPORT);
 	be.weight = 1;
-	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &key, 0, &be, 1, NULL, &scfg,
-					      NULL, NULL), 0);
+	kpx_test_req(&req, &key, &be, 1);
+	KUNIT_ASSERT_EQ(test, kpx_net_svc_set(kn, &req), 0);
 	ct = dnat_entry(test, &z);
 
 	d0 = invalid_drops(kn);
