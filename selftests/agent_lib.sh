@@ -116,6 +116,18 @@ kpx_agent_stop() {
 # kpx_agent_syncs: the number of "sync done" lines in $TMPD/agent.log.
 kpx_agent_syncs() { grep -c '] "sync done"' "$TMPD/agent.log"; }
 
+# holds_connected N: waits (10 s at most) until the kpx_client --hold runs
+# writing $TMPD/hold.* have all N printed "hold connected", and asserts it.
+holds_connected() {
+	local _
+
+	for _ in $(seq 1 100); do
+		[ "$(cat "$TMPD"/hold.* 2>/dev/null | grep -c '^hold connected')" = "$1" ] && break
+		sleep 0.1
+	done
+	assert_eq "connections held open" "$1" "$(cat "$TMPD"/hold.* | grep -c '^hold connected')"
+}
+
 # wait_served SECONDS VIP:PORT WANT: until, within about SECONDS tries a
 # second apart, 8 fresh TCP connections from netns cli to VIP:PORT are all
 # answered and the backends that answered are WANT ("addr:port,..." as

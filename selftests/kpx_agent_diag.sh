@@ -65,11 +65,7 @@ for i in 1 2 3; do hold $i; done
 sleep 1
 echo 1 >$TS
 for i in 4 5 6; do hold $i; done
-for _ in $(seq 1 100); do
-	[ "$(cat "$TMPD"/hold.* 2>/dev/null | grep -c '^hold connected')" = $NH ] && break
-	sleep 0.1
-done
-assert_eq "connections held open" $NH "$(cat "$TMPD"/hold.* | grep -c '^hold connected')"
+holds_connected $NH
 
 flows=$("$KPXCTL" flows --json)
 assert_eq "kpxctl flows --json: exit status" 0 $?

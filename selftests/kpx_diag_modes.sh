@@ -25,20 +25,10 @@ DATA=$REPO/testdata/real-objects
 agent_require
 setup_trap "holds_stop; agent_lib_stop"
 
-# PROTO VIP:PORT SERVICE KIND: frontends the objects define in every mode
-EXPECTED=(
-	"tcp 10.96.0.1:443 default/kubernetes:https cluster-ip"
-	"udp 10.96.0.10:53 kube-system/kube-dns:dns cluster-ip"
-	"tcp 10.96.0.10:53 kube-system/kube-dns:dns-tcp cluster-ip"
-	"tcp 10.96.0.10:9153 kube-system/kube-dns:metrics cluster-ip"
-	"tcp 10.96.199.145:18000 gateway-system/envoy-gateway:grpc cluster-ip"
-	"tcp 10.96.199.145:9443 gateway-system/envoy-gateway:webhook cluster-ip"
-	"tcp 10.96.234.211:80 gateway-system/envoy-shop-storefront-http:tcp-80 cluster-ip"
-	"tcp 198.51.100.205:80 gateway-system/envoy-shop-storefront-http:tcp-80 load-balancer"
-	"udp 198.51.100.208:5300 gateway-system/envoy-shop-storefront-udp:udp-5300 load-balancer"
-	"tcp 10.96.100.80:80 default/web-service cluster-ip"
-	"tcp 10.96.0.61:80 default/web:http cluster-ip"
-)
+# PROTO VIP:PORT SERVICE KIND: the real objects' frontends in every mode
+# (testdata/real-objects/frontends.txt) and the test's own default/web
+mapfile -t EXPECTED < <(grep -v '^#' "$DATA/frontends.txt")
+EXPECTED+=("tcp 10.96.0.61:80 default/web:http cluster-ip")
 
 node_setup && cli_setup && pods_setup 2 || skip "topology setup failed"
 echo_start pod1 pod1 10.244.1.2:8080
@@ -107,11 +97,7 @@ for i in $(seq 1 $NH); do
 	in_ns cli "$CLIENT_BIN" --hold 60000 --every 1000 -t 3000 $VIP:80 >"$TMPD/hold.$i" 2>&1 &
 	HOLDS+=($!)
 done
-for _ in $(seq 1 100); do
-	[ "$(cat "$TMPD"/hold.* 2>/dev/null | grep -c '^hold connected')" = $NH ] && break
-	sleep 0.1
-done
-assert_eq "connections held open" $NH "$(cat "$TMPD"/hold.* | grep -c '^hold connected')"
+holds_connected $NH
 flows=$("$KPXCTL" flows --json)
 assert_eq "kpxctl flows --json: exit status" 0 $?
 log "kpxctl flows --json: $flows"

@@ -20,19 +20,9 @@ require_mode kpx
 setup_trap agent_lib_stop
 
 # PROTO VIP:PORT SERVICE KIND: what the objects define (ClusterIPs and the
-# load-balancer addresses; the NodePorts are checked apart).
-EXPECTED=(
-	"tcp 10.96.0.1:443 default/kubernetes:https cluster-ip"
-	"udp 10.96.0.10:53 kube-system/kube-dns:dns cluster-ip"
-	"tcp 10.96.0.10:53 kube-system/kube-dns:dns-tcp cluster-ip"
-	"tcp 10.96.0.10:9153 kube-system/kube-dns:metrics cluster-ip"
-	"tcp 10.96.199.145:18000 gateway-system/envoy-gateway:grpc cluster-ip"
-	"tcp 10.96.199.145:9443 gateway-system/envoy-gateway:webhook cluster-ip"
-	"tcp 10.96.234.211:80 gateway-system/envoy-shop-storefront-http:tcp-80 cluster-ip"
-	"tcp 198.51.100.205:80 gateway-system/envoy-shop-storefront-http:tcp-80 load-balancer"
-	"udp 198.51.100.208:5300 gateway-system/envoy-shop-storefront-udp:udp-5300 load-balancer"
-	"tcp 10.96.100.80:80 default/web-service cluster-ip"
-)
+# load-balancer addresses, testdata/real-objects/frontends.txt; the NodePorts
+# are checked apart).
+mapfile -t EXPECTED < <(grep -v '^#' "$DATA/frontends.txt")
 
 # fe PROTO VIP:PORT: "SERVICE KIND FLAGS" of that frontend from kpxctl
 # list --json (null for none, FLAGS comma separated), "absent" if none.
