@@ -313,27 +313,38 @@ static void filter_rules(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
 	}
 }
 
-/* KPX-MASQ-NONLOCAL: sources that are local per @c return, others marked. */
-static void nonlocal_rules(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
+/*
+ * "-A @chain MATCH -j @target" for each match of the local-traffic
+ * detector (--detect-local-mode: the local CIDRs of @g's family, the
+ * bridge interface, the interface prefix); nothing without a configuration.
+ */
+static void local_source_rules(const struct kpx_ipt_gen *g, const char *chain,
+			       const char *target, struct kpx_strbuf *b)
 {
 	const struct kpx_ns_config *c = g->cfg;
 	char r[INET6_ADDRSTRLEN + 8];
 	size_t i;
 
-	if (c) {
-		for (i = 0; i < c->nlocal_cidrs && i < KPX_CONFIG_CIDRS_MAX; i++) {
-			if (c->local_cidrs[i].family != g->family)
-				continue;
-			cidr_str(&c->local_cidrs[i], r, sizeof(r));
-			kpx_strbuf_printf(b, "-A " NAT_TOP_NONLOCAL " -s %s -j RETURN\n", r);
-		}
-		if (c->local_ifname[0])
-			kpx_strbuf_printf(b, "-A " NAT_TOP_NONLOCAL " -i %.*s -j RETURN\n",
-				       IF_NAMESIZE - 1, c->local_ifname);
-		if (c->local_ifprefix[0])
-			kpx_strbuf_printf(b, "-A " NAT_TOP_NONLOCAL " -i %.*s+ -j RETURN\n",
-				       IF_NAMESIZE - 1, c->local_ifprefix);
+	if (!c)
+		return;
+	for (i = 0; i < c->nlocal_cidrs && i < KPX_CONFIG_CIDRS_MAX; i++) {
+		if (c->local_cidrs[i].family != g->family)
+			continue;
+		cidr_str(&c->local_cidrs[i], r, sizeof(r));
+		kpx_strbuf_printf(b, "-A %s -s %s -j %s\n", chain, r, target);
 	}
+	if (c->local_ifname[0])
+		kpx_strbuf_printf(b, "-A %s -i %.*s -j %s\n", chain, IF_NAMESIZE - 1,
+			       c->local_ifname, target);
+	if (c->local_ifprefix[0])
+		kpx_strbuf_printf(b, "-A %s -i %.*s+ -j %s\n", chain, IF_NAMESIZE - 1,
+			       c->local_ifprefix, target);
+}
+
+/* KPX-MASQ-NONLOCAL: sources that are local per @c return, others marked. */
+static void nonlocal_rules(const struct kpx_ipt_gen *g, struct kpx_strbuf *b)
+{
+	local_source_rules(g, NAT_TOP_NONLOCAL, "RETURN", b);
 	kpx_strbuf_printf(b, "-A " NAT_TOP_NONLOCAL " -j " NAT_TOP_MARK "\n");
 }
 
@@ -362,26 +373,12 @@ static void shortcut_rules(const struct kpx_ipt_gen *g, const struct kpx_service
 			   const char *svc, struct kpx_strbuf *b)
 {
 	const struct kpx_service *cs = cluster_frontend(g, s);
-	const struct kpx_ns_config *c = g->cfg;
-	char r[INET6_ADDRSTRLEN + 8];
 	kpx_ipt_chain_t cl;
-	size_t i;
 
 	if (!cs)
 		return;
 	kpx_ipt_chain_svc(cs, cl);
-	for (i = 0; c && i < c->nlocal_cidrs && i < KPX_CONFIG_CIDRS_MAX; i++) {
-		if (c->local_cidrs[i].family != g->family)
-			continue;
-		cidr_str(&c->local_cidrs[i], r, sizeof(r));
-		kpx_strbuf_printf(b, "-A %s -s %s -j %s\n", svc, r, cl);
-	}
-	if (c && c->local_ifname[0])
-		kpx_strbuf_printf(b, "-A %s -i %.*s -j %s\n", svc, IF_NAMESIZE - 1,
-			       c->local_ifname, cl);
-	if (c && c->local_ifprefix[0])
-		kpx_strbuf_printf(b, "-A %s -i %.*s+ -j %s\n", svc, IF_NAMESIZE - 1,
-			       c->local_ifprefix, cl);
+	local_source_rules(g, svc, cl, b);
 	kpx_strbuf_printf(b, "-A %s -m addrtype --src-type LOCAL -j " NAT_TOP_MARK "\n", svc);
 	kpx_strbuf_printf(b, "-A %s -m addrtype --src-type LOCAL -j %s\n", svc, cl);
 }
