@@ -593,6 +593,38 @@ static void test_netns(void)
 	free(s);
 
 	/*
+	 * The local-traffic detector changes (the Node's pod CIDR moved): an
+	 * eTP Local LB IP's short-circuit of pods to its ClusterIP's chain
+	 * follows, though neither frontend changed.
+	 */
+	{
+		struct kpx_service lb = fx_service(AF_INET, IPPROTO_TCP, "198.51.100.8", 80, b2, 1);
+		kpx_ipt_chain_t ext, cip;
+
+		lb.flags = KPX_SVC_F_EXT_LOCAL;
+		memcpy(&lb.cluster_addr, &a.addr, sizeof(lb.cluster_addr));
+		lb.cluster_port = a.port;
+		kpx_ipt_chain_svc(&lb, ext);
+		kpx_ipt_chain_svc(&a, cip);
+		ok(ops->set_service(dp, &lb) == 0 && ops->commit(dp) == 0, "eTP Local LB IP committed: %s",
+		   dp->errmsg);
+		s = sh_out("iptables-save -t nat");
+		snprintf(line, sizeof(line), "-A %s -s 10.244.0.0/16 -j %s\n", ext, cip);
+		ok(has(s, line), "pods of 10.244.0.0/16 short-circuited to the ClusterIP chain");
+		free(s);
+		cfg = fx_ns_config("10.245.7.0/24", NULL, NULL);
+		ok(ops->set_config(dp, &cfg) == 0 && ops->commit(dp) == 0,
+		   "set_config 10.245.7.0/24 alone committed: %s", dp->errmsg);
+		s = sh_out("iptables-save -t nat");
+		ok(!has(s, line), "the old pod CIDR's short-circuit gone");
+		snprintf(line, sizeof(line), "-A %s -s 10.245.7.0/24 -j %s\n", ext, cip);
+		ok(has(s, line), "the new pod CIDR's pods short-circuited");
+		free(s);
+		key = lb;
+		ok(ops->del_service(dp, &key) == 0 && ops->commit(dp) == 0, "eTP Local LB IP deleted");
+	}
+
+	/*
 	 * The agent's start-up removal of leftovers in iptables mode:
 	 * kube-proxy's chains (its iptables-save fixture) go, kpx's own
 	 * iptables mode's stay, and so do the kubelet's and others'.

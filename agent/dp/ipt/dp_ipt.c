@@ -198,6 +198,7 @@ static int ipt_set_config(struct kpx_dp *dp, const struct kpx_ns_config *c)
 
 	d->cfg = *c;
 	d->dirty[V4] = d->dirty[V6] = true;
+	d->cfg_changed = true;
 	return 0;
 }
 
@@ -365,8 +366,9 @@ static int plan_build(struct dp_ipt *d, struct plan *p)
 	}
 	/*
 	 * An eTP Local external frontend's chain jumps to its ClusterIP
-	 * frontend's (the short-circuit, when that one has backends): it is
-	 * rewritten with it.
+	 * frontend's (the short-circuit, when that one has backends) for the
+	 * local-traffic detector's sources: it is rewritten with that chain,
+	 * and when the detector's settings changed.
 	 */
 	for (i = 0; !r && i < p->n; i++) {
 		const struct kpx_service *c;
@@ -374,7 +376,7 @@ static int plan_build(struct dp_ipt *d, struct plan *p)
 		if (p->write[i])
 			continue;
 		c = kpx_ipt_cluster_frontend(p->svcs, p->n, &p->svcs[i]);
-		if (c && p->write[c - p->svcs])
+		if (c && (d->cfg_changed || p->write[c - p->svcs]))
 			p->write[i] = true;
 	}
 	return r;
@@ -523,6 +525,7 @@ out:
 		d->last_full = kpx_now_ms();
 	d->full = false;
 	d->dirty[V4] = d->dirty[V6] = false;
+	d->cfg_changed = false;
 	return 0;
 }
 

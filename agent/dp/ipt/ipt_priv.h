@@ -31,6 +31,7 @@ struct dp_ipt {
 	size_t nops;
 	struct kpx_ns_config cfg;
 	bool dirty[NFAM];
+	bool cfg_changed;		/* set_config() since the last commit */
 	bool full;
 	int64_t last_full;		/* monotonic ms of the last full commit */
 	bool localnet;			/* route_localnet set by us */
